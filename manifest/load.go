@@ -1,0 +1,242 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+// Load reads every manifest under dir (see Scan), parses each with ParseFile
+// and merges them with Build. Files that fail to read or parse end up in
+// Registry.FileErrors and never stop the others.
+//
+// The returned Registry is never nil. The error is non-nil only when dir
+// itself cannot be walked: when dir does not exist the error wraps
+// fs.ErrNotExist and the registry is empty, so a caller may treat that as
+// "no manifests yet".
+func Load(dir string, opts Options) (*Registry, error) {
+	log := opts.Logger
+	paths, scanProblems, err := scan(dir, log)
+	if err != nil {
+		return Build(nil), err
+	}
+
+	var (
+		files []*File
+		errs  []*FileError
+	)
+	for _, rel := range paths {
+		f, err := loadFile(dir, rel, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, f)
+	}
+
+	r := Build(files)
+	r.Problems = append(scanProblems, r.Problems...)
+	r.FileErrors = errs
+
+	for _, fe := range r.FileErrors {
+		log.Error().Err(fe).Str("file", fe.Path).Msg("manifest rejected")
+	}
+	for _, p := range r.Problems {
+		ev := log.Warn()
+		if p.Severity == Error {
+			ev = log.Error()
+		}
+		ev.Str("file", p.File).Str("tool", p.Tool).Msg(p.Message)
+	}
+	for _, s := range r.Skipped {
+		var ev *zerolog.Event
+		switch s.Reason {
+		case Duplicate:
+			ev = log.Info()
+		case Hidden:
+			ev = log.Debug()
+		default:
+			continue // already reported as a problem
+		}
+		ev.Str("file", s.File).Str("tool", s.ToolName).Str("name", s.Name).Str("reason", s.Reason.String()).Msg(s.Detail)
+	}
+	log.Info().Str("dir", dir).Int("files", len(r.Files)).Int("tools", len(r.Tools)).
+		Int("skipped", len(r.Skipped)).Int("problems", len(r.Problems)).Int("file_errors", len(r.FileErrors)).
+		Msg("manifests loaded")
+	return r, nil
+}
+
+// loadFile reads and parses one file, always returning a *FileError on failure.
+func loadFile(dir, rel string, opts Options) (*File, *FileError) {
+	data, err := readCapped(filepath.Join(dir, filepath.FromSlash(rel)), opts.maxFileSize())
+	if err != nil {
+		return nil, &FileError{Path: rel, Err: err}
+	}
+	f, err := ParseFile(rel, data, opts)
+	if err != nil {
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return nil, fe
+		}
+		return nil, &FileError{Path: rel, Err: err}
+	}
+	return f, nil
+}
+
+// readCapped reads a regular file of at most limit bytes.
+func readCapped(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading file: not a regular file (%v)", fi.Mode().Type())
+	}
+	if fi.Size() > limit {
+		return nil, tooLarge(fi.Size(), limit)
+	}
+	// The file may grow between Stat and Read.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading file: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(int64(len(data)), limit)
+	}
+	return data, nil
+}
+
+// Scan returns the candidate manifest files under dir as sorted, slash
+// separated paths relative to dir. It walks dir recursively, following
+// symbolic links to files and directories but visiting each real directory
+// once, and keeps regular files for which IsCandidate is true, skipping
+// dot-directories. Entries it cannot read are logged and skipped; the error is
+// non-nil only when dir itself cannot be read, and wraps fs.ErrNotExist when
+// dir does not exist.
+func Scan(dir string, opts Options) ([]string, error) {
+	paths, _, err := scan(dir, opts.Logger)
+	return paths, err
+}
+
+// IsCandidate reports whether a file with base name name is loaded as a
+// manifest: it ends in ".json" and is neither a dotfile nor an editor's
+// temporary, swap or backup file.
+func IsCandidate(name string) bool {
+	return strings.HasSuffix(name, ".json") && !ignoredName(name)
+}
+
+// ignoredName reports dotfiles and editor temporary files.
+func ignoredName(name string) bool {
+	switch {
+	case name == "", strings.HasPrefix(name, "."), // includes emacs .#lock files
+		strings.HasSuffix(name, "~"),
+		len(name) >= 2 && name[0] == '#' && name[len(name)-1] == '#',
+		strings.HasSuffix(name, ".swp"), strings.HasSuffix(name, ".swx"),
+		strings.HasSuffix(name, ".tmp"),
+		name == "4913": // vim probes directory writability with this name
+		return true
+	}
+	return false
+}
+
+// walker collects candidate files; it is used by one goroutine.
+type walker struct {
+	root     string
+	log      zerolog.Logger
+	visited  map[string]bool // real paths of directories already walked
+	files    []string
+	problems []Problem
+}
+
+func scan(dir string, log zerolog.Logger) ([]string, []Problem, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading manifest directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, nil, fmt.Errorf("reading manifest directory: %s is not a directory", dir)
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading manifest directory: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading manifest directory: %w", err)
+	}
+	w := &walker{root: dir, log: log, visited: map[string]bool{realDir: true}}
+	w.walkEntries("", entries)
+	slices.Sort(w.files)
+	return w.files, w.problems, nil
+}
+
+func (w *walker) problem(rel string, s Severity, format string, args ...any) {
+	p := Problem{File: rel, Severity: s, Message: fmt.Sprintf(format, args...)}
+	w.problems = append(w.problems, p)
+	w.log.Warn().Str("file", rel).Msg(p.Message)
+}
+
+// walkEntries visits the entries of the directory at relative path rel.
+func (w *walker) walkEntries(rel string, entries []fs.DirEntry) {
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		erel := path.Join(rel, name)
+		abs := filepath.Join(w.root, filepath.FromSlash(erel))
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(abs)
+			if err != nil {
+				if IsCandidate(name) {
+					w.problem(erel, Warning, "skipping broken symbolic link: %v", err)
+				} else {
+					w.log.Debug().Str("file", erel).Err(err).Msg("skipping broken symbolic link")
+				}
+				continue
+			}
+			mode = fi.Mode().Type()
+		}
+		switch {
+		case mode.IsDir():
+			w.walkDir(erel, abs)
+		case mode.IsRegular() && IsCandidate(name):
+			w.files = append(w.files, erel)
+		default:
+			w.log.Debug().Str("file", erel).Msg("skipping non-manifest entry")
+		}
+	}
+}
+
+func (w *walker) walkDir(rel, abs string) {
+	realDir, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		w.problem(rel, Error, "skipping directory: %v", err)
+		return
+	}
+	if w.visited[realDir] {
+		w.log.Debug().Str("dir", rel).Str("real", realDir).Msg("skipping directory already walked")
+		return
+	}
+	w.visited[realDir] = true
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		w.problem(rel, Error, "skipping directory: %v", err)
+		// ReadDir returns what it could read before the error.
+	}
+	w.walkEntries(rel, entries)
+}

@@ -1,0 +1,488 @@
+package manifest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// manifestJSON is the part of a manifest file the package reads; other keys are ignored.
+type manifestJSON struct {
+	ID             *string     `json:"id"`
+	Tools          *[]toolJSON `json:"tools"`
+	Implementation *implJSON   `json:"implementation"`
+}
+
+type toolJSON struct {
+	Name           *string          `json:"name"`
+	Title          string           `json:"title"`
+	Description    string           `json:"description"`
+	InputSchema    json.RawMessage  `json:"inputSchema"`
+	OutputSchema   json.RawMessage  `json:"outputSchema"`
+	Annotations    *annotationsJSON `json:"annotations"`
+	MCPExpose      *bool            `json:"mcp_expose"`
+	MCPExposeCamel *bool            `json:"mcpExpose"`
+	TimeoutMs      int              `json:"timeoutMs"`
+}
+
+type annotationsJSON struct {
+	Title           string `json:"title"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint"`
+	DestructiveHint *bool  `json:"destructiveHint"`
+	IdempotentHint  *bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool  `json:"openWorldHint"`
+}
+
+type implJSON struct {
+	Socket  string            `json:"socket"`
+	Methods map[string]string `json:"methods"`
+}
+
+// schemaFix is the advice given with every rejected input schema.
+const schemaFix = `inputSchema must be a JSON Schema object with "type": "object"`
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// ParseFile parses and normalises one manifest. rel is the file's slash path
+// relative to the manifests directory, used in Tool.File and in messages.
+// A non-nil error is always a *FileError and means the whole file is rejected:
+// invalid JSON, a value of the wrong type, no "tools" array, a tool without a
+// name, or data over the size limit. Problems with single tools are reported
+// in File.Skipped and File.Problems instead.
+func ParseFile(rel string, data []byte, opts Options) (*File, error) {
+	if limit := opts.maxFileSize(); int64(len(data)) > limit {
+		return nil, &FileError{Path: rel, Err: tooLarge(int64(len(data)), limit)}
+	}
+	// Editors on some systems write a byte order mark; it is not JSON.
+	data = bytes.TrimPrefix(data, utf8BOM)
+
+	var m manifestJSON
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, decodeError(rel, data, err)
+	}
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil, &FileError{Path: rel, Line: 1, Column: 1, Err: errors.New("manifest must be a JSON object, got null")}
+	}
+	if m.Tools == nil {
+		return nil, &FileError{Path: rel, Err: errors.New(`missing "tools" array`)}
+	}
+	for i, t := range *m.Tools {
+		if t.Name == nil || strings.TrimSpace(*t.Name) == "" {
+			fe := &FileError{Path: rel, Err: fmt.Errorf(`tools[%d]: tool has no "name"`, i)}
+			if off, ok := valueOffset(data, "tools", i); ok {
+				fe.Line, fe.Column = lineCol(data, off)
+			}
+			return nil, fe
+		}
+	}
+
+	f := &File{Path: rel}
+	if m.ID != nil {
+		f.ID = *m.ID
+	}
+	if f.ID == "" {
+		f.Problems = append(f.Problems, Problem{File: rel, Severity: Warning, Message: `manifest has no "id"`})
+	}
+	var impl implJSON
+	if m.Implementation != nil {
+		impl = *m.Implementation
+	}
+
+	names := make(map[string]bool, len(*m.Tools))
+	for _, t := range *m.Tools {
+		names[*t.Name] = true
+		f.addTool(t, impl, opts.Prefix)
+	}
+	var orphans []string
+	for k := range impl.Methods {
+		if !names[k] {
+			orphans = append(orphans, k)
+		}
+	}
+	slices.Sort(orphans)
+	for _, k := range orphans {
+		f.Problems = append(f.Problems, Problem{
+			File: rel, Tool: k, Severity: Warning,
+			Message: fmt.Sprintf("method mapping for %s has no tool", k),
+		})
+	}
+	return f, nil
+}
+
+// addTool normalises t and appends it to f.Tools, or records why it is skipped.
+func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
+	toolName := *t.Name
+	name, renamed := MCPName(prefix, toolName)
+	skip := func(r SkipReason, detail string) {
+		f.Skipped = append(f.Skipped, Skipped{Name: name, ToolName: toolName, File: f.Path, Reason: r, Detail: detail})
+	}
+	problem := func(s Severity, format string, args ...any) {
+		f.Problems = append(f.Problems, Problem{File: f.Path, Tool: toolName, Severity: s, Message: fmt.Sprintf(format, args...)})
+	}
+
+	switch {
+	case t.MCPExpose != nil && !*t.MCPExpose:
+		skip(Hidden, "mcp_expose is false")
+		return
+	case t.MCPExposeCamel != nil && !*t.MCPExposeCamel:
+		skip(Hidden, "mcpExpose is false")
+		return
+	}
+
+	method, ok := impl.Methods[toolName]
+	if !ok || method == "" {
+		detail := "no entry in implementation.methods"
+		if ok {
+			detail = "empty method in implementation.methods"
+		}
+		skip(NoMethod, detail)
+		problem(Warning, "tool %s is not exposed: %s (add %q: \"<socket method>\")", toolName, detail, toolName)
+		return
+	}
+
+	in, err := normaliseSchema(t.InputSchema)
+	if err != nil {
+		skip(BadSchema, err.Error())
+		problem(Error, "tool %s is not exposed: %s (%v)", toolName, schemaFix, err)
+		return
+	}
+	if in == nil {
+		in = json.RawMessage(`{"type":"object"}`)
+	}
+	out, err := normaliseSchema(t.OutputSchema)
+	if err != nil {
+		out = nil
+		problem(Warning, `outputSchema dropped: it must be a JSON Schema object with "type": "object" (%v)`, err)
+	}
+	timeout := t.TimeoutMs
+	if timeout < 0 {
+		timeout = 0
+		problem(Warning, "timeoutMs %d is negative; ignored", t.TimeoutMs)
+	}
+
+	tool := Tool{
+		Name:         name,
+		ToolName:     toolName,
+		Method:       method,
+		Socket:       impl.Socket,
+		Description:  t.Description,
+		Title:        t.Title,
+		InputSchema:  in,
+		OutputSchema: out,
+		TimeoutMs:    timeout,
+		File:         f.Path,
+		ManifestID:   f.ID,
+		Renamed:      renamed,
+	}
+	if a := t.Annotations; a != nil {
+		tool.Annotations = Annotations{
+			Title:           a.Title,
+			ReadOnlyHint:    a.ReadOnlyHint,
+			DestructiveHint: a.DestructiveHint,
+			IdempotentHint:  a.IdempotentHint,
+			OpenWorldHint:   a.OpenWorldHint,
+		}
+		if a.Title != "" {
+			tool.Title = a.Title
+		}
+	}
+	f.Tools = append(f.Tools, tool)
+}
+
+// MCPName returns the MCP name of the manifest tool toolName under prefix:
+// prefix + toolName with every character outside [A-Za-z0-9_-] replaced by
+// '_'. A result longer than MaxNameLen is cut and ends in '_' and 8 hex
+// characters of a hash of prefix + toolName, so that it is exactly
+// MaxNameLen long and stays unique. renamed reports whether sanitising or
+// truncation changed toolName.
+func MCPName(prefix, toolName string) (name string, renamed bool) {
+	sp := sanitise(prefix)
+	name = sp + sanitise(toolName)
+	if len(name) > MaxNameLen {
+		sum := sha256.Sum256([]byte(prefix + toolName))
+		name = name[:MaxNameLen-9] + "_" + hex.EncodeToString(sum[:4])
+	}
+	return name, name != sp+toolName
+}
+
+// sanitise replaces every rune outside [A-Za-z0-9_-] with '_'.
+func sanitise(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if validNameRune(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func validNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+}
+
+// ValidName reports whether name is a possible MCP name from this package:
+// 1 to MaxNameLen characters from [A-Za-z0-9_-].
+func ValidName(name string) bool {
+	if name == "" || len(name) > MaxNameLen {
+		return false
+	}
+	for _, r := range name {
+		if !validNameRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// normaliseSchema compacts a schema and checks it is an object schema whose
+// "type" is "object", adding that "type" first when it is missing. An absent
+// or null schema gives nil, nil. The error text says what is wrong.
+func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	c := buf.Bytes()
+	if c[0] != '{' {
+		return nil, fmt.Errorf("got a JSON %s", jsonKind(c[0]))
+	}
+
+	dec := json.NewDecoder(bytes.NewReader(c))
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	var typ json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("invalid JSON: %w", err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("invalid JSON: %w", err)
+		}
+		if key, _ := tok.(string); key == "type" {
+			if typ != nil {
+				return nil, errors.New(`duplicate "type" key`)
+			}
+			typ = v
+		}
+	}
+	if typ == nil {
+		if len(c) == 2 { // {}
+			return json.RawMessage(`{"type":"object"}`), nil
+		}
+		out := make([]byte, 0, len(c)+16)
+		out = append(out, `{"type":"object",`...)
+		return append(out, c[1:]...), nil
+	}
+	var s string
+	if json.Unmarshal(typ, &s) != nil || s != "object" {
+		return nil, fmt.Errorf(`got "type": %s`, clip(string(typ), 40))
+	}
+	return slices.Clip(c), nil
+}
+
+// jsonKind names the JSON type starting with byte b.
+func jsonKind(b byte) string {
+	switch b {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func tooLarge(size, limit int64) error {
+	return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, size, limit)
+}
+
+// typeError is a JSON value of the wrong type, described in manifest terms;
+// field is the dotted path of the value, "" for the whole document.
+type typeError struct {
+	field, got, want string
+	err              error
+}
+
+func (e *typeError) Error() string {
+	if e.field == "" {
+		return fmt.Sprintf("manifest must be a JSON object, got %s", e.got)
+	}
+	return fmt.Sprintf("%s: got %s, want %s", e.field, e.got, e.want)
+}
+
+func (e *typeError) Unwrap() error { return e.err }
+
+// decodeError turns an error from json.Unmarshal into a positioned *FileError.
+func decodeError(rel string, data []byte, err error) *FileError {
+	fe := &FileError{Path: rel}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		fe.Err = fmt.Errorf("invalid JSON: %w", err)
+		// Offset counts the bytes read including the offending one.
+		fe.Line, fe.Column = lineCol(data, se.Offset-1)
+	case errors.As(err, &te):
+		fe.Err = &typeError{field: te.Field, got: te.Value, want: goKindName(te.Type), err: err}
+		fe.Line, fe.Column = lineCol(data, valueStart(data, te.Offset-1))
+	default:
+		fe.Err = fmt.Errorf("decoding manifest: %w", err)
+	}
+	return fe
+}
+
+// goKindName names the JSON type a Go type decodes from.
+func goKindName(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	case reflect.Pointer:
+		return goKindName(t.Elem())
+	}
+	return t.String()
+}
+
+// valueStart returns the index where the JSON value whose last byte (or, for
+// an object or array, opening delimiter) is at end begins. encoding/json
+// reports type errors at the end of scalars.
+func valueStart(data []byte, end int64) int64 {
+	if end < 0 || end >= int64(len(data)) {
+		return end
+	}
+	switch data[end] {
+	case '{', '[':
+		return end
+	case '"':
+		// Walk back to the opening quote: the first quote not escaped by an
+		// odd number of backslashes.
+		for i := end - 1; i >= 0; i-- {
+			if data[i] != '"' {
+				continue
+			}
+			n := 0
+			for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+				n++
+			}
+			if n%2 == 0 {
+				return i
+			}
+		}
+		return end
+	}
+	i := end
+	for i > 0 && isScalarByte(data[i-1]) {
+		i--
+	}
+	return i
+}
+
+func isScalarByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '.' || b == '+' || b == '-'
+}
+
+// lineCol converts a byte index into a 1-based line and byte column.
+func lineCol(data []byte, off int64) (line, col int) {
+	off = max(0, min(off, int64(len(data))))
+	before := data[:off]
+	line = 1 + bytes.Count(before, []byte{'\n'})
+	col = int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// valueOffset returns the index where the value at path starts; path
+// elements are object keys (string, matched like encoding/json does,
+// ignoring case) or array indexes (int).
+func valueOffset(data []byte, path ...any) (int64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for _, p := range path {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		found := false
+		switch p := p.(type) {
+		case string:
+			if tok != json.Delim('{') {
+				return 0, false
+			}
+			for !found && dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return 0, false
+				}
+				if ks, _ := k.(string); strings.EqualFold(ks, p) {
+					found = true
+				} else if skipValue(dec) != nil {
+					return 0, false
+				}
+			}
+		case int:
+			if tok != json.Delim('[') {
+				return 0, false
+			}
+			for i := 0; !found && dec.More(); i++ {
+				if i == p {
+					found = true
+				} else if skipValue(dec) != nil {
+					return 0, false
+				}
+			}
+		}
+		if !found {
+			return 0, false
+		}
+	}
+	// The decoder stops after the previous token; skip separators to the value.
+	off := dec.InputOffset()
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	return off, true
+}
+
+func skipValue(dec *json.Decoder) error {
+	var v json.RawMessage
+	return dec.Decode(&v)
+}
