@@ -1,0 +1,346 @@
+// Package socketrpc is a JSON-RPC 2.0 client for the Tairseach server's Unix
+// domain socket.
+//
+// The server reads newline-framed requests and answers the requests of one
+// connection one after another, writing a literal null line for
+// notifications. A Client therefore keeps a small pool of persistent
+// connections with one request in flight on each, dials lazily, and redials
+// once when a reused connection turns out to have been closed by a server
+// restart. Results are returned as raw JSON; the package knows nothing of
+// what the methods mean.
+package socketrpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	DefaultPoolSize         = 4
+	DefaultMaxResponseBytes = 16 << 20
+	DefaultDialTimeout      = 2 * time.Second
+)
+
+const (
+	readBufSize = 32 << 10 // per connection; longer lines spill into conn.long
+	keepScratch = 1 << 20  // scratch buffers larger than this are dropped after use
+)
+
+// reqBufs holds buffers for request lines, each used by one call at a time.
+var reqBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// aLongTimeAgo is a deadline in the past, set to interrupt blocked I/O.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// Options configures a Client. Zero fields take the defaults.
+type Options struct {
+	PoolSize         int           // max concurrent connections; default 4
+	MaxResponseBytes int           // cap on one reply line; default 16 MiB
+	DialTimeout      time.Duration // default 2s
+	Logger           zerolog.Logger
+}
+
+// Client calls methods on a Tairseach server over its Unix socket. It is safe
+// for concurrent use.
+//
+// A Client starts no goroutines: every call runs on its caller's goroutine,
+// and idle connections are just kept in a list. (A call whose context ends
+// while it waits on the socket has a short-lived goroutine from
+// context.AfterFunc interrupt the I/O.)
+type Client struct {
+	path     string
+	maxResp  int
+	dialer   net.Dialer
+	log      zerolog.Logger
+	nextID   atomic.Uint64
+	slots    chan struct{} // a token per call holding or dialling a connection; cap PoolSize
+	done     chan struct{} // closed by Close, wakes callers waiting for a slot
+	isClosed atomic.Bool   // set by Close, under mu
+
+	mu    sync.Mutex
+	idle  []*conn            // connections free for the next call, most recent last
+	conns map[*conn]struct{} // every open connection, idle or in use; nil after Close
+}
+
+// conn is one connection. The fields are owned by whichever call holds the
+// conn (taken from the idle list or dialled); Close may close nc under it,
+// which makes that call's I/O fail.
+type conn struct {
+	nc     net.Conn
+	br     *bufio.Reader
+	long   []byte // reply lines longer than br's buffer
+	reply  wireReply
+	reused bool // a call has completed on it, so the server may since have closed it
+}
+
+// New returns a Client for the socket at path. It does not connect: the first
+// call does.
+func New(path string, opts Options) *Client {
+	if opts.PoolSize <= 0 {
+		opts.PoolSize = DefaultPoolSize
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = DefaultDialTimeout
+	}
+	return &Client{
+		path:    path,
+		maxResp: opts.MaxResponseBytes,
+		dialer:  net.Dialer{Timeout: opts.DialTimeout},
+		log:     opts.Logger.With().Str("socket", path).Logger(),
+		slots:   make(chan struct{}, opts.PoolSize),
+		done:    make(chan struct{}),
+		conns:   make(map[*conn]struct{}),
+	}
+}
+
+// Path returns the socket path the Client connects to.
+func (c *Client) Path() string { return c.path }
+
+// Call sends one request and waits for its reply. Nil params are sent as {}.
+// It returns the raw result (a copy the caller owns), or a *Error if the
+// server answered with an error object, or an error that names the socket
+// path and wraps ErrUnavailable, ErrClosed, ErrProtocol, ErrTooLarge or the
+// context's error.
+//
+// ctx bounds every step: waiting for a connection, dialling, writing and
+// reading. A call interrupted after its request was written closes its
+// connection, since the reply may still arrive on it.
+func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	res, err := c.call(ctx, method, params)
+	if err != nil {
+		if _, ok := err.(*Error); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("calling %q on %s: %w", method, c.path, err)
+	}
+	return res, nil
+}
+
+func (c *Client) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id := c.nextID.Add(1)
+	w := reqBufs.Get().(*bytes.Buffer)
+	defer func() {
+		if w.Cap() <= keepScratch {
+			reqBufs.Put(w)
+		}
+	}()
+	if err := appendRequest(w, id, method, params); err != nil {
+		return nil, err
+	}
+	req := w.Bytes()
+
+	if err := c.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer c.release()
+	cn, err := c.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, retry, err := c.roundTrip(ctx, cn, req, id)
+	if !retry {
+		return res, err
+	}
+	c.log.Debug().Err(err).Str("method", method).Msg("reused connection broken, retrying on a new one")
+	cn, err = c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, _, err = c.roundTrip(ctx, cn, req, id)
+	return res, err
+}
+
+// roundTrip writes req on cn and reads the reply, then returns cn to the idle
+// list or closes it. The error is a *Error for an error object. retry reports
+// that cn was a reused connection that failed before any byte of a reply was
+// read, the sign of a server that closed it while idle.
+func (c *Client) roundTrip(ctx context.Context, cn *conn, req []byte, id uint64) (res json.RawMessage, retry bool, err error) {
+	var stop func() bool
+	if ctx.Done() != nil {
+		nc := cn.nc
+		stop = context.AfterFunc(ctx, func() { nc.SetDeadline(aLongTimeAgo) })
+	}
+	stage, n := "writing request", 0 // n counts the bytes of reply read
+	_, err = cn.nc.Write(req)
+	wrote := err == nil
+	if wrote {
+		stage = "reading reply"
+		res, n, err = readReply(cn.br, c.maxResp, &cn.long, &cn.reply, id)
+	}
+	interrupted := stop != nil && !stop()
+	if cap(cn.long) > keepScratch {
+		cn.long = nil
+	}
+
+	if _, isRPC := err.(*Error); err == nil || isRPC {
+		// A whole reply was read, so the connection is in step, unless the
+		// server sent more than the reply: whatever follows would be taken
+		// for the next call's reply. If ctx fired meanwhile the deadline may
+		// be poisoned; drop the connection rather than reset it.
+		if interrupted || cn.br.Buffered() > 0 {
+			c.discard(cn)
+		} else {
+			cn.reused = true
+			c.put(cn)
+		}
+		return res, false, err
+	}
+
+	c.discard(cn)
+	switch {
+	case interrupted:
+		return nil, false, fmt.Errorf("%s: %w", stage, ctx.Err())
+	case c.isClosed.Load():
+		return nil, false, ErrClosed
+	}
+	if errors.Is(err, ErrProtocol) || errors.Is(err, ErrTooLarge) {
+		return nil, false, err
+	}
+	// Like net/http with a reused connection: a server that closed it while
+	// idle shows as EPIPE or ECONNRESET on write, or EOF before any reply.
+	retry = cn.reused && n == 0 &&
+		(errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || (wrote && err == io.EOF))
+	if err == io.EOF {
+		err = fmt.Errorf("server closed the connection without replying: %w", err)
+	} else if err == io.ErrUnexpectedEOF {
+		err = fmt.Errorf("server closed the connection mid-reply: %w", err)
+	}
+	return nil, retry, fmt.Errorf("%s: %w", stage, err)
+}
+
+// acquire waits for a slot, which entitles the caller to one connection.
+func (c *Client) acquire(ctx context.Context) error {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a free connection: %w", ctx.Err())
+	case <-c.done:
+		return ErrClosed
+	}
+}
+
+func (c *Client) release() { <-c.slots }
+
+// take returns an idle connection, or dials one. Dialling only when none is
+// idle keeps the number of connections within the number of slots.
+func (c *Client) take(ctx context.Context) (*conn, error) {
+	c.mu.Lock()
+	if c.conns == nil {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if n := len(c.idle); n > 0 {
+		cn := c.idle[n-1]
+		c.idle[n-1] = nil
+		c.idle = c.idle[:n-1]
+		c.mu.Unlock()
+		return cn, nil
+	}
+	c.mu.Unlock()
+	return c.dial(ctx)
+}
+
+// dial opens a new connection and registers it so that Close can close it.
+func (c *Client) dial(ctx context.Context) (*conn, error) {
+	nc, err := c.dialer.DialContext(ctx, "unix", c.path)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("connecting: %w", ctxErr)
+		}
+		return nil, fmt.Errorf("%w: %w (is the Tairseach server running?)", ErrUnavailable, err)
+	}
+	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, readBufSize)}
+	c.mu.Lock()
+	if c.conns == nil {
+		c.mu.Unlock()
+		nc.Close()
+		return nil, ErrClosed
+	}
+	c.conns[cn] = struct{}{}
+	open := len(c.conns)
+	c.mu.Unlock()
+	c.log.Debug().Int("open", open).Msg("connected")
+	return cn, nil
+}
+
+// put returns cn to the idle list, or closes it if the Client is closed.
+func (c *Client) put(cn *conn) {
+	c.mu.Lock()
+	if c.conns == nil {
+		c.mu.Unlock()
+		cn.nc.Close()
+		return
+	}
+	c.idle = append(c.idle, cn)
+	c.mu.Unlock()
+}
+
+// discard closes cn, which is not on the idle list, and forgets it.
+func (c *Client) discard(cn *conn) {
+	cn.nc.Close()
+	c.mu.Lock()
+	delete(c.conns, cn)
+	c.mu.Unlock()
+	c.log.Debug().Msg("connection closed")
+}
+
+// Ping checks that the server accepts connections, by connecting and
+// closing. It does not use the pool.
+func (c *Client) Ping(ctx context.Context) error {
+	if c.isClosed.Load() {
+		return fmt.Errorf("pinging %s: %w", c.path, ErrClosed)
+	}
+	nc, err := c.dialer.DialContext(ctx, "unix", c.path)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("pinging %s: %w", c.path, ctxErr)
+		}
+		return fmt.Errorf("pinging %s: %w: %w (is the Tairseach server running?)", c.path, ErrUnavailable, err)
+	}
+	return nc.Close()
+}
+
+// Close closes every connection. Calls in progress either complete or fail
+// with ErrClosed; later calls fail with ErrClosed. Close is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	conns := c.conns
+	if conns == nil {
+		c.mu.Unlock()
+		return nil
+	}
+	c.conns, c.idle = nil, nil
+	c.isClosed.Store(true)
+	close(c.done)
+	c.mu.Unlock()
+	// Closing a connection in use interrupts its call's blocked I/O.
+	for cn := range conns {
+		cn.nc.Close()
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package socketrpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// This file holds the wire format: building request lines and reading and
+// checking reply lines. It does no I/O of its own beyond the bufio.Reader it
+// is handed, so the fuzz test can drive it directly.
+
+// appendRequest writes one newline-terminated request line into w, replacing
+// its contents. Params are compacted, which also validates them and removes
+// any newline that would break the framing; nil or empty params become {}.
+func appendRequest(w *bytes.Buffer, id uint64, method string, params json.RawMessage) error {
+	w.Reset()
+	b := w.AvailableBuffer()
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	b = append(b, `,"params":`...)
+	w.Write(b)
+	if len(params) == 0 {
+		w.WriteString("{}")
+	} else if err := json.Compact(w, params); err != nil {
+		return fmt.Errorf("encoding params: %w", err)
+	}
+	w.WriteString("}\n")
+	return nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string, escaped as encoding/json does
+// without HTML escaping: invalid UTF-8 becomes U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			// Valid JSON, but not valid JavaScript; encoding/json escapes them too.
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// readLine reads one line and returns it without its '\n', together with the
+// number of bytes consumed. A line longer than max bytes yields a
+// *TooLargeError as soon as that is known. The returned slice is valid until
+// the next read from br or use of *long, which holds lines longer than br's
+// buffer.
+func readLine(br *bufio.Reader, max int, long *[]byte) ([]byte, int, error) {
+	frag, err := br.ReadSlice('\n')
+	if err == nil {
+		if len(frag)-1 > max {
+			return nil, len(frag), &TooLargeError{Limit: max, Size: len(frag) - 1}
+		}
+		return frag[:len(frag)-1], len(frag), nil
+	}
+	if err != bufio.ErrBufferFull {
+		return nil, len(frag), err
+	}
+	buf := append((*long)[:0], frag...)
+	for {
+		if len(buf) > max {
+			*long = buf[:0]
+			return nil, len(buf), &TooLargeError{Limit: max, Size: len(buf)}
+		}
+		frag, err = br.ReadSlice('\n')
+		buf = append(buf, frag...)
+		*long = buf[:0]
+		switch err {
+		case nil:
+			if len(buf)-1 > max {
+				return nil, len(buf), &TooLargeError{Limit: max, Size: len(buf) - 1}
+			}
+			return buf[:len(buf)-1], len(buf), nil
+		case bufio.ErrBufferFull:
+		default:
+			return nil, len(buf), err
+		}
+	}
+}
+
+// wireReply is a reply line split into its members. The raw fields alias
+// reusable storage, except Result, which is freshly allocated by each decode
+// so that it can be handed to the caller without another copy.
+type wireReply struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// readReply reads lines until one that is neither blank nor the literal null
+// the server writes for notifications, and checks it as the reply to request
+// id. It returns the result, or the server's error object as a *Error, and
+// the number of bytes consumed, which the caller needs to decide whether a
+// failed call may be retried.
+func readReply(br *bufio.Reader, max int, long *[]byte, r *wireReply, id uint64) (json.RawMessage, int, error) {
+	total := 0
+	for {
+		line, n, err := readLine(br, max, long)
+		total += n
+		if err != nil {
+			if err == io.EOF && total > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, total, err
+		}
+		line = trimSpace(line)
+		if len(line) == 0 || string(line) == "null" {
+			continue
+		}
+		res, err := parseReply(line, r, id)
+		return res, total, err
+	}
+}
+
+// trimSpace removes leading and trailing JSON whitespace.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// parseReply checks line as the JSON-RPC 2.0 reply to request id. It returns
+// the result bytes, or a *Error for an error object, or an error wrapping
+// ErrProtocol.
+//
+// An "error": null member counts as absent, since some servers send it beside
+// a result. An error object with a null id is accepted as the reply: the
+// server sends null when it could not read the request's id, and with one
+// request in flight per connection it can only be ours.
+func parseReply(line []byte, r *wireReply, id uint64) (json.RawMessage, error) {
+	r.JSONRPC, r.ID, r.Error, r.Result = r.JSONRPC[:0], r.ID[:0], r.Error[:0], nil
+	if err := json.Unmarshal(line, r); err != nil {
+		return nil, protocolError(line, "decoding reply: %w", err)
+	}
+	if string(r.JSONRPC) != `"2.0"` {
+		if len(r.JSONRPC) == 0 {
+			return nil, protocolError(line, "missing jsonrpc member")
+		}
+		return nil, protocolError(line, "jsonrpc version is %s, want \"2.0\"", excerpt(r.JSONRPC))
+	}
+	hasResult := len(r.Result) > 0
+	hasError := len(r.Error) > 0 && string(r.Error) != "null"
+	if !idMatches(r.ID, id) && !(string(r.ID) == "null" && hasError) {
+		if len(r.ID) == 0 {
+			return nil, protocolError(line, "missing id member, want %d", id)
+		}
+		return nil, protocolError(line, "reply id %s does not match request id %d", excerpt(r.ID), id)
+	}
+	switch {
+	case hasResult && hasError:
+		return nil, protocolError(line, "reply has both result and error")
+	case hasResult:
+		return r.Result, nil
+	case hasError:
+		return decodeError(line, r.Error)
+	default:
+		return nil, protocolError(line, "reply has neither result nor error")
+	}
+}
+
+// decodeError turns an error member into a *Error that owns a copy of it.
+func decodeError(line, raw []byte) (json.RawMessage, error) {
+	var obj struct {
+		Code    *int64          `json:"code"`
+		Message *string         `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if raw[0] != '{' {
+		return nil, protocolError(line, "error member is not an object")
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, protocolError(line, "decoding error object: %w", err)
+	}
+	if obj.Code == nil {
+		return nil, protocolError(line, "error object has no code")
+	}
+	e := &Error{Code: *obj.Code, Data: obj.Data, Raw: bytes.Clone(raw)}
+	if obj.Message != nil {
+		e.Message = *obj.Message
+	}
+	return nil, e
+}
+
+// idMatches reports whether the raw id token of a reply is the number id.
+// Integers are compared as text, which is exact because JSON has one
+// spelling for each integer; forms such as 7.0 or 7e0 are compared as
+// float64, exact for ids up to 2^53.
+func idMatches(raw []byte, id uint64) bool {
+	var tmp [20]byte
+	if bytes.Equal(raw, strconv.AppendUint(tmp[:0], id, 10)) {
+		return true
+	}
+	// raw is one valid JSON value, so anything starting with a digit or a
+	// minus sign is a number that ParseFloat accepts.
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || id > 1<<53 {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return err == nil && f == float64(id)
+}
+
+// protocolError wraps ErrProtocol with a description and an excerpt of the
+// line received.
+func protocolError(line []byte, format string, args ...any) error {
+	return fmt.Errorf("%w: %w (received %s)", ErrProtocol, fmt.Errorf(format, args...), excerpt(line))
+}
+
+// excerpt quotes at most the first 96 bytes of b for an error message.
+func excerpt(b []byte) string {
+	const n = 96
+	if len(b) <= n {
+		return strconv.Quote(string(b))
+	}
+	return strconv.Quote(string(b[:n])) + fmt.Sprintf("... (%d bytes)", len(b))
+}
