@@ -1,0 +1,97 @@
+// Command tairseach-demo stands in for the Tairseach server: it serves
+// in-memory contacts and a few test methods as JSON-RPC 2.0 on a Unix socket,
+// for `make demo`, end-to-end tests and benchmarks of tairseach-mcp.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/geilt/tairseach-mcp/internal/demo"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+type options struct {
+	socket   string
+	logLevel string
+	delay    time.Duration
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd(os.Stderr).ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tairseach-demo: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd(stderr io.Writer) *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:           "tairseach-demo --socket PATH",
+		Short:         "Serve demo data on a Unix socket as the Tairseach server would",
+		Args:          cobra.NoArgs,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), o, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.socket, "socket", "", "path of the Unix socket to listen on (required)")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	f.DurationVar(&o.delay, "delay", 0, "extra delay before every call, e.g. 200ms")
+	_ = cmd.MarkFlagRequired("socket")
+	return cmd
+}
+
+// serve listens on o.socket and serves until ctx is cancelled, then removes
+// the socket file.
+func serve(ctx context.Context, o options, stderr io.Writer) error {
+	level, err := zerolog.ParseLevel(o.logLevel)
+	if err != nil || level == zerolog.NoLevel {
+		return fmt.Errorf("unknown log level %q (want trace, debug, info, warn or error)", o.logLevel)
+	}
+	logger := newLogger(stderr, level)
+
+	ln, err := demo.Listen(o.socket)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Closing the listener normally unlinks the socket already.
+		if err := os.Remove(o.socket); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			logger.Warn().Err(err).Msg("removing socket")
+		}
+	}()
+
+	fmt.Fprintf(stderr, "listening on %s\n", o.socket)
+	err = demo.New(logger, demo.Options{Version: version, Delay: o.delay}).Serve(ctx, ln)
+	logger.Info().Msg("stopped")
+	return err
+}
+
+func newLogger(w io.Writer, level zerolog.Level) zerolog.Logger {
+	noColor := true
+	if f, ok := w.(*os.File); ok {
+		noColor = !isatty.IsTerminal(f.Fd())
+	}
+	cw := zerolog.ConsoleWriter{Out: w, NoColor: noColor, TimeFormat: time.TimeOnly}
+	return zerolog.New(cw).Level(level).With().Timestamp().Logger()
+}

@@ -1,0 +1,172 @@
+// Package demo is a stand-in for the Tairseach server: a small JSON-RPC 2.0
+// backend on a Unix domain socket that serves in-memory data. It backs
+// `make demo`, the bridge's end-to-end tests and its benchmarks.
+//
+// It reproduces the real server's wire behaviour: newline-delimited JSON, one
+// goroutine per connection that handles its requests strictly one after
+// another, one response line per request, and a literal null line for a
+// notification (a request without an id, or with a null id).
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// Version is reported by server.status; empty means "dev".
+	Version string
+	// Delay is added before every call, notifications included, to let
+	// tests exercise timeouts and cancellation.
+	Delay time.Duration
+}
+
+// Server answers Tairseach-style JSON-RPC calls on the connections of a
+// listener. One Server may serve several listeners at once.
+type Server struct {
+	log     zerolog.Logger
+	opts    Options
+	started time.Time
+	methods map[string]handler
+	names   []string // sorted keys of methods, reported by server.status
+
+	blob blobCache
+}
+
+// handler answers one call. params is the raw "params" member (empty when
+// absent) and is only valid until the handler returns; a handler may return
+// it as the result, which is written before params is reused.
+type handler func(ctx context.Context, params []byte) (result []byte, err *rpcError)
+
+// New returns a Server that logs to logger.
+func New(logger zerolog.Logger, opts Options) *Server {
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	s := &Server{log: logger, opts: opts, started: time.Now()}
+	s.methods = map[string]handler{
+		"server.status":   s.serverStatus,
+		"contacts.list":   s.contactsList,
+		"contacts.get":    s.contactsGet,
+		"contacts.search": s.contactsSearch,
+		"demo.echo":       s.demoEcho,
+		"demo.slow":       s.demoSlow,
+		"demo.fail":       s.demoFail,
+		"demo.blob":       s.demoBlob,
+	}
+	for name := range s.methods {
+		s.names = append(s.names, name)
+	}
+	sort.Strings(s.names)
+	return s
+}
+
+// Serve accepts connections on ln and serves each in its own goroutine until
+// ctx is cancelled or ln is closed. It then closes ln and every connection,
+// waits for their goroutines and returns nil; any other accept error is
+// returned after the same cleanup.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex // guards conns and closed
+		conns  = make(map[net.Conn]struct{})
+		closed bool
+	)
+
+	// The closer goroutine owns shutdown: closing the listener unblocks
+	// Accept, closing the connections unblocks their readers and writers.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		ln.Close()
+		mu.Lock()
+		closed = true
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+
+	s.log.Debug().Str("addr", ln.Addr().String()).Msg("serving")
+	var err error
+	for {
+		conn, aerr := ln.Accept()
+		if aerr != nil {
+			if ctx.Err() == nil && !errors.Is(aerr, net.ErrClosed) {
+				err = fmt.Errorf("accepting connection: %w", aerr)
+			}
+			break
+		}
+		mu.Lock()
+		if closed {
+			mu.Unlock()
+			conn.Close()
+			break
+		}
+		conns[conn] = struct{}{}
+		mu.Unlock()
+
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.serveConn(ctx, conn)
+			mu.Lock()
+			delete(conns, conn)
+			mu.Unlock()
+			conn.Close()
+		}()
+	}
+	cancel()
+	wg.Wait()
+	s.log.Debug().Str("addr", ln.Addr().String()).Msg("stopped")
+	return err
+}
+
+// Listen listens on the Unix socket at path with mode 0600. A stale socket
+// file left by a dead server is removed first; a socket that still accepts
+// connections, or a path that is not a socket, is an error. Closing the
+// listener removes the socket file.
+func Listen(path string) (net.Listener, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("checking socket path: %w", err)
+	case fi.Mode().Type() != fs.ModeSocket:
+		return nil, fmt.Errorf("%s exists and is not a socket", path)
+	default:
+		if c, derr := net.DialTimeout("unix", path, time.Second); derr == nil {
+			c.Close()
+			return nil, fmt.Errorf("%s is in use by a running server", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("removing stale socket: %w", err)
+		}
+	}
+
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listening: %w", err)
+	}
+	// The umask already keeps other users from connecting (they lack write
+	// permission), so tightening the mode after bind leaves no usable gap.
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("setting socket mode: %w", err)
+	}
+	return ln, nil
+}

@@ -1,0 +1,737 @@
+package demo_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/internal/demo"
+)
+
+// testServer is a demo server on a real Unix socket in a short temp dir.
+type testServer struct {
+	path string
+	stop func() // cancels Serve and waits for it; safe to call twice
+}
+
+func startServer(t *testing.T, opts demo.Options) *testServer {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "s.sock")
+	ln, err := demo.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- demo.New(zerolog.Nop(), opts).Serve(ctx, ln) }()
+
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("Serve did not return 5s after cancel")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &testServer{path: path, stop: stop}
+}
+
+type client struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func dial(t *testing.T, path string) *client {
+	t.Helper()
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &client{t: t, conn: conn, r: bufio.NewReader(conn)}
+}
+
+// send writes s as is; callers add the newline.
+func (c *client) send(s string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.conn, s); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+// recv reads one line and returns it without its newline.
+func (c *client) recv() string {
+	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		c.t.Fatalf("read: %v (got %q)", err, line)
+	}
+	return strings.TrimSuffix(line, "\n")
+}
+
+// waitClosed reads until the server closes the connection. A reset counts
+// as closed: the server may close a connection before reading all of it.
+func (c *client) waitClosed() {
+	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadAll(c.r); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		c.t.Errorf("connection not closed: %v", err)
+	}
+}
+
+type wireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+type wireResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *wireError      `json:"error"`
+}
+
+func parseResponse(t *testing.T, line string) wireResponse {
+	t.Helper()
+	var r wireResponse
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatalf("response %q: %v", line, err)
+	}
+	if r.JSONRPC != "2.0" {
+		t.Fatalf("response %q: jsonrpc is %q", line, r.JSONRPC)
+	}
+	return r
+}
+
+// call sends one request with id 1 and returns its response.
+func (c *client) call(method, params string) wireResponse {
+	c.t.Helper()
+	line := `{"jsonrpc":"2.0","id":1,"method":"` + method + `"`
+	if params != "" {
+		line += `,"params":` + params
+	}
+	c.send(line + "}\n")
+	r := parseResponse(c.t, c.recv())
+	if string(r.ID) != "1" {
+		c.t.Fatalf("response id %s, want 1", r.ID)
+	}
+	return r
+}
+
+// result calls method and decodes its result into v, failing on an error.
+func (c *client) result(method, params string, v any) {
+	c.t.Helper()
+	r := c.call(method, params)
+	if r.Error != nil {
+		c.t.Fatalf("%s %s: error %+v", method, params, *r.Error)
+	}
+	if err := json.Unmarshal(r.Result, v); err != nil {
+		c.t.Fatalf("%s result %s: %v", method, r.Result, err)
+	}
+}
+
+type contact struct {
+	ID           string   `json:"id"`
+	FirstName    string   `json:"firstName"`
+	LastName     string   `json:"lastName"`
+	Organization string   `json:"organization"`
+	Emails       []string `json:"emails"`
+	Phones       []string `json:"phones"`
+}
+
+func ids(cs []contact) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	return out
+}
+
+func TestServerStatus(t *testing.T) {
+	s := startServer(t, demo.Options{Version: "1.2.3"})
+	c := dial(t, s.path)
+	var got struct {
+		Status        string   `json:"status"`
+		Version       string   `json:"version"`
+		UptimeSeconds *int     `json:"uptimeSeconds"`
+		Methods       []string `json:"methods"`
+	}
+	c.result("server.status", "", &got)
+	if got.Status != "ok" || got.Version != "1.2.3" || got.UptimeSeconds == nil || *got.UptimeSeconds < 0 {
+		t.Errorf("status = %+v", got)
+	}
+	want := []string{"contacts.get", "contacts.list", "contacts.search", "demo.blob", "demo.echo", "demo.fail", "demo.slow", "server.status"}
+	if !slices.Equal(got.Methods, want) {
+		t.Errorf("methods = %v, want %v", got.Methods, want)
+	}
+}
+
+func TestContactsList(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	tests := []struct {
+		params                 string
+		wantLen, limit, offset int
+		first                  string
+	}{
+		{"", 25, 100, 0, "c-001"},
+		{`{}`, 25, 100, 0, "c-001"},
+		{`{"limit":10}`, 10, 10, 0, "c-001"},
+		{`{"limit":10,"offset":20}`, 5, 10, 20, "c-021"},
+		{`{"offset":25}`, 0, 100, 25, ""},
+		{`{"offset":1000}`, 0, 100, 1000, ""},
+	}
+	for _, tt := range tests {
+		r := c.call("contacts.list", tt.params)
+		if r.Error != nil {
+			t.Fatalf("params %s: error %+v", tt.params, *r.Error)
+		}
+		if !strings.Contains(string(r.Result), `"contacts":[`) {
+			t.Errorf("params %s: contacts is not an array: %s", tt.params, r.Result)
+		}
+		var got struct {
+			Contacts []contact `json:"contacts"`
+			Count    int       `json:"count"`
+			Limit    int       `json:"limit"`
+			Offset   int       `json:"offset"`
+		}
+		if err := json.Unmarshal(r.Result, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Contacts) != tt.wantLen || got.Count != 25 || got.Limit != tt.limit || got.Offset != tt.offset {
+			t.Errorf("params %s: got %d contacts, count %d, limit %d, offset %d; want %d, 25, %d, %d",
+				tt.params, len(got.Contacts), got.Count, got.Limit, got.Offset, tt.wantLen, tt.limit, tt.offset)
+		}
+		if tt.first != "" && len(got.Contacts) > 0 && got.Contacts[0].ID != tt.first {
+			t.Errorf("params %s: first contact %s, want %s", tt.params, got.Contacts[0].ID, tt.first)
+		}
+	}
+}
+
+func TestContactsGet(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+
+	var got contact
+	c.result("contacts.get", `{"id":"c-005"}`, &got)
+	want := contact{ID: "c-005", FirstName: "Niamh", LastName: "O'Connor", Organization: "Threshold Analytics",
+		Emails: []string{"niamh.oconnor@example.com"}, Phones: []string{"+1 555-0105"}}
+	if !equalContact(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+
+	// A contact without email addresses has an empty list, not null.
+	r := c.call("contacts.get", `{"id":"c-008"}`)
+	if !strings.Contains(string(r.Result), `"emails":[]`) {
+		t.Errorf("c-008 = %s, want emails []", r.Result)
+	}
+
+	r = c.call("contacts.get", `{"id":"nobody"}`)
+	if r.Error == nil || r.Error.Code != -32002 || !strings.Contains(r.Error.Message, "nobody") {
+		t.Errorf("unknown id: got %s / %+v, want error -32002", r.Result, r.Error)
+	}
+}
+
+func equalContact(a, b contact) bool {
+	return a.ID == b.ID && a.FirstName == b.FirstName && a.LastName == b.LastName &&
+		a.Organization == b.Organization && slices.Equal(a.Emails, b.Emails) && slices.Equal(a.Phones, b.Phones)
+}
+
+func TestContactsSearch(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	tests := []struct {
+		params string
+		want   []string
+	}{
+		{`{"query":"threshold"}`, []string{"c-001", "c-005", "c-015", "c-023"}},
+		{`{"query":"THRESHOLD","limit":2}`, []string{"c-001", "c-005"}},
+		{`{"query":"SIOBHÁN"}`, []string{"c-003"}},
+		{`{"query":"o'connor"}`, []string{"c-005"}},
+		{`{"query":"s.power@"}`, []string{"c-023"}},
+		{`{"query":"zzz"}`, nil},
+	}
+	for _, tt := range tests {
+		var got struct {
+			Query    string    `json:"query"`
+			Contacts []contact `json:"contacts"`
+			Count    int       `json:"count"`
+		}
+		r := c.call("contacts.search", tt.params)
+		if r.Error != nil {
+			t.Fatalf("params %s: error %+v", tt.params, *r.Error)
+		}
+		if !strings.Contains(string(r.Result), `"contacts":[`) {
+			t.Errorf("params %s: contacts is not an array: %s", tt.params, r.Result)
+		}
+		if err := json.Unmarshal(r.Result, &got); err != nil {
+			t.Fatal(err)
+		}
+		var p struct{ Query string }
+		json.Unmarshal([]byte(tt.params), &p)
+		if got.Query != p.Query || got.Count != len(tt.want) || !slices.Equal(ids(got.Contacts), tt.want) {
+			t.Errorf("params %s: got query %q, count %d, ids %v; want %q, %d, %v",
+				tt.params, got.Query, got.Count, ids(got.Contacts), p.Query, len(tt.want), tt.want)
+		}
+	}
+}
+
+func TestEcho(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	for params, want := range map[string]string{
+		`{"a":1,"b":[true,null,"x\n"],"c":{"d":"é"}}`: `{"a":1,"b":[true,null,"x\n"],"c":{"d":"é"}}`,
+		`{ "spaced" : 1 }`: `{ "spaced" : 1 }`,
+		`{}`:               `{}`,
+		`null`:             `{}`,
+		``:                 `{}`,
+	} {
+		r := c.call("demo.echo", params)
+		if r.Error != nil || string(r.Result) != want {
+			t.Errorf("echo %s = %s / %+v, want %s", params, r.Result, r.Error, want)
+		}
+	}
+}
+
+func TestSlow(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	start := time.Now()
+	var got struct {
+		SleptMs int `json:"sleptMs"`
+	}
+	c.result("demo.slow", `{"ms":50}`, &got)
+	if got.SleptMs != 50 {
+		t.Errorf("sleptMs = %d, want 50", got.SleptMs)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("returned after %v, want at least 50ms", d)
+	}
+}
+
+func TestFail(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"demo.fail","params":{}}` + "\n")
+	line := c.recv()
+	if !strings.Contains(line, "Privacy & Security") {
+		t.Errorf("response %s: want the remediation text without HTML escapes", line)
+	}
+	r := parseResponse(t, line)
+	if r.Result != nil || r.Error == nil {
+		t.Fatalf("got result %s, error %v; want only an error", r.Result, r.Error)
+	}
+	if r.Error.Code != -32001 || r.Error.Message != "permission denied: contacts" {
+		t.Errorf("error = %d %q", r.Error.Code, r.Error.Message)
+	}
+	var data map[string]string
+	if err := json.Unmarshal(r.Error.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"permission":  "contacts",
+		"status":      "denied",
+		"remediation": "Open System Settings → Privacy & Security → Contacts and allow Tairseach",
+	}
+	if len(data) != len(want) {
+		t.Errorf("data = %v, want %v", data, want)
+	}
+	for k, v := range want {
+		if data[k] != v {
+			t.Errorf("data[%s] = %q, want %q", k, data[k], v)
+		}
+	}
+}
+
+func TestBlob(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	for _, tt := range []struct {
+		params string
+		n      int
+	}{
+		{``, 1024},
+		{`{"bytes":0}`, 0},
+		{`{"bytes":300000}`, 300000},
+		{`{"bytes":300000}`, 300000}, // from the cache
+		{`{"bytes":7}`, 7},
+	} {
+		var got struct {
+			Data *string `json:"data"`
+		}
+		c.result("demo.blob", tt.params, &got)
+		if got.Data == nil || len(*got.Data) != tt.n || strings.Trim(*got.Data, "x") != "" {
+			t.Errorf("blob %s: got %d bytes, want %d x's", tt.params, len(*got.Data), tt.n)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	tests := []struct {
+		name   string
+		line   string
+		code   int
+		wantID string
+	}{
+		{"syntax", `{"jsonrpc":"2.0","id":1,`, -32700, "null"},
+		{"blank line", ``, -32700, "null"},
+		{"bad batch", `[{"jsonrpc":"2.0"`, -32700, "null"},
+		{"version", `{"jsonrpc":"1.0","id":1,"method":"server.status"}`, -32600, "1"},
+		{"no method", `{"jsonrpc":"2.0","id":"a"}`, -32600, `"a"`},
+		{"method type", `{"jsonrpc":"2.0","id":3,"method":7}`, -32600, "3"},
+		{"not an object", `42`, -32600, "null"},
+		{"empty batch", `[]`, -32600, "null"},
+		{"unknown method", `{"jsonrpc":"2.0","id":4,"method":"contacts.delete","params":{"id":"c-001"}}`, -32601, "4"},
+		{"limit type", `{"jsonrpc":"2.0","id":5,"method":"contacts.list","params":{"limit":"x"}}`, -32602, "5"},
+		{"limit zero", `{"jsonrpc":"2.0","id":5,"method":"contacts.list","params":{"limit":0}}`, -32602, "5"},
+		{"offset negative", `{"jsonrpc":"2.0","id":5,"method":"contacts.list","params":{"offset":-1}}`, -32602, "5"},
+		{"params string", `{"jsonrpc":"2.0","id":5,"method":"contacts.list","params":"x"}`, -32602, "5"},
+		{"get no id", `{"jsonrpc":"2.0","id":6,"method":"contacts.get","params":{}}`, -32602, "6"},
+		{"search no query", `{"jsonrpc":"2.0","id":6,"method":"contacts.search"}`, -32602, "6"},
+		{"slow negative", `{"jsonrpc":"2.0","id":7,"method":"demo.slow","params":{"ms":-1}}`, -32602, "7"},
+		{"slow float", `{"jsonrpc":"2.0","id":7,"method":"demo.slow","params":{"ms":1.5}}`, -32602, "7"},
+		{"blob negative", `{"jsonrpc":"2.0","id":8,"method":"demo.blob","params":{"bytes":-1}}`, -32602, "8"},
+		{"not found", `{"jsonrpc":"2.0","id":9,"method":"contacts.get","params":{"id":"zz"}}`, -32002, "9"},
+		{"invalid notification", `{"jsonrpc":"1.0","method":"server.status"}`, -32600, "null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c.t = t
+			c.send(tt.line + "\n")
+			r := parseResponse(t, c.recv())
+			if r.Error == nil || r.Error.Code != tt.code || r.Error.Message == "" {
+				t.Errorf("got result %s, error %+v; want code %d", r.Result, r.Error, tt.code)
+			}
+			if r.Result != nil {
+				t.Errorf("error response also has a result: %s", r.Result)
+			}
+			if string(r.ID) != tt.wantID {
+				t.Errorf("id = %s, want %s", r.ID, tt.wantID)
+			}
+		})
+	}
+	// The connection survives all of that.
+	c.t = t
+	var st struct{ Status string }
+	c.result("server.status", "", &st)
+}
+
+func TestNotifications(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","method":"server.status"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"demo.echo","params":{"a":1}}`,
+		`{"jsonrpc":"2.0","method":"no.such.method"}`,
+		`{"jsonrpc":"2.0","method":"demo.fail"}`,
+		`[{"jsonrpc":"2.0","method":"server.status"},{"jsonrpc":"2.0","method":"demo.echo"}]`,
+	} {
+		c.send(line + "\n")
+		if got := c.recv(); got != "null" {
+			t.Errorf("%s: got %s, want null", line, got)
+		}
+	}
+	var st struct{ Status string }
+	c.result("server.status", "", &st)
+}
+
+func TestBatch(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+
+	c.send(`[{"jsonrpc":"2.0","id":1,"method":"demo.echo","params":{"n":1}},` +
+		`{"jsonrpc":"2.0","method":"server.status"},` +
+		`{"jsonrpc":"2.0","id":2,"method":"nope"},` +
+		`{"jsonrpc":"2.0","id":3,"method":"demo.echo","params":{"n":3}}]` + "\n")
+	var rs []wireResponse
+	if err := json.Unmarshal([]byte(c.recv()), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 3 || string(rs[0].Result) != `{"n":1}` || rs[1].Error == nil || rs[1].Error.Code != -32601 ||
+		string(rs[2].ID) != "3" || string(rs[2].Result) != `{"n":3}` {
+		t.Errorf("batch responses = %+v", rs)
+	}
+
+	// Like the real server, a batch of one is answered with a bare response.
+	c.send(`[{"jsonrpc":"2.0","id":7,"method":"demo.echo","params":{"x":1}}]` + "\n")
+	r := parseResponse(t, c.recv())
+	if string(r.ID) != "7" || string(r.Result) != `{"x":1}` {
+		t.Errorf("batch of one = %+v", r)
+	}
+}
+
+func TestPositionalParams(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	var got contact
+	c.result("contacts.get", `["context-token",{"id":"c-002"}]`, &got)
+	if got.ID != "c-002" {
+		t.Errorf("got %+v, want c-002", got)
+	}
+	r := c.call("demo.echo", `["context-token",{"a":1}]`)
+	if string(r.Result) != `{"a":1}` {
+		t.Errorf("positional echo = %s, want the args object", r.Result)
+	}
+	r = c.call("demo.echo", `[1,2,3]`)
+	if string(r.Result) != `[1,2,3]` {
+		t.Errorf("echo of an array that is not [token, args] = %s, want it unchanged", r.Result)
+	}
+	r = c.call("contacts.get", `["only-one"]`)
+	if r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("one positional param: got %s / %+v, want -32602", r.Result, r.Error)
+	}
+}
+
+func TestFraming(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+
+	// Several requests in one write, one of them with CRLF, are answered in order.
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"demo.echo","params":{"i":1}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"demo.echo","params":{"i":2}}` + "\r\n" +
+		`{"jsonrpc":"2.0","method":"demo.echo"}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"demo.echo","params":{"i":3}}` + "\n")
+	for i, want := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"i":1}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"i":2}}`,
+		`null`,
+		`{"jsonrpc":"2.0","id":3,"result":{"i":3}}`,
+	} {
+		if got := c.recv(); got != want {
+			t.Errorf("line %d = %s, want %s", i, got, want)
+		}
+	}
+
+	// A request far larger than the server's read buffer.
+	big := `{"s":"` + strings.Repeat("y", 300_000) + `"}`
+	r := c.call("demo.echo", big)
+	if string(r.Result) != big {
+		t.Errorf("large echo: got %d bytes, want %d", len(r.Result), len(big))
+	}
+
+	// A last request without its newline is still answered before EOF.
+	c.send(`{"jsonrpc":"2.0","id":9,"method":"demo.echo","params":{"last":true}}`)
+	if err := c.conn.(*net.UnixConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.recv(), `{"jsonrpc":"2.0","id":9,"result":{"last":true}}`; got != want {
+		t.Errorf("unterminated line: got %s, want %s", got, want)
+	}
+	if _, err := c.r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("after last response: %v, want EOF", err)
+	}
+}
+
+func TestSequentialWithinConnection(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	c := dial(t, s.path)
+	start := time.Now()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"demo.slow","params":{"ms":300}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"server.status"}` + "\n")
+	first := parseResponse(t, c.recv())
+	second := parseResponse(t, c.recv())
+	if string(first.ID) != "1" || string(second.ID) != "2" {
+		t.Errorf("responses came as ids %s, %s; want 1, 2", first.ID, second.ID)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("status answered after %v, before the slow call ahead of it finished", d)
+	}
+}
+
+func TestConnectionsAreIndependent(t *testing.T) {
+	s := startServer(t, demo.Options{})
+	slow := dial(t, s.path)
+	slow.send(`{"jsonrpc":"2.0","id":1,"method":"demo.slow","params":{"ms":60000}}` + "\n")
+
+	fast := dial(t, s.path)
+	start := time.Now()
+	var st struct{ Status string }
+	fast.result("server.status", "", &st)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("status on a second connection took %v", d)
+	}
+
+	// Shutdown interrupts the sleeping call and closes its connection.
+	s.stop()
+	slow.waitClosed()
+}
+
+func TestDelay(t *testing.T) {
+	s := startServer(t, demo.Options{Delay: 100 * time.Millisecond})
+	c := dial(t, s.path)
+	start := time.Now()
+	var st struct{ Status string }
+	c.result("server.status", "", &st)
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("answered after %v, want at least the 100ms delay", d)
+	}
+}
+
+func TestShutdown(t *testing.T) {
+	before := runtime.NumGoroutine()
+
+	s := startServer(t, demo.Options{})
+	var st struct{ Status string }
+	idle := dial(t, s.path)
+	busy := dial(t, s.path)
+	busy.result("server.status", "", &st) // its goroutine is running
+	busy.send(`{"jsonrpc":"2.0","id":1,"method":"demo.slow","params":{"ms":60000}}` + "\n")
+	dial(t, s.path).result("server.status", "", &st)
+	time.Sleep(50 * time.Millisecond) // let busy's server goroutine start sleeping
+
+	s.stop() // fails the test if Serve does not return
+	idle.waitClosed()
+	busy.waitClosed()
+	if _, err := os.Lstat(s.path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("socket file still there after shutdown: %v", err)
+	}
+	if _, err := net.Dial("unix", s.path); err == nil {
+		t.Errorf("dial succeeded after shutdown")
+	}
+
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before, %d after shutdown:\n%s",
+				before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestServeReturnsWhenListenerClosed(t *testing.T) {
+	dir, err := os.MkdirTemp("", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ln, err := demo.Listen(filepath.Join(dir, "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- demo.New(zerolog.Nop(), demo.Options{}).Serve(context.Background(), ln) }()
+	ln.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve = %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after the listener was closed")
+	}
+}
+
+func TestListen(t *testing.T) {
+	dir, err := os.MkdirTemp("", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s.sock")
+
+	// A socket file left behind by a dead server.
+	stale, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	stale.Close()
+
+	ln, err := demo.Listen(path)
+	if err != nil {
+		t.Fatalf("over a stale socket: %v", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := fi.Mode().Perm(); mode != 0o600 {
+		t.Errorf("socket mode %v, want 0600", mode)
+	}
+
+	if _, err := demo.Listen(path); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("over a live socket: %v, want an in-use error", err)
+	}
+	ln.Close()
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("socket file still there after Close: %v", err)
+	}
+
+	regular := filepath.Join(dir, "file")
+	if err := os.WriteFile(regular, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Listen(regular); err == nil {
+		t.Errorf("over a regular file: no error")
+	}
+	if b, _ := os.ReadFile(regular); string(b) != "keep me" {
+		t.Errorf("regular file was clobbered")
+	}
+}
+
+func BenchmarkEcho(b *testing.B) {
+	dir, err := os.MkdirTemp("", "demo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ln, err := demo.Listen(filepath.Join(dir, "s.sock"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- demo.New(zerolog.Nop(), demo.Options{}).Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+
+	conn, err := net.Dial("unix", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"demo.echo","params":{"name":"tairseach","n":42,"tags":["a","b"]}}` + "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := conn.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
