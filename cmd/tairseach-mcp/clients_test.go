@@ -1,0 +1,128 @@
+package main
+
+// Third-party MCP clients, installed from scripts/package-lock.json by
+// `make test` (npm ci): the TypeScript SDK and MCP Inspector's CLI.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nodeModules returns scripts/node_modules, failing with the fix when the
+// pinned clients are not installed.
+func nodeModules(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(repoRoot, "scripts", "node_modules")
+	if _, err := os.Stat(filepath.Join(dir, "@modelcontextprotocol", "sdk")); err != nil {
+		t.Fatalf("the pinned MCP clients are not installed: run `make test`, or `cd scripts && npm ci` (%v)", err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	return dir
+}
+
+// runNode runs a command with a time limit and returns stdout and stderr.
+func runNode(t *testing.T, limit time.Duration, name string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = filepath.Join(repoRoot, "scripts")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s did not finish within %v\nstdout:\n%s\nstderr:\n%s", name, limit, out.String(), errb.String())
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+func TestTypeScriptSDKClient(t *testing.T) {
+	nodeModules(t)
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	args := append([]string{"ts-client.mjs", "basic", bridgeBin}, e.args()...)
+	stdout, stderr, code := runNode(t, 60*time.Second, "node", args...)
+	if code != 0 {
+		t.Fatalf("ts-client exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var out struct {
+		ServerInfo   struct{ Name string }
+		Capabilities struct {
+			Tools struct{ ListChanged bool }
+		}
+		Tools  []string
+		Status struct {
+			IsError           bool
+			StructuredContent map[string]any
+		}
+		Search struct {
+			IsError           bool
+			StructuredContent struct{ Count int }
+		}
+		Fail struct {
+			IsError bool
+			Content []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal([]byte(lastLine(stdout)), &out); err != nil {
+		t.Fatalf("ts-client output %q: %v", stdout, err)
+	}
+	if out.ServerInfo.Name != "tairseach-mcp" || !out.Capabilities.Tools.ListChanged || len(out.Tools) == 0 {
+		t.Errorf("initialize/list as seen by the TypeScript SDK: %+v", out)
+	}
+	if out.Status.IsError || out.Status.StructuredContent["status"] != "ok" {
+		t.Errorf("server.status as seen by the TypeScript SDK: %+v", out.Status)
+	}
+	if out.Search.IsError {
+		t.Errorf("contacts.search as seen by the TypeScript SDK: %+v", out.Search)
+	}
+	if !out.Fail.IsError || len(out.Fail.Content) == 0 || !strings.Contains(out.Fail.Content[0].Text, "-32001") {
+		t.Errorf("demo.fail as seen by the TypeScript SDK: %+v", out.Fail)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestMCPInspectorCLI(t *testing.T) {
+	nm := nodeModules(t)
+	inspector := filepath.Join(nm, ".bin", "mcp-inspector")
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	server := append([]string{"--", bridgeBin}, e.args()...)
+	inspect := func(args ...string) (string, string, int) {
+		t.Helper()
+		return runNode(t, 60*time.Second, inspector, append(append([]string{"--cli"}, args...), server...)...)
+	}
+
+	stdout, stderr, code := inspect("--method", "tools/list")
+	if code != 0 || !strings.Contains(stdout, "tairseach_contacts_search") {
+		t.Fatalf("inspector tools/list: exit %d\nstdout:\n%.2000s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	stdout, stderr, code = inspect("--method", "tools/call", "--tool-name", "tairseach_contacts_search", "--tool-arg", "query=a", "--tool-arg", "limit=2")
+	if code != 0 || !strings.Contains(stdout, `"query"`) {
+		t.Fatalf("inspector tools/call contacts.search: exit %d\nstdout:\n%.2000s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	stdout, stderr, code = inspect("--method", "tools/call", "--tool-name", "tairseach_demo_fail")
+	if code != 5 || !strings.Contains(stdout+stderr, "-32001") {
+		t.Fatalf("inspector tools/call of a failing tool: exit %d (want 5)\nstdout:\n%.2000s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

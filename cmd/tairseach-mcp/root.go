@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// options are the flags shared by every command.
+type options struct {
+	transport      string
+	manifests      string
+	socket         string
+	prefix         string
+	callTimeout    time.Duration
+	drainTimeout   time.Duration
+	maxResultBytes int
+	poolSize       int
+	outputSchemas  string
+	linger         bool
+	logLevel       string
+	logFormat      string
+
+	// Filled in by resolve.
+	socketSource string // which rule chose the socket: flag, env, default, fallback
+}
+
+// usageError marks errors in how the command was called (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// run executes the command line and returns the process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := newRootCmd(stdin, stdout, stderr)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var exit exitCode
+	if errors.As(err, &exit) {
+		return int(exit)
+	}
+	fmt.Fprintf(stderr, "tairseach-mcp: %v\n", err)
+	var uerr usageError
+	if errors.As(err, &uerr) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// exitCode is returned by commands that have already reported their outcome.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand", "unknown command", "invalid argument", "flag needs an argument", "accepts ", "requires at least"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	o := &options{}
+	root := &cobra.Command{
+		Use:   "tairseach-mcp",
+		Short: "MCP server for the Tairseach capabilities on this machine",
+		Long: `tairseach-mcp serves the tools described by the Tairseach manifests as an MCP server
+and forwards each call to the Tairseach server's Unix socket.
+
+Every flag can also be set by environment: TAIRSEACH_MANIFESTS, TAIRSEACH_SOCKET, and
+TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return o.resolve(cmd)
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), o, stdin, stdout, stderr)
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("tairseach-mcp {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+
+	f := root.PersistentFlags()
+	f.StringVar(&o.transport, "transport", "stdio", "how MCP clients reach the server: stdio")
+	f.StringVar(&o.manifests, "manifests", "", "manifests directory (default ~/.tairseach/manifests)")
+	f.StringVar(&o.socket, "socket", "", "Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock)")
+	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
+	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call (a manifest's timeoutMs overrides it)")
+	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes, how long to wait for calls in flight (default: the call timeout)")
+	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest tool result sent to the client; larger ones become an error")
+	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
+	f.StringVar(&o.outputSchemas, "output-schemas", "on", "publish outputSchemas and return structuredContent: on or off")
+	f.BoolVar(&o.linger, "linger", false, "keep running after stdin closes, until interrupted")
+	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
+	f.StringVar(&o.logFormat, "log-format", "console", "console or json (logs always go to stderr)")
+
+	root.AddCommand(newConfigCmd(o, stdout))
+	return root
+}
+
+// envName is the environment variable that backs flag name.
+func envName(name string) string {
+	switch name {
+	case "manifests":
+		return "TAIRSEACH_MANIFESTS"
+	case "socket":
+		return "TAIRSEACH_SOCKET"
+	}
+	return "TAIRSEACH_MCP_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// resolve applies defaults → env → flags, then validates.
+func (o *options) resolve(cmd *cobra.Command) error {
+	var errs []error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			return
+		}
+		if v, ok := os.LookupEnv(envName(f.Name)); ok && v != "" {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, usageError{fmt.Errorf("%s=%q: %v", envName(f.Name), v, err)})
+			}
+		}
+	})
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	home, _ := os.UserHomeDir()
+	if o.manifests == "" {
+		o.manifests = filepath.Join(home, ".tairseach", "manifests")
+	}
+	o.manifests = expandHome(o.manifests, home)
+	o.socketSource = "--socket"
+	if !cmd.Flags().Changed("socket") && os.Getenv("TAIRSEACH_SOCKET") != "" {
+		o.socketSource = "TAIRSEACH_SOCKET"
+	}
+	if o.socket == "" {
+		o.socket, o.socketSource = defaultSocket(home)
+	}
+	o.socket = expandHome(o.socket, home)
+
+	switch o.transport {
+	case "stdio":
+	case "http":
+		return usageError{errors.New("--transport http is not available yet; use --transport stdio")}
+	default:
+		return usageError{fmt.Errorf("--transport %q: want stdio", o.transport)}
+	}
+	switch o.outputSchemas {
+	case "on", "true":
+		o.outputSchemas = "on"
+	case "off", "false":
+		o.outputSchemas = "off"
+	default:
+		return usageError{fmt.Errorf("--output-schemas %q: want on or off", o.outputSchemas)}
+	}
+	if o.callTimeout <= 0 {
+		return usageError{fmt.Errorf("--call-timeout %s: must be positive", o.callTimeout)}
+	}
+	if o.drainTimeout <= 0 {
+		o.drainTimeout = o.callTimeout
+	}
+	if o.maxResultBytes <= 0 || o.poolSize <= 0 {
+		return usageError{errors.New("--max-result-bytes and --pool-size must be positive")}
+	}
+	if _, err := zerolog.ParseLevel(o.logLevel); err != nil {
+		return usageError{fmt.Errorf("--log-level %q: want trace, debug, info, warn, error or disabled", o.logLevel)}
+	}
+	if o.logFormat != "console" && o.logFormat != "json" {
+		return usageError{fmt.Errorf("--log-format %q: want console or json", o.logFormat)}
+	}
+	if !validPrefix(o.prefix) {
+		return usageError{fmt.Errorf("--prefix %q: use at most 32 of the characters A-Z a-z 0-9 _ -", o.prefix)}
+	}
+	return nil
+}
+
+// defaultSocket is ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock
+// when the first does not exist and the second does.
+func defaultSocket(home string) (path, source string) {
+	primary := filepath.Join(home, ".tairseach", "tairseach.sock")
+	if _, err := os.Stat(primary); err == nil {
+		return primary, "default"
+	}
+	fallback := fmt.Sprintf("/tmp/tairseach-%d.sock", os.Getuid())
+	if _, err := os.Stat(fallback); err == nil {
+		return fallback, "fallback (" + primary + " does not exist)"
+	}
+	return primary, "default (does not exist yet)"
+}
+
+func expandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+// newLogger builds the stderr logger the flags ask for.
+func (o *options) newLogger(stderr io.Writer) zerolog.Logger {
+	level, _ := zerolog.ParseLevel(o.logLevel)
+	var w io.Writer = stderr
+	if o.logFormat == "console" {
+		noColor := true
+		if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) && os.Getenv("NO_COLOR") == "" {
+			noColor = false
+		}
+		w = zerolog.ConsoleWriter{Out: stderr, NoColor: noColor, TimeFormat: "15:04:05.000"}
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
+
+func (o *options) loadOptions(log zerolog.Logger) manifest.Options {
+	return manifest.Options{Prefix: o.prefix, Logger: log}
+}
+
+// validPrefix reports whether p keeps tool names within the characters
+// clients accept, leaving room for the tool's own name.
+func validPrefix(p string) bool {
+	if len(p) > 32 {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}

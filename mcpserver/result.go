@@ -1,0 +1,88 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/socketrpc"
+)
+
+// result turns a backend result into an MCP result.
+func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
+	if len(out) > s.cfg.MaxResultBytes {
+		return errorResult(fmt.Sprintf("result too large: %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", len(out), s.cfg.MaxResultBytes))
+	}
+	text := compact(out)
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+	if r.output == nil {
+		return res
+	}
+	var v any
+	if err := json.Unmarshal(text, &v); err != nil {
+		return errorResult(fmt.Sprintf("the tairseach server returned a result that is not JSON: %v", err))
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return errorResult(fmt.Sprintf("%s returned a result that is not a JSON object, but its manifest declares an outputSchema; result: %s", r.tool.Method, excerpt(text)))
+	}
+	if err := r.output.Validate(v); err != nil {
+		return errorResult(fmt.Sprintf("%s returned a result that does not match the outputSchema in %s: %v (fix the manifest, or run with --output-schemas=off); result: %s",
+			r.tool.Method, r.tool.File, err, excerpt(text)))
+	}
+	res.StructuredContent = json.RawMessage(text)
+	return res
+}
+
+// compact returns b without insignificant white space, reusing b when it is
+// already compact.
+func compact(b []byte) []byte {
+	if !bytes.ContainsAny(b, " \t\r\n") {
+		return b
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(b))
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// excerpt shortens text for an error message.
+func excerpt(b []byte) string {
+	const max = 2000
+	if len(b) <= max {
+		return string(b)
+	}
+	return string(b[:max]) + fmt.Sprintf("… (%d bytes in all)", len(b))
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// callError turns a failed socket call into a result the model (and the
+// person reading over its shoulder) can act on.
+func callError(r *route, err error) *mcp.CallToolResult {
+	path := r.client.Path()
+	var rpcErr *socketrpc.Error
+	var tooLarge *socketrpc.TooLargeError
+	switch {
+	case errors.As(err, &rpcErr):
+		return errorResult(`{"error":` + string(rpcErr.Raw) + `}`)
+	case errors.Is(err, context.DeadlineExceeded):
+		return errorResult(fmt.Sprintf("no reply from the tairseach server at %s within %s (method %s); it may be busy or hung: try again, or raise --call-timeout (or timeoutMs in %s)",
+			path, r.timeout, r.tool.Method, r.tool.File))
+	case errors.As(err, &tooLarge):
+		return errorResult(fmt.Sprintf("result too large: over %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", tooLarge.Limit, tooLarge.Limit))
+	case errors.Is(err, socketrpc.ErrUnavailable):
+		return errorResult(fmt.Sprintf("the tairseach server is not reachable at %s: %v; is the Tairseach app running? start it, or point --socket / TAIRSEACH_SOCKET at its socket", path, err))
+	case errors.Is(err, socketrpc.ErrProtocol):
+		return errorResult(fmt.Sprintf("the tairseach server at %s sent a malformed reply to %s: %v; the connection was reset, try again", path, r.tool.Method, err))
+	default:
+		return errorResult(fmt.Sprintf("calling %s on %s: %v", r.tool.Method, path, err))
+	}
+}

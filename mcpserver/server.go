@@ -1,0 +1,346 @@
+// Package mcpserver turns a manifest registry into an MCP server: it
+// registers one MCP tool per manifest tool, forwards each tools/call as one
+// JSON-RPC call on the tool's Unix socket and maps the answer back, and
+// provides the transports the server is reached by.
+//
+// The manifest package decides which tools exist; socketrpc carries the
+// calls. This package is the only one that knows MCP.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/socketrpc"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultCallTimeout    = 30 * time.Second
+	DefaultMaxResultBytes = 8 << 20
+	DefaultPoolSize       = 4
+)
+
+// instructions tell the model how to read what the tools return.
+const instructions = `These tools reach the user's own machine through the local Tairseach server (contacts, calendar, mail, files, credentials and more). ` +
+	`A successful call returns the server's JSON result. A failed call returns isError with the server's JSON-RPC error as {"error":{"code","message","data"}}: ` +
+	`-32001 means the user must grant a permission (follow data.remediation), -32002 not found, -32602 bad arguments (fix them and retry). ` +
+	`If the server is unreachable or times out, tell the user; retrying at once rarely helps.`
+
+// Config is what the server needs to know; every field has a usable zero
+// value except DefaultSocket.
+type Config struct {
+	Name          string // serverInfo.name; "tairseach-mcp" when empty
+	Version       string // serverInfo.version
+	DefaultSocket string // socket of tools whose manifest names none
+	CallTimeout   time.Duration
+	// MaxResultBytes caps the text of one tool result: larger results
+	// become isError instead of a message the client would reject.
+	MaxResultBytes int
+	// OutputSchemas publishes each tool's outputSchema and returns the
+	// result as structuredContent, validated against it.
+	OutputSchemas bool
+	PoolSize      int // socket connections per backend
+	Logger        zerolog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Name == "" {
+		c.Name = "tairseach-mcp"
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.MaxResultBytes <= 0 {
+		c.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if c.PoolSize <= 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+}
+
+// Server is the MCP server for one registry at a time. Apply swaps the
+// registry; calls in flight finish against the route they started with.
+type Server struct {
+	cfg Config
+	log zerolog.Logger
+	mcp *mcp.Server
+
+	routes atomic.Pointer[routeTable] // read on every call
+
+	mu      sync.Mutex // serialises Apply; guards clients and visible
+	clients map[string]*socketrpc.Client
+	visible map[string][]byte // MCP name → the tool as clients see it
+}
+
+// route is everything a call of one tool needs, prepared once per reload.
+type route struct {
+	tool    manifest.Tool
+	client  *socketrpc.Client
+	timeout time.Duration
+	output  *jsonschema.Resolved // nil: no structuredContent
+}
+
+type routeTable struct {
+	byName map[string]*route
+}
+
+// New builds a server serving reg.
+func New(cfg Config, reg *manifest.Registry) *Server {
+	cfg.setDefaults()
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		clients: make(map[string]*socketrpc.Client),
+		visible: make(map[string][]byte),
+	}
+	s.routes.Store(&routeTable{byName: map[string]*route{}})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       slog.New(newSlogHandler(cfg.Logger)),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+			Logging: &mcp.LoggingCapabilities{},
+		},
+	})
+	s.Apply(reg)
+	return s
+}
+
+// MCP returns the underlying go-sdk server, for transports.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Close closes the backend connections.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.clients {
+		_ = c.Close()
+	}
+	return nil
+}
+
+// Change counts what Apply did to the visible tool list.
+type Change struct {
+	Added, Removed, Changed []string
+	Rerouted                int // tools whose socket method or backend alone changed
+}
+
+// Empty reports whether clients saw no change.
+func (c Change) Empty() bool { return len(c.Added)+len(c.Removed)+len(c.Changed) == 0 }
+
+// Apply makes reg the served registry. Only tools whose visible definition
+// changed are removed and re-added, so an unchanged registry sends no
+// notifications/tools/list_changed; a change of routing alone is silent.
+func (s *Server) Apply(reg *manifest.Registry) Change {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	old := s.routes.Load()
+	table := &routeTable{byName: make(map[string]*route, len(reg.Tools))}
+	defs := make(map[string]*mcp.Tool, len(reg.Tools))
+	visible := make(map[string][]byte, len(reg.Tools))
+	var ch Change
+	for _, t := range reg.Tools {
+		def, r, err := s.prepare(t)
+		if err != nil {
+			s.log.Error().Str("tool", t.Name).Str("file", t.File).Err(err).Msg("skipping tool")
+			continue
+		}
+		b, err := json.Marshal(def)
+		if err != nil {
+			s.log.Error().Str("tool", t.Name).Str("file", t.File).Err(err).Msg("skipping tool")
+			continue
+		}
+		table.byName[t.Name] = r
+		defs[t.Name] = def
+		visible[t.Name] = b
+		if o, ok := old.byName[t.Name]; ok && string(s.visible[t.Name]) == string(b) &&
+			(o.tool.Method != t.Method || o.client != r.client) {
+			ch.Rerouted++
+		}
+	}
+
+	for name := range s.visible {
+		if _, ok := visible[name]; !ok {
+			ch.Removed = append(ch.Removed, name)
+		}
+	}
+	for name, b := range visible {
+		prev, ok := s.visible[name]
+		switch {
+		case !ok:
+			ch.Added = append(ch.Added, name)
+		case string(prev) != string(b):
+			ch.Changed = append(ch.Changed, name)
+		}
+	}
+	slices.Sort(ch.Added)
+	slices.Sort(ch.Removed)
+	slices.Sort(ch.Changed)
+
+	// Route first, so a tool is callable as soon as a client can see it.
+	s.routes.Store(table)
+	if len(ch.Removed) > 0 {
+		s.mcp.RemoveTools(ch.Removed...)
+	}
+	for _, name := range append(ch.Added, ch.Changed...) {
+		if err := s.addTool(defs[name]); err != nil {
+			s.log.Error().Str("tool", name).Err(err).Msg("registering tool")
+			delete(visible, name)
+		}
+	}
+	s.visible = visible
+	return ch
+}
+
+// addTool registers def with the SDK, which panics on schemas it dislikes.
+func (s *Server) addTool(def *mcp.Tool) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("go-sdk refused the tool: %v", p)
+		}
+	}()
+	s.mcp.AddTool(def, s.handle)
+	return nil
+}
+
+// prepare builds the MCP definition and the route of one tool.
+func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
+	def := &mcp.Tool{
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: t.InputSchema,
+	}
+	if a := t.Annotations; a != (manifest.Annotations{}) {
+		ann := &mcp.ToolAnnotations{
+			Title:           a.Title,
+			DestructiveHint: a.DestructiveHint,
+			OpenWorldHint:   a.OpenWorldHint,
+		}
+		if a.ReadOnlyHint != nil {
+			ann.ReadOnlyHint = *a.ReadOnlyHint
+		}
+		if a.IdempotentHint != nil {
+			ann.IdempotentHint = *a.IdempotentHint
+		}
+		def.Annotations = ann
+	}
+	r := &route{tool: t, client: s.client(t.Socket), timeout: s.cfg.CallTimeout}
+	if t.TimeoutMs > 0 {
+		r.timeout = time.Duration(t.TimeoutMs) * time.Millisecond
+	}
+	if s.cfg.OutputSchemas && len(t.OutputSchema) > 0 {
+		var sch jsonschema.Schema
+		if err := json.Unmarshal(t.OutputSchema, &sch); err != nil {
+			return nil, nil, fmt.Errorf("outputSchema: %w", err)
+		}
+		res, err := sch.Resolve(nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("outputSchema: %w", err)
+		}
+		def.OutputSchema = t.OutputSchema
+		r.output = res
+	}
+	return def, r, nil
+}
+
+// client returns the pooled client of a backend socket. s.mu must be held.
+func (s *Server) client(path string) *socketrpc.Client {
+	if path == "" {
+		path = s.cfg.DefaultSocket
+	}
+	c, ok := s.clients[path]
+	if !ok {
+		c = socketrpc.New(path, socketrpc.Options{PoolSize: s.cfg.PoolSize, Logger: s.log})
+		s.clients[path] = c
+	}
+	return c
+}
+
+// handle is the go-sdk handler of every tool.
+func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res := s.Call(ctx, req.Params.Name, req.Params.Arguments)
+	if res == nil {
+		// Cancelled by the client: the transport drops the response.
+		return nil, ctx.Err()
+	}
+	return res, nil
+}
+
+// Lookup reports the route of an exposed tool.
+func (s *Server) Lookup(name string) (manifest.Tool, bool) {
+	r, ok := s.routes.Load().byName[name]
+	if !ok {
+		return manifest.Tool{}, false
+	}
+	return r.tool, true
+}
+
+// Call calls tool name with args (a JSON object, or empty) and returns the
+// MCP result. Every failure is an isError result, except that it returns
+// nil when ctx was cancelled by the caller.
+func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (res *mcp.CallToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error().Str("tool", name).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("tool call panicked")
+			res = errorResult(fmt.Sprintf("internal error in tairseach-mcp while calling %s: %v; this is a bug, please report it", name, p))
+		}
+	}()
+	r, ok := s.routes.Load().byName[name]
+	if !ok {
+		return errorResult(fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", name))
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	start := time.Now()
+	out, err := r.client.Call(callCtx, r.tool.Method, args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
+		return callError(r, err)
+	}
+	s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
+	return s.result(r, out)
+}
+
+// ServeStdio serves one MCP session over t until its input ends and the
+// requests already received are answered, or ctx is cancelled.
+func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("starting the stdio session: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = ss.Close()
+		err = <-done
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) && ctx.Err() == nil {
+		return fmt.Errorf("stdio session: %w", err)
+	}
+	return nil
+}

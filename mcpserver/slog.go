@@ -1,0 +1,73 @@
+package mcpserver
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/rs/zerolog"
+)
+
+// slogHandler sends the go-sdk's slog records to our zerolog logger.
+type slogHandler struct {
+	log   zerolog.Logger
+	attrs []slog.Attr
+	group string
+}
+
+func newSlogHandler(log zerolog.Logger) slog.Handler {
+	return &slogHandler{log: log.With().Str("component", "go-sdk").Logger()}
+}
+
+func (h *slogHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return h.log.GetLevel() <= zerologLevel(l)
+}
+
+func (h *slogHandler) Handle(_ context.Context, r slog.Record) error {
+	ev := h.log.WithLevel(zerologLevel(r.Level))
+	if ev == nil {
+		return nil
+	}
+	add := func(a slog.Attr) bool {
+		key := a.Key
+		if h.group != "" {
+			key = h.group + "." + key
+		}
+		ev = ev.Interface(key, a.Value.Any())
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	ev.Msg(r.Message)
+	return nil
+}
+
+func (h *slogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h2 := *h
+	h2.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
+	return &h2
+}
+
+func (h *slogHandler) WithGroup(name string) slog.Handler {
+	h2 := *h
+	if h2.group != "" {
+		name = h2.group + "." + name
+	}
+	h2.group = name
+	return &h2
+}
+
+func zerologLevel(l slog.Level) zerolog.Level {
+	switch {
+	case l >= slog.LevelError:
+		return zerolog.ErrorLevel
+	case l >= slog.LevelWarn:
+		return zerolog.WarnLevel
+	case l >= slog.LevelInfo:
+		// The SDK's info lines are about its own plumbing.
+		return zerolog.DebugLevel
+	default:
+		return zerolog.TraceLevel
+	}
+}

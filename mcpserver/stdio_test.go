@@ -1,0 +1,303 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+)
+
+// stdioHarness runs one stdio session of a plain go-sdk server over pipes.
+type stdioHarness struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan string
+	done  chan error
+}
+
+// testServer has a tool "sleep" that waits {"ms": n} and echoes it.
+func testServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "sleep", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ MS int }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			select {
+			case <-time.After(time.Duration(args.MS) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	return s
+}
+
+func startStdio(t *testing.T, tr StdioTransport) *stdioHarness {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	tr.In, tr.Out = inR, outW
+	tr.Logger = zerolog.Nop()
+	h := &stdioHarness{t: t, in: inW, lines: make(chan string, 100), done: make(chan error, 1)}
+	ss, err := testServer().Connect(context.Background(), &tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		h.done <- ss.Wait()
+		outW.Close()
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			h.lines <- sc.Text()
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() { inW.Close(); ss.Close() })
+	return h
+}
+
+func (h *stdioHarness) send(lines ...string) {
+	h.t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(h.in, l+"\n"); err != nil {
+			h.t.Fatalf("writing %q: %v", l, err)
+		}
+	}
+}
+
+// next returns the next line written, decoded.
+func (h *stdioHarness) next() map[string]any {
+	h.t.Helper()
+	select {
+	case l, ok := <-h.lines:
+		if !ok {
+			h.t.Fatal("stdout closed; want another message")
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			h.t.Fatalf("stdout line is not JSON: %q", l)
+		}
+		return m
+	case <-time.After(5 * time.Second):
+		h.t.Fatal("no message on stdout within 5s")
+	}
+	return nil
+}
+
+// rest closes stdin and returns every remaining line once the session ends.
+func (h *stdioHarness) rest() []map[string]any {
+	h.t.Helper()
+	h.in.Close()
+	var out []map[string]any
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case l, ok := <-h.lines:
+			if !ok {
+				return out
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				h.t.Fatalf("stdout line is not JSON: %q", l)
+			}
+			out = append(out, m)
+		case <-timeout:
+			h.t.Fatal("session did not end within 10s of stdin closing")
+		}
+	}
+}
+
+const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func errCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+func TestStdioBadLinesGetErrorsAndSessionGoesOn(t *testing.T) {
+	tests := []struct {
+		name   string
+		line   string
+		code   float64
+		wantID any
+	}{
+		{"not json", `hello`, -32700, nil},
+		{"truncated", `{"jsonrpc":"2.0","id":5,"method":"ping"`, -32700, nil},
+		{"trailing garbage", `{"jsonrpc":"2.0","id":5,"method":"ping"}x`, -32700, nil},
+		{"empty batch", `[]`, -32600, nil},
+		{"batch", `[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, -32600, nil},
+		{"not an object", `42`, -32600, nil},
+		{"no jsonrpc field", `{"foo":1}`, -32600, nil},
+		{"wrong version keeps id", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, -32600, float64(7)},
+		{"bad id type", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, -32600, nil},
+		{"no method", `{"jsonrpc":"2.0","id":"x"}`, -32600, "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startStdio(t, StdioTransport{})
+			h.send(tt.line)
+			m := h.next()
+			if got := errCode(m); got != tt.code {
+				t.Fatalf("error code = %v, want %v; message %v", got, tt.code, m)
+			}
+			if id, ok := m["id"]; !ok || id != tt.wantID {
+				t.Fatalf("id = %#v (present %v), want %#v", id, ok, tt.wantID)
+			}
+			if msg := m["error"].(map[string]any)["message"].(string); msg == "" {
+				t.Fatal("error has no message")
+			}
+			// The session still serves.
+			h.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+			if m := h.next(); m["id"] != float64(9) || m["result"] == nil {
+				t.Fatalf("ping after bad line: %v", m)
+			}
+		})
+	}
+}
+
+func TestStdioLargeLines(t *testing.T) {
+	h := startStdio(t, StdioTransport{MaxLineBytes: 2 << 20})
+	h.send(initLine)
+	h.next()
+	// A 1 MiB request is served.
+	big := strings.Repeat("a", 1<<20)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"pad":"` + big + `"}}}`)
+	m := h.next()
+	if m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("1 MiB call: %.200v", m)
+	}
+	// A line over the limit is refused and the session goes on.
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("b", 3<<20) + `"}}`)
+	if m := h.next(); errCode(m) != -32600 {
+		t.Fatalf("oversized line: %v", m)
+	}
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if m := h.next(); m["id"] != float64(3) {
+		t.Fatalf("ping after oversized line: %v", m)
+	}
+}
+
+func TestStdioEOFAnswersEverythingInFlight(t *testing.T) {
+	h := startStdio(t, StdioTransport{DrainTimeout: 10 * time.Second})
+	h.send(initLine, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i := 1; i <= 3; i++ {
+		h.send(`{"jsonrpc":"2.0","id":` + string(rune('0'+i)) + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":300}}}`)
+	}
+	got := h.rest()
+	ids := map[float64]bool{}
+	for _, m := range got {
+		if id, ok := m["id"].(float64); ok && m["result"] != nil {
+			ids[id] = true
+		}
+	}
+	for _, id := range []float64{0, 1, 2, 3} {
+		if !ids[id] {
+			t.Errorf("no result for id %v; got %v", id, got)
+		}
+	}
+	if err := <-h.done; err != nil {
+		t.Errorf("session ended with %v", err)
+	}
+}
+
+func TestStdioDrainTimeout(t *testing.T) {
+	h := startStdio(t, StdioTransport{DrainTimeout: 200 * time.Millisecond})
+	h.send(initLine)
+	h.next()
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
+	start := time.Now()
+	h.rest()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("session took %v to end after stdin closed; drain timeout is 200ms", d)
+	}
+}
+
+func TestStdioImplicitInitialize(t *testing.T) {
+	for _, method := range []string{"tools/list", "tools/call"} {
+		t.Run(method, func(t *testing.T) {
+			h := startStdio(t, StdioTransport{})
+			params := `{}`
+			if method == "tools/call" {
+				params = `{"name":"sleep","arguments":{"ms":1}}`
+			}
+			h.send(`{"jsonrpc":"2.0","id":2,"method":"` + method + `","params":` + params + `}`)
+			got := h.rest()
+			if len(got) != 1 {
+				t.Fatalf("want exactly one response, got %v", got)
+			}
+			if got[0]["id"] != float64(2) || got[0]["result"] == nil {
+				t.Fatalf("response: %v", got[0])
+			}
+		})
+	}
+}
+
+func TestStdioRealInitializeUntouched(t *testing.T) {
+	h := startStdio(t, StdioTransport{})
+	h.send(initLine)
+	m := h.next()
+	res, _ := m["result"].(map[string]any)
+	if m["id"] != float64(0) || res["protocolVersion"] != "2025-06-18" {
+		t.Fatalf("initialize response: %v", m)
+	}
+}
+
+func TestStdioPingBeforeInitialize(t *testing.T) {
+	h := startStdio(t, StdioTransport{})
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, initLine)
+	if m := h.next(); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("ping: %v", m)
+	}
+	m := h.next()
+	if res, _ := m["result"].(map[string]any); res["protocolVersion"] != "2025-06-18" {
+		t.Fatalf("initialize after ping was not the client's: %v", m)
+	}
+}
+
+func TestStdioCancelledRequestGetsNoResponse(t *testing.T) {
+	h := startStdio(t, StdioTransport{})
+	h.send(initLine)
+	h.next()
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
+	time.Sleep(50 * time.Millisecond)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	got := h.rest()
+	for _, m := range got {
+		if m["id"] == float64(1) {
+			t.Fatalf("cancelled request got a response: %v", m)
+		}
+	}
+	if len(got) != 1 || got[0]["id"] != float64(2) {
+		t.Fatalf("want only the ping response, got %v", got)
+	}
+}
+
+func TestStdioEachMessageIsOneLine(t *testing.T) {
+	h := startStdio(t, StdioTransport{})
+	h.send(initLine)
+	h.next()
+	const n = 50
+	for i := 0; i < n; i++ {
+		h.send(`{"jsonrpc":"2.0","id":` + itoa(i+1) + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1,"pad":"` + strings.Repeat("z", 100_000) + `"}}}`)
+	}
+	got := h.rest()
+	if len(got) != n {
+		t.Fatalf("got %d responses, want %d", len(got), n)
+	}
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make demo: start the demo backend on a temporary socket, run the bridge
+# against manifests.example/ under a real MCP client, then stop everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tairseach-demo.XXXXXX")
+sock="$dir/tairseach.sock"
+backend_pid=
+cleanup() {
+  [ -n "$backend_pid" ] && kill "$backend_pid" 2>/dev/null && wait "$backend_pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+
+echo "starting the demo backend on $sock"
+bin/tairseach-demo --socket "$sock" 2>"$dir/backend.log" &
+backend_pid=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+[ -S "$sock" ] || { cat "$dir/backend.log" >&2; echo "the demo backend did not start" >&2; exit 1; }
+
+echo "running: bin/tairseach-mcp --manifests manifests.example --socket $sock"
+echo "(the bridge's log lines go to stderr and are shown as they happen)"
+go run ./scripts/democlient bin/tairseach-mcp --manifests manifests.example --socket "$sock" --log-level warn
+
+echo
+echo "== the same from a shell pipe (one request in, one response line out):"
+echo "\$ echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"tairseach_contacts_get\",\"arguments\":{\"id\":\"c-001\"}}}' | bin/tairseach-mcp ..."
+echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_contacts_get","arguments":{"id":"c-001"}}}' |
+  bin/tairseach-mcp --manifests manifests.example --socket "$sock" --log-level warn
+echo
+echo "demo finished; the backend is stopped and $dir removed"
