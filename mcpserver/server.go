@@ -33,6 +33,7 @@ const (
 	DefaultCallTimeout    = 30 * time.Second
 	DefaultMaxResultBytes = 8 << 20
 	DefaultPoolSize       = 4
+	DefaultMaxInFlight    = 64
 )
 
 // instructions tell the model how to read what the tools return.
@@ -55,7 +56,10 @@ type Config struct {
 	// result as structuredContent, validated against it.
 	OutputSchemas bool
 	PoolSize      int // socket connections per backend
-	Logger        zerolog.Logger
+	// MaxInFlight caps concurrent tool calls; a call over it waits for a
+	// slot until its timeout, then fails as busy.
+	MaxInFlight int
+	Logger      zerolog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -71,6 +75,9 @@ func (c *Config) setDefaults() {
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
 }
 
 // Server is the MCP server for one registry at a time. Apply swaps the
@@ -81,10 +88,12 @@ type Server struct {
 	mcp *mcp.Server
 
 	routes atomic.Pointer[routeTable] // read on every call
+	slots  chan struct{}              // one token per call in flight
 
-	mu      sync.Mutex // serialises Apply; guards clients and visible
+	mu      sync.Mutex // serialises Apply; guards the fields below
 	clients map[string]*socketrpc.Client
-	visible map[string][]byte // MCP name → the tool as clients see it
+	visible map[string][]byte               // MCP name → the tool as clients see it
+	schemas map[string]*jsonschema.Resolved // compiled schemas by their JSON, reused across reloads
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -92,6 +101,7 @@ type route struct {
 	tool    manifest.Tool
 	client  *socketrpc.Client
 	timeout time.Duration
+	input   *jsonschema.Resolved // nil: arguments are not checked
 	output  *jsonschema.Resolved // nil: no structuredContent
 }
 
@@ -105,8 +115,10 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	s := &Server{
 		cfg:     cfg,
 		log:     cfg.Logger,
+		slots:   make(chan struct{}, cfg.MaxInFlight),
 		clients: make(map[string]*socketrpc.Client),
 		visible: make(map[string][]byte),
+		schemas: make(map[string]*jsonschema.Resolved),
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}, &mcp.ServerOptions{
@@ -151,12 +163,32 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	defer s.mu.Unlock()
 
 	old := s.routes.Load()
+	oldSchemas := s.schemas
+	s.schemas = make(map[string]*jsonschema.Resolved, len(oldSchemas))
+	compile := func(b json.RawMessage) (*jsonschema.Resolved, error) {
+		if r, ok := s.schemas[string(b)]; ok {
+			return r, nil
+		}
+		r, ok := oldSchemas[string(b)]
+		if !ok {
+			var sch jsonschema.Schema
+			if err := json.Unmarshal(b, &sch); err != nil {
+				return nil, err
+			}
+			var err error
+			if r, err = sch.Resolve(nil); err != nil {
+				return nil, err
+			}
+		}
+		s.schemas[string(b)] = r
+		return r, nil
+	}
 	table := &routeTable{byName: make(map[string]*route, len(reg.Tools))}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
 	var ch Change
 	for _, t := range reg.Tools {
-		def, r, err := s.prepare(t)
+		def, r, err := s.prepare(t, compile)
 		if err != nil {
 			s.log.Error().Str("tool", t.Name).Str("file", t.File).Err(err).Msg("skipping tool")
 			continue
@@ -220,7 +252,7 @@ func (s *Server) addTool(def *mcp.Tool) (err error) {
 }
 
 // prepare builds the MCP definition and the route of one tool.
-func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
+func (s *Server) prepare(t manifest.Tool, compile func(json.RawMessage) (*jsonschema.Resolved, error)) (*mcp.Tool, *route, error) {
 	def := &mcp.Tool{
 		Name:        t.Name,
 		Title:       t.Title,
@@ -245,17 +277,18 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 	if t.TimeoutMs > 0 {
 		r.timeout = time.Duration(t.TimeoutMs) * time.Millisecond
 	}
+	if in, err := compile(t.InputSchema); err != nil {
+		s.log.Warn().Str("tool", t.Name).Str("file", t.File).Err(err).Msg("inputSchema is not valid JSON Schema; arguments are sent unchecked")
+	} else {
+		r.input = in
+	}
 	if s.cfg.OutputSchemas && len(t.OutputSchema) > 0 {
-		var sch jsonschema.Schema
-		if err := json.Unmarshal(t.OutputSchema, &sch); err != nil {
-			return nil, nil, fmt.Errorf("outputSchema: %w", err)
-		}
-		res, err := sch.Resolve(nil)
+		out, err := compile(t.OutputSchema)
 		if err != nil {
-			return nil, nil, fmt.Errorf("outputSchema: %w", err)
+			return nil, nil, fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
 		}
 		def.OutputSchema = t.OutputSchema
-		r.output = res
+		r.output = out
 	}
 	return def, r, nil
 }
@@ -309,8 +342,35 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	if r.input != nil {
+		if msg := checkArgs(r.input, args); msg != "" {
+			return errorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", name, msg))
+		}
+	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		acquired := false
+		select {
+		case s.slots <- struct{}{}:
+			acquired = true
+		case <-callCtx.Done():
+		}
+		if callCtx.Err() != nil {
+			// Timed out (or cancelled) while queued, even if a slot freed at
+			// the same moment.
+			if acquired {
+				<-s.slots
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			return errorResult(fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(s.slots), r.timeout))
+		}
+	}
+	defer func() { <-s.slots }()
 	start := time.Now()
 	out, err := r.client.Call(callCtx, r.tool.Method, args)
 	if err != nil {

@@ -34,6 +34,7 @@ type options struct {
 	drainTimeout   time.Duration
 	maxResultBytes int
 	poolSize       int
+	maxInFlight    int
 	outputSchemas  string
 	linger         bool
 	logLevel       string
@@ -122,6 +123,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes, how long to wait for calls in flight (default: the call timeout)")
 	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest tool result sent to the client; larger ones become an error")
 	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
+	f.IntVar(&o.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "most tool calls at once; more wait for a slot until their timeout")
 	f.StringVar(&o.outputSchemas, "output-schemas", "on", "publish outputSchemas and return structuredContent: on or off")
 	f.BoolVar(&o.linger, "linger", false, "keep running after stdin closes, until interrupted")
 	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
@@ -193,8 +195,8 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	if o.drainTimeout <= 0 {
 		o.drainTimeout = o.callTimeout
 	}
-	if o.maxResultBytes <= 0 || o.poolSize <= 0 {
-		return usageError{errors.New("--max-result-bytes and --pool-size must be positive")}
+	if o.maxResultBytes <= 0 || o.poolSize <= 0 || o.maxInFlight <= 0 {
+		return usageError{errors.New("--max-result-bytes, --pool-size and --max-in-flight must be positive")}
 	}
 	if _, err := zerolog.ParseLevel(o.logLevel); err != nil {
 		return usageError{fmt.Errorf("--log-level %q: want trace, debug, info, warn, error or disabled", o.logLevel)}

@@ -62,6 +62,7 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		MaxResultBytes: o.maxResultBytes,
 		OutputSchemas:  o.outputSchemas == "on",
 		PoolSize:       o.poolSize,
+		MaxInFlight:    o.maxInFlight,
 		Logger:         log,
 	}
 }

@@ -1,0 +1,76 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// checkArgs validates args against schema and returns "" when they conform,
+// else what is wrong, naming the argument.
+func checkArgs(schema *jsonschema.Resolved, args json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return "not JSON: " + err.Error()
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return "arguments must be a JSON object"
+	}
+	if err := schema.Validate(v); err != nil {
+		return describeSchemaError(err)
+	}
+	return ""
+}
+
+// describeSchemaError rewrites jsonschema-go's "validating root: validating
+// /properties/a/properties/b: type: …" into `argument "a.b": type: …`.
+func describeSchemaError(err error) string {
+	msg := err.Error()
+	path := ""
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			break
+		}
+		p, after, ok := strings.Cut(rest, ": ")
+		if !ok {
+			break
+		}
+		if p != "root" {
+			path = p
+		}
+		msg = after
+	}
+	if field := schemaPathToField(path); field != "" {
+		return "argument " + strconvQuote(field) + ": " + msg
+	}
+	return msg
+}
+
+// schemaPathToField turns a schema location such as
+// /properties/a/items/properties/b into the argument path a[].b.
+func schemaPathToField(p string) string {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	var b strings.Builder
+	for i := 0; i < len(parts); i++ {
+		switch parts[i] {
+		case "properties":
+			if i+1 < len(parts) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(parts[i+1])
+				i++
+			}
+		case "items", "additionalProperties", "prefixItems":
+			b.WriteString("[]")
+		}
+	}
+	return b.String()
+}
+
+func strconvQuote(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
+}
