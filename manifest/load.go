@@ -46,17 +46,27 @@ func Load(dir string, opts Options) (*Registry, error) {
 	r.Problems = append(scanProblems, r.Problems...)
 	r.FileErrors = errs
 
-	for _, fe := range r.FileErrors {
+	logDiagnostics(log, r.FileErrors, r.Problems, r.Skipped)
+	log.Info().Str("dir", dir).Int("files", len(r.Files)).Int("tools", len(r.Tools)).
+		Int("skipped", len(r.Skipped)).Int("problems", len(r.Problems)).Int("file_errors", len(r.FileErrors)).
+		Msg("manifests loaded")
+	return r, nil
+}
+
+// logDiagnostics logs rejected files, problems and skipped tools, each once,
+// at the level Load uses for them.
+func logDiagnostics(log zerolog.Logger, errs []*FileError, problems []Problem, skipped []Skipped) {
+	for _, fe := range errs {
 		log.Error().Err(fe).Str("file", fe.Path).Msg("manifest rejected")
 	}
-	for _, p := range r.Problems {
+	for _, p := range problems {
 		ev := log.Warn()
 		if p.Severity == Error {
 			ev = log.Error()
 		}
 		ev.Str("file", p.File).Str("tool", p.Tool).Msg(p.Message)
 	}
-	for _, s := range r.Skipped {
+	for _, s := range skipped {
 		var ev *zerolog.Event
 		switch s.Reason {
 		case Duplicate:
@@ -68,10 +78,6 @@ func Load(dir string, opts Options) (*Registry, error) {
 		}
 		ev.Str("file", s.File).Str("tool", s.ToolName).Str("name", s.Name).Str("reason", s.Reason.String()).Msg(s.Detail)
 	}
-	log.Info().Str("dir", dir).Int("files", len(r.Files)).Int("tools", len(r.Tools)).
-		Int("skipped", len(r.Skipped)).Int("problems", len(r.Problems)).Int("file_errors", len(r.FileErrors)).
-		Msg("manifests loaded")
-	return r, nil
 }
 
 // loadFile reads and parses one file, always returning a *FileError on failure.
@@ -82,13 +88,18 @@ func loadFile(dir, rel string, opts Options) (*File, *FileError) {
 	}
 	f, err := ParseFile(rel, data, opts)
 	if err != nil {
-		var fe *FileError
-		if errors.As(err, &fe) {
-			return nil, fe
-		}
-		return nil, &FileError{Path: rel, Err: err}
+		return nil, asFileError(rel, err)
 	}
 	return f, nil
+}
+
+// asFileError returns err as a *FileError for the file at rel.
+func asFileError(rel string, err error) *FileError {
+	var fe *FileError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return &FileError{Path: rel, Err: err}
 }
 
 // readCapped reads a regular file of at most limit bytes.
@@ -158,29 +169,54 @@ type walker struct {
 	log      zerolog.Logger
 	visited  map[string]bool // real paths of directories already walked
 	files    []string
+	dirs     []walkedDir // directories walked, root first, in walk order
 	problems []Problem
 }
 
+// walkedDir is a directory a walker read: its slash path relative to the
+// walk's root ("" for the root) and its real path.
+type walkedDir struct {
+	rel, real string
+}
+
 func scan(dir string, log zerolog.Logger) ([]string, []Problem, error) {
+	w, err := walkTree(dir, log, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w.files, w.problems, nil
+}
+
+// walkTree walks dir as Scan does, treating the directories whose real paths
+// are in skip as already walked. The returned walker's files are sorted.
+func walkTree(dir string, log zerolog.Logger, skip map[string]bool) (*walker, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading manifest directory: %w", err)
+		return nil, fmt.Errorf("reading manifest directory: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, nil, fmt.Errorf("reading manifest directory: %s is not a directory", dir)
+		return nil, fmt.Errorf("reading manifest directory: %s is not a directory", dir)
 	}
 	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading manifest directory: %w", err)
+		return nil, fmt.Errorf("reading manifest directory: %w", err)
+	}
+	w := &walker{root: dir, log: log, visited: make(map[string]bool, len(skip)+1)}
+	for d := range skip {
+		w.visited[d] = true
+	}
+	if w.visited[realDir] {
+		return w, nil
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading manifest directory: %w", err)
+		return nil, fmt.Errorf("reading manifest directory: %w", err)
 	}
-	w := &walker{root: dir, log: log, visited: map[string]bool{realDir: true}}
+	w.visited[realDir] = true
+	w.dirs = append(w.dirs, walkedDir{"", realDir})
 	w.walkEntries("", entries)
 	slices.Sort(w.files)
-	return w.files, w.problems, nil
+	return w, nil
 }
 
 func (w *walker) problem(rel string, s Severity, format string, args ...any) {
@@ -233,6 +269,7 @@ func (w *walker) walkDir(rel, abs string) {
 		return
 	}
 	w.visited[realDir] = true
+	w.dirs = append(w.dirs, walkedDir{rel, realDir})
 	entries, err := os.ReadDir(abs)
 	if err != nil {
 		w.problem(rel, Error, "skipping directory: %v", err)

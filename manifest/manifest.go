@@ -12,6 +12,9 @@
 // Loading is forgiving: a broken file is reported as a *FileError and never
 // stops the other files from loading, and a broken tool is skipped with a
 // Skipped entry and, where someone should act, a Problem.
+//
+// Load reads a directory once; a Watcher keeps a Registry up to date as the
+// files in it change.
 package manifest
 
 import (

@@ -1,0 +1,636 @@
+package manifest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rs/zerolog"
+)
+
+// deadline bounds every wait; reloads normally take about one debounce period.
+const deadline = 5 * time.Second
+
+// watchHarness runs a Watcher over a temporary directory and records its reloads.
+type watchHarness struct {
+	t   *testing.T
+	dir string
+	w   *Watcher
+
+	mu      sync.Mutex
+	reloads []Reload
+}
+
+// startWatcher runs a Watcher on dir until the test ends and waits until it
+// watches the directory.
+func startWatcher(t *testing.T, dir string, opts WatchOptions) *watchHarness {
+	t.Helper()
+	h := &watchHarness{t: t, dir: dir}
+	w, err := NewWatcher(dir, opts, func(r Reload) {
+		h.mu.Lock()
+		h.reloads = append(h.reloads, r)
+		h.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("NewWatcher: %v", err)
+	}
+	h.w = w
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(deadline):
+			t.Errorf("Run did not return after cancellation")
+		}
+	})
+	h.waitApplies(1) // Run's first rescan: the tree is watched from now on
+	return h
+}
+
+// poll calls cond until it is true, failing the test after the deadline.
+func poll(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(deadline); !cond(); {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitTools waits until the current tools are exactly names.
+func (h *watchHarness) waitTools(names ...string) {
+	h.t.Helper()
+	var got []string
+	for end := time.Now().Add(deadline); ; time.Sleep(5 * time.Millisecond) {
+		got = toolNames(h.w.Registry())
+		if slices.Equal(got, names) {
+			return
+		}
+		if time.Now().After(end) {
+			h.t.Fatalf("tools = %q, want %q", got, names)
+		}
+	}
+}
+
+// waitApplies waits until the watcher has attempted n reloads in all.
+func (h *watchHarness) waitApplies(n int64) {
+	h.t.Helper()
+	poll(h.t, fmt.Sprintf("%d reloads", n), func() bool { return h.w.applies.Load() >= n })
+}
+
+// quiet waits for the next reload attempt and a little more, then fails if
+// onReload was called after the first since reloads.
+func (h *watchHarness) quiet(since int) {
+	h.t.Helper()
+	h.waitApplies(h.w.applies.Load() + 1)
+	time.Sleep(2 * h.w.opts.debounce())
+	if got := h.since(since); len(got) != 0 {
+		h.t.Fatalf("got %d reloads, want none: %+v", len(got), got)
+	}
+}
+
+func (h *watchHarness) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.reloads)
+}
+
+// since returns the reloads after the first n.
+func (h *watchHarness) since(n int) []Reload {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.reloads[n:])
+}
+
+func toolNames(r *Registry) []string {
+	names := []string{}
+	for _, t := range r.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// tool returns a manifest with one tool named name.
+func tool(name string) string { return manifestJSONFor(name, "", name+"="+name) }
+
+func write(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWatchEdits(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"a.json": tool("a")})
+	h := startWatcher(t, dir, WatchOptions{})
+	h.waitTools("a")
+	p := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+
+	steps := []struct {
+		name             string
+		do               func()
+		tools            []string
+		changed, removed []string
+	}{
+		{
+			name:    "new file",
+			do:      func() { write(t, p("b.json"), tool("b")) },
+			tools:   []string{"a", "b"},
+			changed: []string{"b.json"},
+		},
+		{
+			name:    "modify",
+			do:      func() { write(t, p("a.json"), manifestJSONFor("a", "", "a=a", "a2=a2")) },
+			tools:   []string{"a", "a2", "b"},
+			changed: []string{"a.json"},
+		},
+		{
+			name: "atomic save by rename",
+			do: func() {
+				write(t, p("a.json.tmp"), tool("a3"))
+				must(t, os.Rename(p("a.json.tmp"), p("a.json")))
+			},
+			tools:   []string{"a3", "b"},
+			changed: []string{"a.json"},
+		},
+		{
+			name: "write then chmod",
+			do: func() {
+				write(t, p("b.json"), tool("b2"))
+				must(t, os.Chmod(p("b.json"), 0o600))
+			},
+			tools:   []string{"a3", "b2"},
+			changed: []string{"b.json"},
+		},
+		{
+			name:    "delete",
+			do:      func() { must(t, os.Remove(p("b.json"))) },
+			tools:   []string{"a3"},
+			removed: []string{"b.json"},
+		},
+		{
+			name:    "new directory",
+			do:      func() { write(t, p("sub/deep/er/c.json"), tool("c")) },
+			tools:   []string{"a3", "c"},
+			changed: []string{"sub/deep/er/c.json"},
+		},
+		{
+			name:    "file in the new directory",
+			do:      func() { write(t, p("sub/deep/er/d.json"), tool("d")) },
+			tools:   []string{"a3", "c", "d"},
+			changed: []string{"sub/deep/er/d.json"},
+		},
+		{
+			name: "directory moved in",
+			do: func() {
+				writeTree(t, outside, map[string]string{"pkg/e.json": tool("e"), "pkg/f/g.json": tool("g"), "pkg/f/.hidden.json": tool("h")})
+				must(t, os.Rename(filepath.Join(outside, "pkg"), p("pkg")))
+			},
+			tools:   []string{"a3", "c", "d", "e", "g"},
+			changed: []string{"pkg/e.json", "pkg/f/g.json"},
+		},
+		{
+			name:    "directory renamed",
+			do:      func() { must(t, os.Rename(p("pkg"), p("pkg2"))) },
+			tools:   []string{"a3", "c", "d", "e", "g"},
+			changed: []string{"pkg2/e.json", "pkg2/f/g.json"},
+			removed: []string{"pkg/e.json", "pkg/f/g.json"},
+		},
+		{
+			name:    "file in the renamed directory",
+			do:      func() { write(t, p("pkg2/f/i.json"), tool("i")) },
+			tools:   []string{"a3", "c", "d", "e", "g", "i"},
+			changed: []string{"pkg2/f/i.json"},
+		},
+		{
+			name:    "directory moved out",
+			do:      func() { must(t, os.Rename(p("pkg2"), filepath.Join(outside, "pkg2"))) },
+			tools:   []string{"a3", "c", "d"},
+			removed: []string{"pkg2/e.json", "pkg2/f/g.json", "pkg2/f/i.json"},
+		},
+		{
+			name:    "directory deleted",
+			do:      func() { must(t, os.RemoveAll(p("sub"))) },
+			tools:   []string{"a3"},
+			removed: []string{"sub/deep/er/c.json", "sub/deep/er/d.json"},
+		},
+		{
+			name: "editor files are ignored",
+			do: func() {
+				writeTree(t, dir, map[string]string{".a.json.swp": "x", "a.json~": "x", "4913": "", "j.json": tool("j")})
+			},
+			tools:   []string{"a3", "j"},
+			changed: []string{"j.json"},
+		},
+	}
+	for _, st := range steps {
+		n := h.count()
+		st.do()
+		poll(t, st.name, func() bool { return h.count() > n })
+		h.waitTools(st.tools...)
+		var changed, removed []string
+		for _, r := range h.since(n) {
+			changed = append(changed, r.Changed...)
+			removed = append(removed, r.Removed...)
+			if len(r.Failed) != 0 || !r.ToolsChanged || r.Full {
+				t.Errorf("%s: reload %+v, want no failures, tools changed, not full", st.name, r)
+			}
+		}
+		slices.Sort(changed)
+		slices.Sort(removed)
+		if !slices.Equal(changed, st.changed) || !slices.Equal(removed, st.removed) {
+			t.Errorf("%s: changed %q, removed %q; want %q, %q", st.name, changed, removed, st.changed, st.removed)
+		}
+	}
+
+	// A file moved out of the tree no longer reaches it through a stale watch.
+	n := h.count()
+	write(t, filepath.Join(outside, "pkg2", "f", "k.json"), tool("k"))
+	write(t, p("l.json"), tool("l"))
+	h.waitTools("a3", "j", "l")
+	for _, r := range h.since(n) {
+		if !slices.Equal(r.Changed, []string{"l.json"}) || len(r.Removed) != 0 {
+			t.Errorf("reload %+v, want only l.json changed", r)
+		}
+	}
+}
+
+func TestWatchUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	data := tool("a")
+	writeTree(t, dir, map[string]string{"a.json": data, "bad.json": "{}"})
+	h := startWatcher(t, dir, WatchOptions{})
+	a := filepath.Join(dir, "a.json")
+
+	write(t, a, data) // the same bytes
+	h.quiet(0)
+	later := time.Now().Add(time.Hour)
+	must(t, os.Chtimes(a, later, later))
+	must(t, os.Chmod(a, 0o600))
+	write(t, filepath.Join(dir, "bad.json"), "{}")
+	h.quiet(0)
+	must(t, os.Mkdir(filepath.Join(dir, "empty"), 0o755))
+	write(t, filepath.Join(dir, "notes.txt"), "not a manifest")
+	h.quiet(0)
+}
+
+func TestWatchBrokenEdits(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.json": tool("a")})
+	var logs syncBuffer
+	h := startWatcher(t, dir, WatchOptions{Options: Options{Logger: zerolog.New(&logs)}})
+	a := filepath.Join(dir, "a.json")
+
+	// waitReload waits for the next reload after the first n.
+	waitReload := func(n int) Reload {
+		t.Helper()
+		poll(t, "a reload", func() bool { return h.count() > n })
+		return h.since(n)[0]
+	}
+	checkErrs := func(want ...string) {
+		t.Helper()
+		var got []string
+		for _, fe := range h.w.Registry().FileErrors {
+			got = append(got, fe.Error())
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("FileErrors = %q, want %q", got, want)
+		}
+	}
+	const missingTools = `a.json: missing "tools" array`
+
+	// A broken edit keeps the last good tools and is reported.
+	n := h.count()
+	write(t, a, `{"id":"a"}`)
+	r := waitReload(n)
+	if len(r.Failed) != 1 || r.Failed[0].Error() != missingTools || r.ToolsChanged || len(r.Changed)+len(r.Removed) != 0 {
+		t.Errorf("broken edit: reload %+v, want a.json failing only", r)
+	}
+	if got := toolNames(r.Registry); !slices.Equal(got, []string{"a"}) || !slices.Equal(r.Registry.Files, []string{"a.json"}) {
+		t.Errorf("broken edit: tools %q, files %q; want the last good a.json", got, r.Registry.Files)
+	}
+	checkErrs(missingTools)
+
+	// The same error again, from other bytes, is not reported again.
+	n = h.count()
+	write(t, a, `{"id":"b"}`)
+	h.quiet(n)
+
+	// Another error is.
+	write(t, a, `{"tools":{}}`)
+	r = waitReload(n)
+	if len(r.Failed) != 1 || !strings.Contains(r.Failed[0].Error(), "tools: got object, want array") {
+		t.Errorf("other error: reload %+v", r)
+	}
+
+	// A file broken from the start contributes nothing and is reported.
+	n = h.count()
+	write(t, filepath.Join(dir, "new.json"), "nope")
+	r = waitReload(n)
+	if len(r.Failed) != 1 || r.Failed[0].Path != "new.json" || !slices.Equal(r.Registry.Files, []string{"a.json"}) {
+		t.Errorf("new broken file: reload %+v, files %q", r, r.Registry.Files)
+	}
+
+	// Fixing a file clears its error.
+	n = h.count()
+	write(t, a, tool("a2"))
+	h.waitTools("a2")
+	r = waitReload(n)
+	if !slices.Equal(r.Changed, []string{"a.json"}) || len(r.Failed) != 0 || !r.ToolsChanged {
+		t.Errorf("fix: reload %+v", r)
+	}
+	checkErrs("new.json:1:2: invalid JSON: invalid character 'o' in literal null (expecting 'u')")
+
+	// Deleting a broken file clears its error.
+	n = h.count()
+	must(t, os.Remove(filepath.Join(dir, "new.json")))
+	r = waitReload(n)
+	if !slices.Equal(r.Removed, []string{"new.json"}) || r.ToolsChanged {
+		t.Errorf("delete: reload %+v", r)
+	}
+	checkErrs()
+
+	// Every error was logged once, every reload once.
+	out := logs.String()
+	for _, want := range []struct {
+		text string
+		n    int
+	}{
+		{`"file":"a.json","message":"manifest rejected"`, 2},
+		{`"file":"new.json","message":"manifest rejected"`, 1},
+		{`"message":"manifests reloaded"`, h.count()},
+		{`"message":"manifests loaded"`, 1},
+	} {
+		if got := strings.Count(out, want.text); got != want.n {
+			t.Errorf("log has %s %d times, want %d:\n%s", want.text, got, want.n, out)
+		}
+	}
+}
+
+// syncBuffer is a strings.Builder safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestWatchDirectoryLate(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "x", "y", "manifests")
+	h := startWatcher(t, dir, WatchOptions{})
+	if r := h.w.Registry(); len(r.Tools) != 0 || len(r.Files) != 0 {
+		t.Fatalf("registry of a missing directory: %+v", r)
+	}
+	write(t, filepath.Join(dir, "core", "a.json"), tool("a"))
+	h.waitTools("a")
+	write(t, filepath.Join(dir, "core", "b.json"), tool("b"))
+	h.waitTools("a", "b")
+	if r := h.since(0)[0]; !r.Full || !slices.Equal(r.Changed, []string{"core/a.json"}) {
+		t.Errorf("first reload %+v, want a full one with core/a.json", r)
+	}
+}
+
+func TestWatchDirectoryRecreated(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "manifests")
+	writeTree(t, dir, map[string]string{"a.json": tool("a"), "sub/b.json": tool("b")})
+	h := startWatcher(t, dir, WatchOptions{})
+	h.waitTools("a", "b")
+
+	must(t, os.RemoveAll(dir))
+	h.waitTools()
+	write(t, filepath.Join(dir, "c.json"), tool("c"))
+	h.waitTools("c")
+
+	// Faster than the debounce period.
+	must(t, os.RemoveAll(dir))
+	write(t, filepath.Join(dir, "sub", "d.json"), tool("d"))
+	h.waitTools("d")
+	write(t, filepath.Join(dir, "sub", "e.json"), tool("e"))
+	h.waitTools("d", "e")
+
+	// Moved away and replaced.
+	must(t, os.Rename(dir, filepath.Join(parent, "old")))
+	write(t, filepath.Join(dir, "f.json"), tool("f"))
+	h.waitTools("f")
+	write(t, filepath.Join(parent, "old", "sub", "g.json"), tool("g"))
+	write(t, filepath.Join(dir, "h.json"), tool("h"))
+	h.waitTools("f", "h")
+}
+
+func TestWatchBurst(t *testing.T) {
+	dir := t.TempDir()
+	// Files go into new directories too, which must be watched before the
+	// reload for the burst to keep the debounce timer going. A longer period
+	// than the default keeps one reload when a busy machine stalls the writer.
+	h := startWatcher(t, dir, WatchOptions{Debounce: 250 * time.Millisecond})
+	const n = 500
+	want := make([]string, n)
+	for i := range n {
+		name := fmt.Sprintf("t%03d", i)
+		want[i] = name
+		write(t, filepath.Join(dir, fmt.Sprintf("g%d", i%5), name+".json"), tool(name))
+	}
+	h.waitTools(want...)
+	time.Sleep(2 * h.w.opts.debounce()) // room for a wrong second reload
+	if got := h.since(0); len(got) != 1 || len(got[0].Changed) != n {
+		t.Errorf("got %d reloads, want 1 with %d files", len(got), n)
+		for _, r := range got {
+			t.Logf("reload: %d changed, %d removed, %d failed", len(r.Changed), len(r.Removed), len(r.Failed))
+		}
+	}
+}
+
+func TestWatchReloadOnDemand(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"a.json": tool("a")})
+	// A change through a hard link outside the tree raises no event in it,
+	// as on a file system without notifications.
+	link := filepath.Join(outside, "a.json")
+	if err := os.Link(filepath.Join(dir, "a.json"), link); err != nil {
+		t.Skipf("hard links unavailable: %v", err)
+	}
+	h := startWatcher(t, dir, WatchOptions{Debounce: 20 * time.Millisecond})
+	f, err := os.OpenFile(link, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	_, err = f.WriteString(tool("b"))
+	must(t, errors.Join(err, f.Close()))
+	time.Sleep(100 * time.Millisecond)
+	if h.count() != 0 {
+		t.Skip("this file system reports changes through hard links")
+	}
+	h.w.Reload()
+	h.waitTools("b")
+	if r := h.since(0)[0]; !r.Full || !slices.Equal(r.Changed, []string{"a.json"}) {
+		t.Errorf("reload %+v, want a full one with a.json", r)
+	}
+	h.w.Reload() // nothing changed
+	h.quiet(1)
+}
+
+func TestWatchRunStops(t *testing.T) {
+	before := runtime.NumGoroutine()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.json": tool("a")})
+	w, err := NewWatcher(dir, WatchOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	poll(t, "the first rescan", func() bool { return w.applies.Load() >= 1 })
+	write(t, filepath.Join(dir, "b.json"), tool("b"))
+	w.Reload() // a reload pending at cancellation
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(deadline):
+		t.Fatal("Run did not return after cancellation")
+	}
+	poll(t, "goroutines to stop", func() bool { return runtime.NumGoroutine() <= before })
+
+	if err := w.Run(context.Background()); err == nil {
+		t.Error("a second Run succeeded")
+	}
+	w.Reload() // harmless after Run
+}
+
+func TestNewWatcher(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"a.json":     tool("a"),
+		"bad.json":   "{}",
+		"sub/b.json": manifestJSONFor("b", "", "a=a"),
+	})
+	w, err := NewWatcher(dir, WatchOptions{Options: Options{Prefix: "p_"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Load(dir, Options{Prefix: "p_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.Registry()
+	if !slices.Equal(toolNames(got), toolNames(want)) || !slices.Equal(got.Files, want.Files) ||
+		len(got.Skipped) != len(want.Skipped) || len(got.FileErrors) != 1 || got.FileErrors[0].Error() != want.FileErrors[0].Error() {
+		t.Errorf("NewWatcher registry:\n%+v\nwant as Load:\n%+v", got, want)
+	}
+	if _, err := NewWatcher("", WatchOptions{}, nil); err == nil {
+		t.Error("NewWatcher with no directory succeeded")
+	}
+}
+
+func TestWithin(t *testing.T) {
+	tests := []struct {
+		name, dir string
+		want      bool
+	}{
+		{"/a/b", "/a/b", true},
+		{"/a/b/c", "/a/b", true},
+		{"/a/bc", "/a/b", false},
+		{"/a", "/a/b", false},
+		{"/a", "/", true},
+		{"/", "/", true},
+	}
+	for _, tt := range tests {
+		if got := within(tt.name, tt.dir); got != tt.want {
+			t.Errorf("within(%q, %q) = %v, want %v", tt.name, tt.dir, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkReload1000 measures reloading a tree of 1,000 manifests in 10
+// directories, watched, after one file changed: by its event, and by a full
+// rescan that re-reads every file.
+func BenchmarkReload1000(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 1000 {
+		name := fmt.Sprintf("m%04d", i)
+		p := filepath.Join(dir, fmt.Sprintf("d%d", i%10), name+".json")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		data := manifestJSONFor(name, "", name+".list="+name+".list", name+".get="+name+".get")
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range fsw.Events {
+		}
+	})
+	defer func() { fsw.Close(); wg.Wait() }()
+	t := newTree(dir, Options{Prefix: "tairseach_"})
+	t.fsw = fsw
+	if _, ok := t.apply(nil, true); !ok || len(t.reg.Tools) != 2000 {
+		b.Fatalf("loaded %d tools, want 2000", len(t.reg.Tools))
+	}
+	target := filepath.Join(dir, "d0", "m0000.json")
+	for _, bm := range []struct {
+		name  string
+		names []string
+		full  bool
+	}{
+		{"one-file", []string{target}, false},
+		{"full-rescan", nil, true},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				data := manifestJSONFor("m0000", "", fmt.Sprintf("v%d=v", i))
+				if err := os.WriteFile(target, []byte(data), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				if rep, ok := t.apply(bm.names, bm.full); !ok || len(rep.Changed) != 1 {
+					b.Fatalf("reload %+v, want one file changed", rep)
+				}
+			}
+		})
+	}
+}

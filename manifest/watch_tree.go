@@ -1,0 +1,552 @@
+package manifest
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rs/zerolog"
+)
+
+// tree is a Watcher's view of the manifests directory: what was last read
+// from every file and which directories are watched. It is used by one
+// goroutine at a time (see Watcher.t).
+type tree struct {
+	root string // absolute
+	opts Options
+	log  zerolog.Logger
+	fsw  *fsnotify.Watcher // nil when not watching
+
+	present  bool        // root is a directory
+	rootInfo os.FileInfo // root's identity while present
+	ancestor string      // the watched nearest existing ancestor of root while root is missing
+
+	files        map[string]*fileState // by slash path relative to root
+	dirs         map[string]*dirState  // walked directories by slash path; "" is root
+	scanProblems map[string]Problem    // problems met walking, by Problem.File
+	watchErr     string                // the last error adding a watch, logged once
+	reg          *Registry             // the result of the last reload
+
+	// The reload in progress.
+	changed, removed map[string]bool
+	failed           []*FileError
+	dirty            bool // FileErrors or walk problems changed
+}
+
+// fileState is what a tree knows of one candidate file.
+type fileState struct {
+	sum        [sha256.Size]byte // of the content last read
+	read       bool              // sum is set
+	good       *File             // the last version that loaded; nil if none did
+	err        *FileError        // why the latest version was rejected; nil if it loaded
+	readFailed bool              // err came from reading the file, not from the content with sum
+}
+
+// dirState is what a tree knows of one walked directory.
+type dirState struct {
+	info    os.FileInfo // identity when last walked
+	real    string      // real path, so that a symbolic link loop is walked once
+	watched bool
+}
+
+func newTree(root string, opts Options) *tree {
+	return &tree{
+		root:         root,
+		opts:         opts,
+		log:          opts.Logger,
+		files:        make(map[string]*fileState),
+		dirs:         make(map[string]*dirState),
+		scanProblems: make(map[string]Problem),
+		reg:          Build(nil),
+	}
+}
+
+func (t *tree) abs(rel string) string { return filepath.Join(t.root, filepath.FromSlash(rel)) }
+
+// apply brings the tree up to date for the absolute paths that had events,
+// or for everything when full. It reports false when nothing changed.
+func (t *tree) apply(names []string, full bool) (Reload, bool) {
+	t.changed, t.removed, t.failed, t.dirty = make(map[string]bool), make(map[string]bool), nil, false
+	var rels []string
+	for _, n := range names {
+		if n == t.root {
+			// The directory itself was removed, moved, replaced or created.
+			full = true
+			continue
+		}
+		rel, err := filepath.Rel(t.root, n)
+		if err != nil || !within(n, t.root) {
+			continue // an ancestor of root: checkRoot looks at it
+		}
+		rel = filepath.ToSlash(rel)
+		if !hidden(rel) {
+			rels = append(rels, rel)
+		}
+	}
+	if t.checkRoot() {
+		full = true
+	}
+	if t.present {
+		if full {
+			t.rescanDir("")
+		} else {
+			t.applyPaths(rels)
+		}
+	}
+	return t.finish(full)
+}
+
+// hidden reports whether a walk skips rel: one of its elements is a dot name.
+func hidden(rel string) bool {
+	for elem := range strings.SplitSeq(rel, "/") {
+		if strings.HasPrefix(elem, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRoot notes whether root is a directory. While it is not, it watches
+// root's nearest existing ancestor, to see it appear. It reports whether
+// root must be rescanned: it appeared or was replaced.
+func (t *tree) checkRoot() (rescan bool) {
+	for range 100 { // each round watches a deeper ancestor
+		fi, err := os.Stat(t.root)
+		if err == nil && fi.IsDir() {
+			if t.ancestor != "" {
+				if t.fsw != nil {
+					_ = t.fsw.Remove(t.ancestor)
+				}
+				t.ancestor = ""
+			}
+			rescan = !t.present || !os.SameFile(t.rootInfo, fi)
+			t.present, t.rootInfo = true, fi
+			return rescan
+		}
+		if t.present {
+			t.log.Warn().Str("dir", t.root).Msg("manifest directory is gone; waiting for it to reappear")
+			t.present, t.rootInfo = false, nil
+			t.drop("")
+		}
+		if t.fsw == nil {
+			return false
+		}
+		a := nearestDir(filepath.Dir(t.root))
+		if a == t.ancestor {
+			return false
+		}
+		if t.ancestor != "" {
+			_ = t.fsw.Remove(t.ancestor)
+			t.ancestor = ""
+		}
+		if err := t.fsw.Add(a); err != nil {
+			t.watchFailed(a, err)
+			return false
+		}
+		t.ancestor = a
+		// Look again: root or a deeper ancestor may have appeared before the watch.
+	}
+	return false
+}
+
+// watchNew watches a directory just created in a walked one, before the
+// reload that walks it: otherwise files written into it during a burst would
+// raise no event, and the reload would come before the burst ends.
+func (t *tree) watchNew(name string) {
+	if t.fsw == nil || !t.present || name == t.root || !within(name, t.root) {
+		return
+	}
+	rel, err := filepath.Rel(t.root, name)
+	if err != nil {
+		return
+	}
+	rel = filepath.ToSlash(rel)
+	if hidden(rel) || t.dirs[rel] != nil || t.dirs[parentDir(rel)] == nil {
+		return
+	}
+	fi, err := os.Lstat(name)
+	if err != nil || !fi.IsDir() {
+		return // symbolic links are left to the walk
+	}
+	real, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return
+	}
+	if err := t.fsw.Add(name); err != nil {
+		t.watchFailed(rel, err)
+		return
+	}
+	t.dirs[rel] = &dirState{info: fi, real: real, watched: true}
+}
+
+// nearestDir returns dir or its nearest ancestor that is a directory.
+func nearestDir(dir string) string {
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// applyPaths re-reads the paths that had events.
+func (t *tree) applyPaths(rels []string) {
+	slices.Sort(rels)
+	rels = slices.Compact(rels)
+	type entry struct {
+		rel string
+		fi  os.FileInfo
+	}
+	var live []entry
+	// Drop what is gone first: a directory moved within the tree must lose
+	// its watches under the old name before it is watched under the new one,
+	// as inotify would otherwise hand back the old watches.
+	for _, rel := range rels {
+		fi, err := os.Stat(t.abs(rel))
+		switch {
+		case err == nil:
+			live = append(live, entry{rel, fi})
+		case errors.Is(err, fs.ErrNotExist):
+			t.drop(rel)
+		case t.files[rel] != nil:
+			t.setError(rel, &FileError{Path: rel, Err: fmt.Errorf("reading file: %w", err)}, true)
+		}
+	}
+	rescanned := make(map[string]bool)
+	for _, e := range live {
+		if t.dirs[parentDir(e.rel)] == nil || coveredBy(rescanned, e.rel) {
+			continue // not in a walked directory, or just read
+		}
+		switch {
+		case e.fi.IsDir():
+			t.removeFile(e.rel)
+			t.rescanDir(e.rel)
+			rescanned[e.rel] = true
+		case e.fi.Mode().IsRegular() && IsCandidate(path.Base(e.rel)):
+			if t.dirs[e.rel] != nil {
+				t.drop(e.rel) // was a directory
+			}
+			t.readFile(e.rel)
+		default:
+			t.drop(e.rel)
+		}
+	}
+}
+
+// parentDir returns the relative slash path of rel's directory, "" for root.
+func parentDir(rel string) string {
+	if d := path.Dir(rel); d != "." {
+		return d
+	}
+	return ""
+}
+
+// coveredBy reports whether an ancestor of rel is in dirs.
+func coveredBy(dirs map[string]bool, rel string) bool {
+	for d := parentDir(rel); d != ""; d = parentDir(d) {
+		if dirs[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether rel is dir or inside it; everything is under "".
+func under(rel, dir string) bool {
+	return dir == "" || rel == dir || strings.HasPrefix(rel, dir+"/")
+}
+
+// rescanDir walks the directory rel (root for ""), watches its directories,
+// reads its files and forgets what is no longer there.
+func (t *tree) rescanDir(rel string) {
+	// Directories already walked elsewhere are not walked again, as in Scan.
+	skip := make(map[string]bool)
+	for k, d := range t.dirs {
+		if !under(k, rel) {
+			skip[d.real] = true
+		}
+	}
+	var w *walker
+	watched := make(map[string]bool) // directories watched by this rescan
+	for range 5 {
+		var err error
+		w, err = walkTree(t.abs(rel), zerolog.Nop(), skip)
+		if err != nil {
+			if rel == "" {
+				t.log.Error().Err(err).Str("dir", t.root).Msg("cannot read manifests")
+			}
+			t.drop(rel)
+			return
+		}
+		// Walk again after watching new directories: files created between
+		// the walk and the watch have no event.
+		if !t.syncDirs(rel, w.dirs, watched) {
+			break
+		}
+	}
+
+	seen := make(map[string]bool, len(w.files))
+	for _, f := range w.files {
+		seen[path.Join(rel, f)] = true
+	}
+	for k := range t.files {
+		if under(k, rel) && !seen[k] {
+			t.removeFile(k)
+		}
+	}
+	for _, f := range w.files {
+		t.readFile(path.Join(rel, f))
+	}
+	t.setScanProblems(rel, w.problems)
+}
+
+// syncDirs records the directories walked under rel, forgets those gone and
+// watches those not watched by this rescan yet, recording them in watched.
+// It reports whether it added a watch.
+func (t *tree) syncDirs(rel string, walked []walkedDir, watched map[string]bool) (added bool) {
+	seen := make(map[string]os.FileInfo, len(walked))
+	for _, d := range walked {
+		k := path.Join(rel, d.rel)
+		if fi, err := os.Stat(t.abs(k)); err == nil {
+			seen[k] = fi
+		}
+	}
+	// Forget the directories that are gone or were replaced before watching
+	// new ones, for the reason given in applyPaths.
+	for k, d := range t.dirs {
+		if !under(k, rel) {
+			continue
+		}
+		if fi, ok := seen[k]; !ok || !os.SameFile(d.info, fi) {
+			t.unwatchDir(k)
+		}
+	}
+	for _, d := range walked {
+		k := path.Join(rel, d.rel)
+		fi, ok := seen[k]
+		if !ok {
+			continue // gone already; its event follows
+		}
+		ds := t.dirs[k]
+		if ds == nil {
+			ds = &dirState{}
+			t.dirs[k] = ds
+		}
+		ds.info, ds.real = fi, d.real
+		if t.fsw == nil || watched[k] {
+			continue
+		}
+		// Adding a watch again is harmless and revives one the kernel
+		// dropped for a directory replaced by one with the same inode.
+		watched[k], added = true, true
+		if err := t.fsw.Add(t.abs(k)); err != nil {
+			ds.watched = false
+			t.watchFailed(k, err)
+			continue
+		}
+		ds.watched = true
+	}
+	return added
+}
+
+func (t *tree) watchFailed(dir string, err error) {
+	if msg := err.Error(); msg != t.watchErr {
+		t.watchErr = msg
+		t.log.Error().Err(err).Str("dir", dir).Msg("cannot watch directory; changes in it need a reload")
+	}
+}
+
+func (t *tree) unwatchDir(rel string) {
+	if d := t.dirs[rel]; d != nil && d.watched && t.fsw != nil {
+		// The watch may be gone with its directory already.
+		_ = t.fsw.Remove(t.abs(rel))
+	}
+	delete(t.dirs, rel)
+}
+
+// drop forgets the file or directory rel and everything under it.
+func (t *tree) drop(rel string) {
+	t.removeFile(rel)
+	if _, ok := t.dirs[rel]; ok || rel == "" {
+		for k := range t.files {
+			if under(k, rel) {
+				t.removeFile(k)
+			}
+		}
+		for k := range t.dirs {
+			if under(k, rel) {
+				t.unwatchDir(k)
+			}
+		}
+	}
+	for k := range t.scanProblems {
+		if under(k, rel) {
+			delete(t.scanProblems, k)
+			t.dirty = true
+		}
+	}
+}
+
+func (t *tree) removeFile(rel string) {
+	if _, ok := t.files[rel]; ok {
+		delete(t.files, rel)
+		delete(t.changed, rel)
+		t.removed[rel] = true
+	}
+}
+
+// readFile reads the file rel and parses it if its content changed.
+func (t *tree) readFile(rel string) {
+	data, err := readCapped(t.abs(rel), t.opts.maxFileSize())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			t.removeFile(rel) // raced with a removal
+			return
+		}
+		t.setError(rel, &FileError{Path: rel, Err: err}, true)
+		return
+	}
+	sum := sha256.Sum256(data)
+	st := t.files[rel]
+	if st != nil && st.read && !st.readFailed && st.sum == sum {
+		return // same content, same outcome
+	}
+	if st == nil {
+		st = &fileState{}
+		t.files[rel] = st
+	}
+	st.sum, st.read = sum, true
+	f, err := ParseFile(rel, data, t.opts)
+	if err != nil {
+		t.setError(rel, asFileError(rel, err), false)
+		return
+	}
+	st.good, st.err, st.readFailed = f, nil, false
+	t.changed[rel] = true
+	delete(t.removed, rel)
+}
+
+// setError records that the latest version of rel was rejected, keeping its
+// last good version; an error already reported is not reported again.
+func (t *tree) setError(rel string, fe *FileError, fromRead bool) {
+	st := t.files[rel]
+	if st == nil {
+		st = &fileState{}
+		t.files[rel] = st
+	}
+	delete(t.removed, rel)
+	st.readFailed = fromRead
+	if st.err != nil && st.err.Error() == fe.Error() {
+		return
+	}
+	st.err = fe
+	t.failed = append(t.failed, fe)
+	t.dirty = true
+}
+
+// setScanProblems replaces the walk problems under rel.
+func (t *tree) setScanProblems(rel string, problems []Problem) {
+	fresh := make(map[string]Problem, len(problems))
+	for _, p := range problems {
+		p.File = path.Join(rel, p.File)
+		fresh[p.File] = p
+	}
+	for k, p := range t.scanProblems {
+		if np, ok := fresh[k]; under(k, rel) && (!ok || np != p) {
+			delete(t.scanProblems, k)
+			t.dirty = true
+		}
+	}
+	for k, p := range fresh {
+		if old, ok := t.scanProblems[k]; !ok || old != p {
+			t.scanProblems[k] = p
+			t.dirty = true
+		}
+	}
+}
+
+// finish builds the new registry if anything changed, logs what is new and
+// reports it.
+func (t *tree) finish(full bool) (Reload, bool) {
+	if len(t.changed) == 0 && len(t.removed) == 0 && !t.dirty {
+		return Reload{}, false
+	}
+	var (
+		good []*File
+		errs []*FileError
+	)
+	for _, st := range t.files {
+		if st.good != nil {
+			good = append(good, st.good)
+		}
+		if st.err != nil {
+			errs = append(errs, st.err)
+		}
+	}
+	byPath := func(a, b *FileError) int { return cmp.Compare(a.Path, b.Path) }
+	slices.SortFunc(errs, byPath)
+
+	r := Build(good)
+	problems := make([]Problem, 0, len(t.scanProblems)+len(r.Problems))
+	for _, p := range t.scanProblems {
+		problems = append(problems, p)
+	}
+	slices.SortFunc(problems, func(a, b Problem) int { return cmp.Compare(a.File, b.File) })
+	r.Problems = append(problems, r.Problems...)
+	r.FileErrors = errs
+
+	// A file can fail and then vanish within one reload.
+	failed := slices.DeleteFunc(t.failed, func(fe *FileError) bool {
+		st := t.files[fe.Path]
+		return st == nil || st.err != fe
+	})
+	slices.SortFunc(failed, byPath)
+	rep := Reload{
+		Registry:     r,
+		Changed:      sortedKeys(t.changed),
+		Removed:      sortedKeys(t.removed),
+		Failed:       failed,
+		ToolsChanged: !reflect.DeepEqual(t.reg.Tools, r.Tools),
+		Full:         full,
+	}
+	logDiagnostics(t.log, rep.Failed, added(t.reg.Problems, r.Problems), added(t.reg.Skipped, r.Skipped))
+	t.reg = r
+	return rep, true
+}
+
+// added returns the elements of cur that are not in old.
+func added[T comparable](old, cur []T) []T {
+	had := make(map[T]bool, len(old))
+	for _, v := range old {
+		had[v] = true
+	}
+	var out []T
+	for _, v := range cur {
+		if !had[v] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
