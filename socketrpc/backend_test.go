@@ -71,6 +71,11 @@ func (b *backend) start() {
 	if err != nil {
 		b.t.Fatal(err)
 	}
+	// As the Tairseach server does: whatever the umask, the Client refuses
+	// a socket that group or others may write to.
+	if err := os.Chmod(b.path, 0o600); err != nil {
+		b.t.Fatal(err)
+	}
 	b.mu.Lock()
 	b.ln = ln
 	b.conns = make(map[net.Conn]struct{})

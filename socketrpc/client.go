@@ -6,8 +6,10 @@
 // notifications. A Client therefore keeps a small pool of persistent
 // connections with one request in flight on each, dials lazily, and redials
 // once when a reused connection turns out to have been closed by a server
-// restart. Results are returned as raw JSON; the package knows nothing of
-// what the methods mean.
+// restart. Each new connection is first checked to lead to a socket and a
+// server of the current user's own (see CheckSocketFile and PeerUID), as the
+// server checks its callers. Results are returned as raw JSON; the package
+// knows nothing of what the methods mean.
 package socketrpc
 
 import (
@@ -50,7 +52,12 @@ type Options struct {
 	PoolSize         int           // max concurrent connections; default 4
 	MaxResponseBytes int           // cap on one reply line; default 16 MiB
 	DialTimeout      time.Duration // default 2s
-	Logger           zerolog.Logger
+	// Insecure skips the checks made on every new connection: that the
+	// socket file is owned by the current user and not writable by group or
+	// others (CheckSocketFile), and that the server runs as the current user
+	// (PeerUID). A failed check is an error wrapping ErrUntrusted.
+	Insecure bool
+	Logger   zerolog.Logger
 }
 
 // Client calls methods on a Tairseach server over its Unix socket. It is safe
@@ -64,6 +71,7 @@ type Client struct {
 	path     string
 	maxResp  int
 	dialer   net.Dialer
+	insecure bool
 	log      zerolog.Logger
 	nextID   atomic.Uint64
 	slots    chan struct{} // a token per call holding or dialling a connection; cap PoolSize
@@ -99,13 +107,14 @@ func New(path string, opts Options) *Client {
 		opts.DialTimeout = DefaultDialTimeout
 	}
 	return &Client{
-		path:    path,
-		maxResp: opts.MaxResponseBytes,
-		dialer:  net.Dialer{Timeout: opts.DialTimeout},
-		log:     opts.Logger.With().Str("socket", path).Logger(),
-		slots:   make(chan struct{}, opts.PoolSize),
-		done:    make(chan struct{}),
-		conns:   make(map[*conn]struct{}),
+		path:     path,
+		maxResp:  opts.MaxResponseBytes,
+		dialer:   net.Dialer{Timeout: opts.DialTimeout},
+		insecure: opts.Insecure,
+		log:      opts.Logger.With().Str("socket", path).Logger(),
+		slots:    make(chan struct{}, opts.PoolSize),
+		done:     make(chan struct{}),
+		conns:    make(map[*conn]struct{}),
 	}
 }
 
@@ -267,12 +276,9 @@ func (c *Client) take(ctx context.Context) (*conn, error) {
 
 // dial opens a new connection and registers it so that Close can close it.
 func (c *Client) dial(ctx context.Context) (*conn, error) {
-	nc, err := c.dialer.DialContext(ctx, "unix", c.path)
+	nc, err := c.connect(ctx)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("connecting: %w", ctxErr)
-		}
-		return nil, fmt.Errorf("%w: %w (is the Tairseach server running?)", ErrUnavailable, err)
+		return nil, err
 	}
 	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, readBufSize)}
 	c.mu.Lock()
@@ -286,6 +292,31 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	c.mu.Unlock()
 	c.log.Debug().Int("open", open).Msg("connected")
 	return cn, nil
+}
+
+// connect opens a connection to the socket, checking first, unless
+// c.insecure, that the socket file and then the server are the current
+// user's: one stat and one getsockopt per connection, not per call.
+func (c *Client) connect(ctx context.Context) (net.Conn, error) {
+	if !c.insecure {
+		if err := CheckSocketFile(c.path); err != nil {
+			return nil, err
+		}
+	}
+	nc, err := c.dialer.DialContext(ctx, "unix", c.path)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("connecting: %w", ctxErr)
+		}
+		return nil, fmt.Errorf("%w: %w (is the Tairseach server running?)", ErrUnavailable, err)
+	}
+	if !c.insecure {
+		if err := checkPeer(nc, c.path); err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
+	return nc, nil
 }
 
 // put returns cn to the idle list, or closes it if the Client is closed.
@@ -315,12 +346,9 @@ func (c *Client) Ping(ctx context.Context) error {
 	if c.isClosed.Load() {
 		return fmt.Errorf("pinging %s: %w", c.path, ErrClosed)
 	}
-	nc, err := c.dialer.DialContext(ctx, "unix", c.path)
+	nc, err := c.connect(ctx)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("pinging %s: %w", c.path, ctxErr)
-		}
-		return fmt.Errorf("pinging %s: %w: %w (is the Tairseach server running?)", c.path, ErrUnavailable, err)
+		return fmt.Errorf("pinging %s: %w", c.path, err)
 	}
 	return nc.Close()
 }

@@ -471,7 +471,7 @@ func TestUnavailable(t *testing.T) {
 	tests := []struct {
 		name    string
 		setup   func(t *testing.T, path string)
-		wantErr error
+		wantErr error // besides ErrUnavailable; nil for none
 	}{
 		{"socket missing", func(t *testing.T, path string) {}, syscall.ENOENT},
 		{"stale socket refuses", func(t *testing.T, path string) {
@@ -481,12 +481,16 @@ func TestUnavailable(t *testing.T) {
 			}
 			ln.SetUnlinkOnClose(false)
 			ln.Close()
+			if err := os.Chmod(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}, syscall.ECONNREFUSED},
+		// Found by CheckSocketFile before dialling.
 		{"not a socket", func(t *testing.T, path string) {
 			if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, syscall.ECONNREFUSED},
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -497,7 +501,7 @@ func TestUnavailable(t *testing.T) {
 				func() error { _, err := c.Call(context.Background(), "m", nil); return err }(),
 				c.Ping(context.Background()),
 			} {
-				if !errors.Is(err, socketrpc.ErrUnavailable) || !errors.Is(err, tt.wantErr) {
+				if !errors.Is(err, socketrpc.ErrUnavailable) || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) {
 					t.Fatalf("error = %v, want ErrUnavailable wrapping %v", err, tt.wantErr)
 				}
 				for _, want := range []string{path, "is the Tairseach server running?"} {

@@ -23,6 +23,7 @@ func ExampleClient_Call() {
 	// A stand-in for the Tairseach server: it answers one request.
 	ln, _ := net.Listen("unix", path)
 	defer ln.Close()
+	os.Chmod(path, 0o600) // the Client refuses a socket others may write to
 	go func() {
 		conn, err := ln.Accept()
 		if err != nil {

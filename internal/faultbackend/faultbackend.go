@@ -1,0 +1,281 @@
+// Package faultbackend is a JSON-RPC 2.0 server on a Unix socket that
+// misbehaves on request, for testing how the bridge copes with a broken or
+// hostile Tairseach server.
+//
+// Like the real server it reads newline-framed requests and answers the
+// requests of one connection one after another. Method "fault.<mode>" picks
+// the behaviour of one call (see Mode); any other method is answered as
+// ModeOK. SetMode forces one behaviour for every call instead, which is the
+// only way to get ModeDrop, since it acts before any request is read.
+//
+// A Server starts one goroutine to accept connections and one per
+// connection; Stop closes the listener and every connection and waits for
+// them all.
+package faultbackend
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mode is how the server answers a call.
+type Mode string
+
+// The behaviours. The method of a request selects one as "fault." + mode.
+const (
+	ModeOK            Mode = "ok"      // reply with the params as the result
+	ModeError         Mode = "error"   // reply with error -32001 permission denied, with data
+	ModeDrop          Mode = "drop"    // close each new connection as soon as it is accepted, others as ModeClose (SetMode only)
+	ModeClose         Mode = "close"   // read the request, then close the connection without a reply
+	ModeCloseMidReply Mode = "half"    // write the first half of the reply line, then close
+	ModeGarbage       Mode = "garbage" // reply "not json\n"
+	ModeWrongID       Mode = "wrongid" // reply with an id other than the request's
+	ModeTwice         Mode = "twice"   // write the reply twice, in one write
+	ModeTwiceLate     Mode = "late"    // reply; write the same reply again when the next request arrives, before answering it
+	ModeSilent        Mode = "silent"  // never reply; keep the connection open until the client closes it
+	ModeHuge          Mode = "huge"    // reply with a string result of Options.HugeSize bytes, on one line
+	ModeSlow          Mode = "slow"    // wait Options.Delay, then reply as ModeOK
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultDelay    = time.Second
+	DefaultHugeSize = 100 << 20
+)
+
+// Options tune the faults. The zero value gives the defaults.
+type Options struct {
+	Delay    time.Duration // of ModeSlow
+	HugeSize int           // bytes of the ModeHuge result
+}
+
+// Server is a misbehaving JSON-RPC server.
+type Server struct {
+	opts     Options
+	path     string
+	forced   atomic.Value // Mode: if not "", used for every request
+	accepted atomic.Int64
+	requests atomic.Int64
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]struct{}
+	done  chan struct{} // closed by Stop, ends ModeSlow waits
+	wg    sync.WaitGroup
+}
+
+// Start listens on the Unix socket at path with mode 0600 and serves until
+// Stop.
+func Start(path string, opts Options) (*Server, error) {
+	opts.Delay = cmp.Or(opts.Delay, DefaultDelay)
+	opts.HugeSize = cmp.Or(opts.HugeSize, DefaultHugeSize)
+	s := &Server{path: path, opts: opts}
+	s.forced.Store(Mode(""))
+	if err := s.listen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path returns the socket path.
+func (s *Server) Path() string { return s.path }
+
+// SetMode makes every request get mode m, whatever its method; "" restores
+// the choice by method.
+func (s *Server) SetMode(m Mode) { s.forced.Store(m) }
+
+// Accepted counts connections accepted, over restarts.
+func (s *Server) Accepted() int64 { return s.accepted.Load() }
+
+// Requests counts request lines read, over restarts.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+func (s *Server) listen() error {
+	ln, err := net.Listen("unix", s.path)
+	if err != nil {
+		return err
+	}
+	// The client refuses a socket that group or others may write to.
+	if err := os.Chmod(s.path, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	s.mu.Lock()
+	s.ln, s.conns, s.done = ln, make(map[net.Conn]struct{}), make(chan struct{})
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go s.accept(ln)
+	return nil
+}
+
+// Stop closes the listener, which removes the socket file, and every
+// connection, and waits for the server's goroutines. It is idempotent.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	if s.ln != nil {
+		s.ln.Close()
+		close(s.done)
+		for c := range s.conns {
+			c.Close()
+		}
+		s.ln, s.conns = nil, nil
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// Restart stops the server and listens again on the same path, as a server
+// restart does: every open connection is closed.
+func (s *Server) Restart() error {
+	s.Stop()
+	return s.listen()
+}
+
+func (s *Server) accept(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s.accepted.Add(1)
+		if s.forced.Load().(Mode) == ModeDrop {
+			c.Close()
+			continue
+		}
+		s.mu.Lock()
+		if s.conns == nil { // stopped meanwhile
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		done := s.done
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serve(c, done)
+	}
+}
+
+// request is the part of a request line the server reads.
+type request struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// serve answers the requests of c one after another until c fails or a
+// mode closes it.
+func (s *Server) serve(c net.Conn, done <-chan struct{}) {
+	defer s.wg.Done()
+	defer func() {
+		c.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	br := bufio.NewReader(c)
+	var pending []byte // ModeTwiceLate: the reply to send again before the next one
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		s.requests.Add(1)
+		if pending != nil {
+			if _, err := c.Write(pending); err != nil {
+				return
+			}
+			pending = nil
+		}
+		var req request
+		if err := json.Unmarshal(line, &req); err != nil {
+			io.WriteString(c, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`+"\n")
+			continue
+		}
+		if len(req.Params) == 0 {
+			req.Params = json.RawMessage("{}")
+		}
+		mode := s.forced.Load().(Mode)
+		if mode == "" {
+			mode = ModeOK
+			if m, ok := strings.CutPrefix(req.Method, "fault."); ok {
+				mode = Mode(m)
+			}
+		}
+		ok := reply(req.ID, req.Params)
+		var werr error
+		switch mode {
+		case ModeOK:
+			_, werr = c.Write(ok)
+		case ModeError:
+			_, werr = fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"permission denied: contacts","data":{"permission":"contacts","status":"denied","remediation":"grant access in System Settings"}}}`+"\n", req.ID)
+		case ModeClose, ModeDrop: // ModeDrop on a connection accepted before SetMode
+			return
+		case ModeCloseMidReply:
+			c.Write(ok[:len(ok)/2])
+			return
+		case ModeGarbage:
+			_, werr = io.WriteString(c, "not json\n")
+		case ModeWrongID:
+			_, werr = c.Write(reply(json.RawMessage("987654321"), req.Params))
+		case ModeTwice:
+			_, werr = c.Write(append(bytes.Clone(ok), ok...))
+		case ModeTwiceLate:
+			_, werr = c.Write(ok)
+			pending = ok
+		case ModeSilent:
+			io.Copy(io.Discard, br) // until the client, or Stop, closes c
+			return
+		case ModeHuge:
+			werr = s.writeHuge(c, req.ID)
+		case ModeSlow:
+			t := time.NewTimer(s.opts.Delay)
+			select {
+			case <-t.C:
+				_, werr = c.Write(ok)
+			case <-done:
+				t.Stop()
+				return
+			}
+		default:
+			msg, _ := json.Marshal(fmt.Sprintf("faultbackend: unknown mode %q", mode))
+			_, werr = fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":%s}}`+"\n", req.ID, msg)
+		}
+		if werr != nil {
+			return
+		}
+	}
+}
+
+// reply is the line answering request id with result.
+func reply(id, result json.RawMessage) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+}
+
+// writeHuge writes a reply whose result is a string of about HugeSize bytes,
+// in pieces, stopping at the first failed write: a client that gives up
+// closes the connection.
+func (s *Server) writeHuge(c net.Conn, id json.RawMessage) error {
+	if _, err := fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%s,"result":"`, id); err != nil {
+		return err
+	}
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for left := s.opts.HugeSize; left > 0; left -= len(chunk) {
+		if _, err := c.Write(chunk[:min(left, len(chunk))]); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(c, "\"}\n")
+	return err
+}
