@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -65,24 +68,55 @@ func errorResult(text string) *mcp.CallToolResult {
 }
 
 // callError turns a failed socket call into a result the model (and the
-// person reading over its shoulder) can act on.
-func callError(r *route, err error) *mcp.CallToolResult {
-	path := r.client.Path()
+// person reading over its shoulder) can act on. socketrpc's errors already
+// name the method and the socket path.
+func (s *Server) callError(r *route, err error) *mcp.CallToolResult {
 	var rpcErr *socketrpc.Error
-	var tooLarge *socketrpc.TooLargeError
 	switch {
 	case errors.As(err, &rpcErr):
 		return errorResult(`{"error":` + string(rpcErr.Raw) + `}`)
 	case errors.Is(err, context.DeadlineExceeded):
 		return errorResult(fmt.Sprintf("no reply from the tairseach server at %s within %s (method %s); it may be busy or hung: try again, or raise --call-timeout (or timeoutMs in %s)",
-			path, r.timeout, r.tool.Method, r.tool.File))
-	case errors.As(err, &tooLarge):
-		return errorResult(fmt.Sprintf("result too large: over %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", tooLarge.Limit, tooLarge.Limit))
+			r.client.Path(), r.timeout, r.tool.Method, r.tool.File))
+	case errors.Is(err, socketrpc.ErrTooLarge):
+		return errorResult(fmt.Sprintf("result too large: over %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", s.cfg.MaxResultBytes, s.cfg.MaxResultBytes))
+	case errors.Is(err, socketrpc.ErrUntrusted):
+		return errorResult(fmt.Sprintf("tairseach-mcp refused to use the socket: %v", err))
 	case errors.Is(err, socketrpc.ErrUnavailable):
-		return errorResult(fmt.Sprintf("the tairseach server is not reachable at %s: %v; is the Tairseach app running? start it, or point --socket / TAIRSEACH_SOCKET at its socket", path, err))
+		return errorResult(fmt.Sprintf("the tairseach server is not reachable at %s: %s; is the Tairseach app running? start it, or point --socket / TAIRSEACH_SOCKET at its socket",
+			r.client.Path(), cause(err)))
 	case errors.Is(err, socketrpc.ErrProtocol):
-		return errorResult(fmt.Sprintf("the tairseach server at %s sent a malformed reply to %s: %v; the connection was reset, try again", path, r.tool.Method, err))
+		return errorResult(fmt.Sprintf("the tairseach server at %s sent a malformed reply to %s: %s; the connection was reset, try again",
+			r.client.Path(), r.tool.Method, after(err, "protocol violation: ")))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return errorResult(fmt.Sprintf("the tairseach server at %s closed the connection during %s (it may have crashed or restarted): %s; the request may or may not have run, so check before retrying anything that changes data",
+			r.client.Path(), r.tool.Method, cause(err)))
 	default:
-		return errorResult(fmt.Sprintf("calling %s on %s: %v", r.tool.Method, path, err))
+		return errorResult(fmt.Sprintf("the call failed: %v", err))
 	}
+}
+
+// cause is the innermost system error of err (such as "connection refused"),
+// or err's own text.
+func cause(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "closed mid-reply"
+	}
+	if errors.Is(err, io.EOF) {
+		return "closed without replying"
+	}
+	return err.Error()
+}
+
+// after returns the text of err after marker, or all of it.
+func after(err error, marker string) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, marker); i >= 0 {
+		return msg[i+len(marker):]
+	}
+	return msg
 }

@@ -56,6 +56,9 @@ type Config struct {
 	// result as structuredContent, validated against it.
 	OutputSchemas bool
 	PoolSize      int // socket connections per backend
+	// InsecureSocket skips the checks that a socket and the process behind
+	// it belong to this user.
+	InsecureSocket bool
 	// MaxInFlight caps concurrent tool calls; a call over it waits for a
 	// slot until its timeout, then fails as busy.
 	MaxInFlight int
@@ -300,7 +303,14 @@ func (s *Server) client(path string) *socketrpc.Client {
 	}
 	c, ok := s.clients[path]
 	if !ok {
-		c = socketrpc.New(path, socketrpc.Options{PoolSize: s.cfg.PoolSize, Logger: s.log})
+		c = socketrpc.New(path, socketrpc.Options{
+			PoolSize: s.cfg.PoolSize,
+			// Read a little past the result limit, so that an oversized
+			// result is reported with its size rather than the socket's cap.
+			MaxResponseBytes: s.cfg.MaxResultBytes + 64<<10,
+			Insecure:         s.cfg.InsecureSocket,
+			Logger:           s.log,
+		})
 		s.clients[path] = c
 	}
 	return c
@@ -378,7 +388,7 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 			return nil
 		}
 		s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
-		return callError(r, err)
+		return s.callError(r, err)
 	}
 	s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
 	return s.result(r, out)

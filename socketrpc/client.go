@@ -225,9 +225,11 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, req []byte, id uint64)
 		return nil, false, err
 	}
 	// Like net/http with a reused connection: a server that closed it while
-	// idle shows as EPIPE or ECONNRESET on write, or EOF before any reply.
+	// idle shows as EPIPE on write or ECONNRESET (our request unread). EOF
+	// after a write means the server read the request and may have run it:
+	// not retried, as the method may not be idempotent.
 	retry = cn.reused && n == 0 &&
-		(errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || (wrote && err == io.EOF))
+		(errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET))
 	if err == io.EOF {
 		err = fmt.Errorf("server closed the connection without replying: %w", err)
 	} else if err == io.ErrUnexpectedEOF {
