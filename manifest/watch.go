@@ -195,7 +195,8 @@ func (w *Watcher) apply(names []string, full bool) {
 	if rep, changed := w.t.apply(names, full); changed {
 		r := rep.Registry
 		w.reg.Store(r)
-		w.log.Info().Str("dir", w.root).Int("changed", len(rep.Changed)).Int("removed", len(rep.Removed)).
+		// The owner logs the outcome (what clients saw change) as one line.
+		w.log.Debug().Str("dir", w.root).Int("changed", len(rep.Changed)).Int("removed", len(rep.Removed)).
 			Int("failed", len(rep.Failed)).Int("failing", len(r.FileErrors)).Int("tools", len(r.Tools)).
 			Bool("tools_changed", rep.ToolsChanged).Bool("full", rep.Full).
 			Msg("manifests reloaded")

@@ -335,6 +335,20 @@ func (s *Server) Lookup(name string) (manifest.Tool, bool) {
 	return r.tool, true
 }
 
+// CheckArgs reports what is wrong with args for tool name, or "" when they
+// match its inputSchema (or the tool is unknown, or its schema could not be
+// compiled). Call checks the same before calling.
+func (s *Server) CheckArgs(name string, args json.RawMessage) string {
+	r, ok := s.routes.Load().byName[name]
+	if !ok || r.input == nil {
+		return ""
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	return checkArgs(r.input, args)
+}
+
 // Call calls tool name with args (a JSON object, or empty) and returns the
 // MCP result. Every failure is an isError result, except that it returns
 // nil when ctx was cancelled by the caller.

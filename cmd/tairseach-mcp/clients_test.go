@@ -4,6 +4,7 @@ package main
 // `make test` (npm ci): the TypeScript SDK and MCP Inspector's CLI.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -125,4 +126,44 @@ func TestMCPInspectorCLI(t *testing.T) {
 	if code != 5 || !strings.Contains(stdout+stderr, "-32001") {
 		t.Fatalf("inspector tools/call of a failing tool: exit %d (want 5)\nstdout:\n%.2000s\nstderr:\n%s", code, stdout, stderr)
 	}
+}
+
+// startNode starts node in scripts/ and returns its stdout lines.
+func startNode(t *testing.T, args ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command("node", args...)
+	cmd.Dir = filepath.Join(repoRoot, "scripts")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return cmd, lines
+}
+
+func readLine(t *testing.T, lines <-chan string, limit time.Duration) string {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			t.Fatal("the client's stdout closed early")
+		}
+		return l
+	case <-time.After(limit):
+		t.Fatalf("no line from the client within %v", limit)
+	}
+	return ""
 }

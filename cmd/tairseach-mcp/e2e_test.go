@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,10 +153,24 @@ func (e env) args(extra ...string) []string {
 // connect starts the bridge under the go-sdk client.
 func connect(t *testing.T, e env, protocol string, extra ...string) *mcp.ClientSession {
 	t.Helper()
+	cs, _ := connectCmd(t, e, protocol, nil, extra...)
+	return cs
+}
+
+// connectWith is connect with client options (notification handlers).
+func connectWith(t *testing.T, e env, protocol string, opts *mcp.ClientOptions, extra ...string) *mcp.ClientSession {
+	t.Helper()
+	cs, _ := connectCmd(t, e, protocol, opts, extra...)
+	return cs
+}
+
+// connectCmd is connect that also returns the bridge's process.
+func connectCmd(t *testing.T, e env, protocol string, opts *mcp.ClientOptions, extra ...string) (*mcp.ClientSession, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(bridgeBin, e.args(extra...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
@@ -168,7 +183,25 @@ func connect(t *testing.T, e env, protocol string, extra ...string) *mcp.ClientS
 			t.Logf("bridge stderr:\n%s", stderr.String())
 		}
 	})
-	return cs
+	return cs, cmd
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // protocols are the versions every client-facing test runs under: the

@@ -37,6 +37,7 @@ type options struct {
 	maxInFlight    int
 	outputSchemas  string
 	linger         bool
+	insecureSocket bool
 	logLevel       string
 	logFormat      string
 
@@ -126,10 +127,15 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.IntVar(&o.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "most tool calls at once; more wait for a slot until their timeout")
 	f.StringVar(&o.outputSchemas, "output-schemas", "on", "publish outputSchemas and return structuredContent: on or off")
 	f.BoolVar(&o.linger, "linger", false, "keep running after stdin closes, until interrupted")
+	f.BoolVar(&o.insecureSocket, "insecure-socket", false, "use sockets owned by another user, writable by others, or served by another user's process (dangerous)")
 	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
 	f.StringVar(&o.logFormat, "log-format", "console", "console or json (logs always go to stderr)")
 
 	root.AddCommand(newConfigCmd(o, stdout))
+	root.AddCommand(newToolsCmd(o, stdout, stderr))
+	root.AddCommand(newValidateCmd(o, stdout, stderr))
+	root.AddCommand(newCallCmd(o, stdin, stdout, stderr))
+	root.AddCommand(newDoctorCmd(o, stdout, stderr))
 	return root
 }
 
@@ -147,8 +153,11 @@ func envName(name string) string {
 // resolve applies defaults → env → flags, then validates.
 func (o *options) resolve(cmd *cobra.Command) error {
 	var errs []error
+	global := cmd.Root().PersistentFlags()
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Changed {
+		// Only the global flags have environment variables; a subcommand's
+		// own flags (tools --json) are for its command line.
+		if f.Changed || global.Lookup(f.Name) == nil {
 			return
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && v != "" {
@@ -245,6 +254,7 @@ func (o *options) newLogger(stderr io.Writer) zerolog.Logger {
 		}
 		w = zerolog.ConsoleWriter{Out: stderr, NoColor: noColor, TimeFormat: "15:04:05.000"}
 	}
+	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" // milliseconds matter when reading a session
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
 }
 

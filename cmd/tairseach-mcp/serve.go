@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
-	"io/fs"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/rs/zerolog"
 
@@ -12,14 +15,54 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver"
 )
 
-// serve runs the MCP server on stdio until stdin ends or ctx is cancelled.
+// serve runs the MCP server on stdio until stdin ends or ctx is cancelled,
+// reloading the manifests when they change on disk or on SIGHUP.
 func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	log := o.newLogger(stderr)
-	reg := loadRegistry(o, log)
-	srv := mcpserver.New(o.serverConfig(log), reg)
+
+	var srv *mcpserver.Server // set before the watcher runs
+	w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
+		func(r manifest.Reload) { applyReload(log, srv, r) })
+	if err != nil {
+		return err
+	}
+	reg := w.Registry()
+	if o.insecureSocket {
+		log.Warn().Msg("--insecure-socket: NOT checking that sockets and the processes behind them belong to you; any local user who can reach the socket could receive your calls")
+	}
+	srv = mcpserver.New(o.serverConfig(log), reg)
 	defer srv.Close()
 	log.Info().Str("version", version).Int("tools", len(reg.Tools)).Str("manifests", o.manifests).
 		Str("socket", o.socket).Str("transport", o.transport).Msg("serving")
+
+	// The watcher and the SIGHUP loop live as long as the session.
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := w.Run(runCtx); err != nil {
+			log.Error().Err(err).Msg("manifest watcher stopped; manifests no longer reload")
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-hup:
+				log.Info().Msg("SIGHUP: reloading manifests")
+				w.Reload()
+			case <-runCtx.Done():
+				return
+			}
+		}
+	}()
+
 	return srv.ServeStdio(ctx, &mcpserver.StdioTransport{
 		In:           stdin,
 		Out:          stdout,
@@ -29,29 +72,22 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	})
 }
 
-// loadRegistry loads the manifests; nothing about them is fatal.
-func loadRegistry(o *options, log zerolog.Logger) *manifest.Registry {
-	reg, err := manifest.Load(o.manifests, o.loadOptions(log))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		log.Warn().Str("manifests", o.manifests).Msg("manifests directory does not exist; serving no tools (create it, or set --manifests / TAIRSEACH_MANIFESTS)")
-	case err != nil:
-		log.Error().Err(err).Msg("reading manifests; serving no tools")
-	}
-	if reg == nil {
-		reg = &manifest.Registry{}
-	}
-	for _, fe := range reg.FileErrors {
-		log.Error().Str("file", fe.Path).Err(fe.Err).Msg("manifest skipped: " + fe.Error())
-	}
-	for _, p := range reg.Problems {
-		ev := log.Warn()
-		if p.Severity == manifest.Error {
-			ev = log.Error()
+// applyReload hands a reloaded registry to the server and logs the outcome
+// as one line.
+func applyReload(log zerolog.Logger, srv *mcpserver.Server, r manifest.Reload) {
+	ch := srv.Apply(r.Registry)
+	ev := log.Info()
+	if len(r.Registry.FileErrors) > 0 {
+		ev = log.Warn()
+		failing := make([]string, 0, len(r.Registry.FileErrors))
+		for _, fe := range r.Registry.FileErrors {
+			failing = append(failing, fe.Path)
 		}
-		ev.Str("file", p.File).Str("tool", p.Tool).Msg(p.Message)
+		ev = ev.Str("failing", strings.Join(failing, ","))
 	}
-	return reg
+	ev.Int("tools", len(r.Registry.Tools)).Strs("added", ch.Added).Strs("removed", ch.Removed).
+		Strs("changed", ch.Changed).Int("rerouted", ch.Rerouted).Int("files_changed", len(r.Changed)+len(r.Removed)).
+		Msg("manifests reloaded")
 }
 
 func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
@@ -63,6 +99,7 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		OutputSchemas:  o.outputSchemas == "on",
 		PoolSize:       o.poolSize,
 		MaxInFlight:    o.maxInFlight,
+		InsecureSocket: o.insecureSocket,
 		Logger:         log,
 	}
 }

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver"
+)
+
+type callFlags struct {
+	raw     bool
+	pretty  bool
+	compact bool
+}
+
+func newCallCmd(o *options, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	var f callFlags
+	cmd := &cobra.Command{
+		Use:   "call NAME [JSON | key=value...]",
+		Short: "Call one tool, the way an MCP client's tools/call would",
+		Long: `Call one tool, the way an MCP client's tools/call would, and print its result.
+
+NAME is the MCP name (tairseach_contacts_list), the name without the prefix (contacts_list)
+or the manifest's name (contacts.list). The arguments are one JSON object, "-" to read one
+from stdin, or key=value pairs: a value that parses as JSON (42, true, null, {"a":1}, "x")
+is taken as that JSON, any other value as a string. They are checked against the tool's
+inputSchema before the call.
+
+The result's text is printed on stdout: JSON pretty-printed on a terminal and compact
+otherwise (--pretty and --compact force either). Exit status 0 on success, 1 when the tool
+returned an error (its text is still printed), 2 for an unknown tool or bad arguments.`,
+		Example: `  tairseach-mcp call server.status
+  tairseach-mcp call contacts.search query=anna limit=5
+  tairseach-mcp call tairseach_contacts_list '{"limit": 2, "offset": 10}'
+  echo '{"id": "c-001"}' | tairseach-mcp call contacts.get -
+  tairseach-mcp call --raw contacts.get id=c-001`,
+		Args: cobra.MinimumNArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return completeToolNames(o, cmd), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.pretty && f.compact {
+				return usageError{errors.New("--pretty and --compact exclude each other; pass one")}
+			}
+			return runCall(cmd, o, f, args[0], args[1:], stdin, stdout, stderr)
+		},
+	}
+	cmd.Flags().BoolVar(&f.raw, "raw", false, "print the CallToolResult as MCP sends it")
+	cmd.Flags().BoolVar(&f.pretty, "pretty", false, "pretty-print JSON even when stdout is not a terminal")
+	cmd.Flags().BoolVar(&f.compact, "compact", false, "print JSON compact even on a terminal")
+	return cmd
+}
+
+func completeToolNames(o *options, cmd *cobra.Command) []string {
+	if o.resolve(cmd) != nil {
+		return nil
+	}
+	reg, err := o.loadManifests(zerolog.Nop())
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(reg.Tools))
+	for _, t := range reg.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	args, err := buildArgs(argv, stdin)
+	if err != nil {
+		return usageError{err}
+	}
+	log := o.cliLogger(cmd, stderr)
+	reg, err := o.loadManifests(log)
+	if err != nil {
+		return err
+	}
+	srv := o.newServer(reg, log)
+	defer srv.Close()
+
+	tool, ok := findTool(srv, reg, o.prefix, name)
+	if !ok {
+		return usageError{unknownToolError(reg, o.prefix, name)}
+	}
+	if msg := srv.CheckArgs(tool.Name, args); msg != "" {
+		return usageError{fmt.Errorf("invalid arguments for %s: %s%s", tool.Name, msg, describeParams(tool.InputSchema))}
+	}
+
+	res := srv.Call(cmd.Context(), tool.Name, args)
+	if res == nil {
+		return fmt.Errorf("%s: interrupted before the result arrived", tool.Name)
+	}
+	pretty := f.pretty || (!f.compact && isTerminal(stdout))
+	if err := printResult(res, f.raw, pretty, stdout, stderr); err != nil {
+		return err
+	}
+	if res.IsError {
+		hint := ""
+		if !isBackendError(res) {
+			hint = " (tairseach-mcp doctor checks the setup)"
+		}
+		fmt.Fprintf(stderr, "tairseach-mcp: %s failed: %s%s\n", tool.Name, errorSummary(res), hint)
+		return exitCode(1)
+	}
+	return nil
+}
+
+// buildArgs makes the arguments object from the command line: one JSON
+// object, "-" for one on stdin, or key=value pairs.
+func buildArgs(argv []string, stdin io.Reader) (json.RawMessage, error) {
+	if len(argv) == 1 {
+		a := strings.TrimSpace(argv[0])
+		if a == "-" {
+			b, err := io.ReadAll(stdin)
+			if err != nil {
+				return nil, fmt.Errorf("reading the arguments from stdin: %w", err)
+			}
+			a = strings.TrimSpace(string(b))
+		}
+		if strings.HasPrefix(a, "{") || argv[0] == "-" {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(a), &obj); err != nil || obj == nil {
+				return nil, fmt.Errorf("arguments are not a JSON object: %s (quote the object for the shell, or use key=value pairs)", describeJSONError(err))
+			}
+			var buf bytes.Buffer
+			_ = json.Compact(&buf, []byte(a))
+			return buf.Bytes(), nil
+		}
+	}
+	buf := []byte{'{'}
+	seen := map[string]bool{}
+	for i, kv := range argv {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("argument %q is not key=value; pass key=value pairs or one JSON object", kv)
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("argument %q given twice", k)
+		}
+		seen[k] = true
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		kb, _ := json.Marshal(k)
+		buf = append(buf, kb...)
+		buf = append(buf, ':')
+		buf = append(buf, argValue(v)...)
+	}
+	return append(buf, '}'), nil
+}
+
+// argValue is v as JSON if it parses as JSON, else v as a JSON string.
+func argValue(v string) []byte {
+	if json.Valid([]byte(v)) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(v)) == nil {
+			return buf.Bytes()
+		}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func describeJSONError(err error) string {
+	if err == nil {
+		return "got null"
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return "got a JSON " + te.Value
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// findTool looks name up as an MCP name, then with the prefix, then as a
+// manifest tool name; only tools the server exposes count.
+func findTool(srv *mcpserver.Server, reg *manifest.Registry, prefix, name string) (manifest.Tool, bool) {
+	mcpName, _ := manifest.MCPName(prefix, name)
+	for _, n := range []string{name, prefix + name, mcpName} {
+		if t, ok := srv.Lookup(n); ok {
+			return t, true
+		}
+	}
+	for _, t := range reg.Tools {
+		if t.ToolName == name {
+			return srv.Lookup(t.Name)
+		}
+	}
+	return manifest.Tool{}, false
+}
+
+// unknownToolError names the closest tools.
+func unknownToolError(reg *manifest.Registry, prefix, name string) error {
+	want := strings.ToLower(strings.TrimPrefix(name, prefix))
+	want = strings.NewReplacer(".", "_", "-", "_").Replace(want)
+	type cand struct {
+		name string
+		dist int
+	}
+	var cands []cand
+	for _, t := range reg.Tools {
+		short := strings.ToLower(strings.TrimPrefix(t.Name, prefix))
+		d := editDistance(want, short)
+		if d <= max(2, len(want)/3) || (len(want) >= 3 && strings.Contains(short, want)) {
+			cands = append(cands, cand{t.Name, d})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return a.dist - b.dist })
+	var names []string
+	for _, c := range cands[:min(len(cands), 5)] {
+		names = append(names, c.name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("unknown tool %q; tairseach-mcp tools lists them", name)
+	}
+	return fmt.Errorf("unknown tool %q; did you mean %s? (tairseach-mcp tools lists them all)", name, strings.Join(names, ", "))
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// describeParams lists a tool's top-level arguments as a hint:
+// "; it takes query (string, required), limit (integer)".
+func describeParams(schema json.RawMessage) string {
+	var s jsonschema.Schema
+	if json.Unmarshal(schema, &s) != nil {
+		return ""
+	}
+	if len(s.Properties) == 0 {
+		return "; it takes no arguments"
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	slices.SortStableFunc(names, func(a, b string) int {
+		ra, rb := slices.Contains(s.Required, a), slices.Contains(s.Required, b)
+		switch {
+		case ra && !rb:
+			return -1
+		case rb && !ra:
+			return 1
+		}
+		return 0
+	})
+	var parts []string
+	for _, n := range names {
+		p := s.Properties[n]
+		var attrs []string
+		if p != nil && p.Type != "" {
+			attrs = append(attrs, p.Type)
+		} else if p != nil && len(p.Types) > 0 {
+			attrs = append(attrs, strings.Join(p.Types, "|"))
+		}
+		if slices.Contains(s.Required, n) {
+			attrs = append(attrs, "required")
+		}
+		if len(attrs) > 0 {
+			n += " (" + strings.Join(attrs, ", ") + ")"
+		}
+		parts = append(parts, n)
+	}
+	return "; it takes " + strings.Join(parts, ", ")
+}
+
+// printResult prints the text content of res, or with raw all of res as
+// JSON. JSON text is indented when pretty.
+func printResult(res *mcp.CallToolResult, raw, pretty bool, stdout, stderr io.Writer) error {
+	if raw {
+		b, err := json.Marshal(res)
+		if err != nil {
+			return fmt.Errorf("encoding the result: %w", err)
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", formatJSON(b, pretty))
+		return err
+	}
+	other := 0
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			other++
+			continue
+		}
+		text := []byte(tc.Text)
+		if json.Valid(text) {
+			text = formatJSON(text, pretty)
+		}
+		if _, err := fmt.Fprintf(stdout, "%s\n", bytes.TrimRight(text, "\n")); err != nil {
+			return err
+		}
+	}
+	if other > 0 {
+		fmt.Fprintf(stderr, "tairseach-mcp: %s not shown; --raw shows the whole result\n", plural(other, "non-text content item"))
+	}
+	return nil
+}
+
+func formatJSON(b []byte, pretty bool) []byte {
+	var buf bytes.Buffer
+	var err error
+	if pretty {
+		err = json.Indent(&buf, b, "", "  ")
+	} else {
+		err = json.Compact(&buf, b)
+	}
+	if err != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// backendError is the text of an isError result that carries the
+// backend's JSON-RPC error.
+type backendError struct {
+	Error *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return text.String()
+}
+
+// isBackendError reports whether res is an error the backend answered,
+// rather than a failure to reach it.
+func isBackendError(res *mcp.CallToolResult) bool {
+	var body backendError
+	return json.Unmarshal([]byte(resultText(res)), &body) == nil && body.Error != nil
+}
+
+// errorSummary is one line about an isError result: the backend's code and
+// message, or the first line of the text.
+func errorSummary(res *mcp.CallToolResult) string {
+	text := resultText(res)
+	var body backendError
+	if json.Unmarshal([]byte(text), &body) == nil && body.Error != nil {
+		return fmt.Sprintf("the server answered error %d: %s", body.Error.Code, body.Error.Message)
+	}
+	line, _, _ := strings.Cut(text, "\n")
+	if r := []rune(line); len(r) > 200 {
+		line = string(r[:200]) + "…"
+	}
+	if line == "" {
+		line = "the tool returned an error without text"
+	}
+	return line
+}

@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/socketrpc"
+)
+
+func newDoctorCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the manifests, the socket and the server, and say how to fix what is wrong",
+		Long: `Check everything the server needs, one line per check: OK, WARN or FAIL, what was
+checked and, when it is not OK, how to fix it.
+
+The checks: the manifests directory is there and readable; the manifests are valid; which
+rule chose the socket path; the socket exists, is a socket, is yours and not writable by
+group or others; it accepts connections; the server process on it runs as you; a call of
+server.status goes through (when a manifest maps it); and the same for every other backend
+socket a manifest names. Exit status 1 when a check fails, else 0.`,
+		Example: `  tairseach-mcp doctor
+  tairseach-mcp --socket /tmp/tairseach-501.sock doctor`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d := &doctor{o: o, log: o.cliLogger(cmd, stderr), out: stdout, colour: useColour(stdout)}
+			d.run(cmd.Context())
+			if d.failed {
+				return exitCode(1)
+			}
+			return nil
+		},
+	}
+}
+
+// doctor runs the checks and prints each result as it goes.
+type doctor struct {
+	o      *options
+	log    zerolog.Logger
+	out    io.Writer
+	colour bool
+	failed bool
+}
+
+// Check outcomes.
+const (
+	statusOK   = "OK"
+	statusWarn = "WARN"
+	statusFail = "FAIL"
+)
+
+// report prints one check: its status, what was found and, when not OK,
+// the fix (already part of what when fix is "").
+func (d *doctor) report(status, what, fix string) {
+	if status == statusFail {
+		d.failed = true
+	}
+	label := fmt.Sprintf("%-4s", status)
+	if d.colour {
+		code := map[string]string{statusOK: "32", statusWarn: "33", statusFail: "31"}[status]
+		label = "\x1b[" + code + "m" + label + "\x1b[0m"
+	}
+	line := label + "  " + what
+	if fix != "" {
+		line += "; fix: " + fix
+	}
+	fmt.Fprintln(d.out, line)
+}
+
+// detail prints an indented line under the last check.
+func (d *doctor) detail(s string) { fmt.Fprintln(d.out, "      "+s) }
+
+func (d *doctor) run(ctx context.Context) {
+	reg := d.checkManifests()
+	d.checkSocketPath()
+	connect, trusted := d.checkSocket(d.o.socket)
+	if connect && d.checkConnect(ctx, d.o.socket, reg) {
+		d.checkPeer(ctx, d.o.socket)
+		if trusted {
+			// An untrusted socket is refused before any call: already reported.
+			d.checkRoundTrip(ctx, reg)
+		}
+	}
+	d.checkBackends(ctx, reg)
+}
+
+// checkManifests checks the directory and validates what is in it; it
+// returns the registry, nil when there is none.
+func (d *doctor) checkManifests() *manifest.Registry {
+	dir := d.o.manifests
+	fix := "create it and put the Tairseach manifests in it, or pass --manifests / set TAIRSEACH_MANIFESTS"
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.report(statusFail, fmt.Sprintf("manifests directory %s does not exist", dir), fix)
+		return nil
+	case err != nil:
+		d.report(statusFail, fmt.Sprintf("manifests directory %s: %s", dir, describeOSError(err)), "check its permissions, or pass --manifests")
+		return nil
+	case !fi.IsDir():
+		d.report(statusFail, fmt.Sprintf("manifests directory %s is not a directory", dir), "pass --manifests the directory that holds the manifests")
+		return nil
+	}
+	if _, err := os.ReadDir(dir); err != nil {
+		d.report(statusFail, fmt.Sprintf("manifests directory %s cannot be read: %s", dir, describeOSError(err)), "chmod u+rx "+dir)
+		return nil
+	}
+	d.report(statusOK, fmt.Sprintf("manifests directory %s", dir), "")
+
+	rep := validateManifests(d.o, nil, d.log)
+	counts := fmt.Sprintf("manifests: %s, %s, %s, %s", plural(rep.Files, "file"), plural(rep.Tools, "tool"),
+		plural(rep.Errors, "error"), plural(rep.Warnings, "warning"))
+	switch {
+	case rep.Errors > 0:
+		d.report(statusFail, counts, "fix the errors; tairseach-mcp validate shows every finding")
+		const most = 5
+		n := 0
+		for _, f := range rep.Findings {
+			if f.Severity != sevError {
+				continue
+			}
+			if n++; n > most {
+				d.detail(fmt.Sprintf("… and %d more", rep.Errors-most))
+				break
+			}
+			d.detail(f.String())
+		}
+	case rep.Warnings > 0:
+		d.report(statusWarn, counts, "tairseach-mcp validate lists the warnings")
+	case rep.Tools == 0:
+		d.report(statusWarn, counts, "no tools to serve: put the Tairseach manifests in "+dir)
+	default:
+		d.report(statusOK, counts, "")
+	}
+	reg, err := d.o.loadManifests(d.log)
+	if err != nil {
+		return nil
+	}
+	return reg
+}
+
+func (d *doctor) checkSocketPath() {
+	src := d.o.socketSource
+	switch src {
+	case "--socket", "TAIRSEACH_SOCKET":
+		src = "set by " + src
+	}
+	d.report(statusOK, fmt.Sprintf("socket path %s (%s)", d.o.socket, src), "")
+}
+
+// checkSocket checks the socket file: that it exists and is a socket, then
+// that it is the user's own and others cannot write to it. It reports
+// whether connecting is worth trying, and whether the server would trust
+// the socket.
+func (d *doctor) checkSocket(path string) (connect, trusted bool) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.report(statusFail, fmt.Sprintf("socket %s does not exist", path),
+			"start the Tairseach app (or tairseach-demo --socket "+path+"), or point --socket / TAIRSEACH_SOCKET at its socket")
+		return false, false
+	case err != nil:
+		d.report(statusFail, fmt.Sprintf("socket %s: %s", path, describeOSError(err)), "check the permissions of its directory")
+		return false, false
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		d.report(statusWarn, fmt.Sprintf("socket %s is a symbolic link to %s", path, target), "point --socket at the socket itself")
+	case fi.Mode().Type() != fs.ModeSocket:
+		d.report(statusFail, fmt.Sprintf("socket %s is %s, not a socket", path, fileType(fi.Mode())),
+			"point --socket / TAIRSEACH_SOCKET at the Tairseach server's socket")
+		return false, false
+	default:
+		d.report(statusOK, fmt.Sprintf("socket %s exists and is a socket", path), "")
+	}
+	if err := socketrpc.CheckSocketFile(path); err != nil {
+		d.report(statusFail, err.Error(), "")
+		// Connecting to an untrusted socket still tells whether a server is there.
+		return errors.Is(err, socketrpc.ErrUntrusted), false
+	}
+	mode := fi.Mode().Perm()
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	d.report(statusOK, fmt.Sprintf("socket %s is yours and not writable by group or others (mode %04o)", path, mode), "")
+	return true, true
+}
+
+// checkConnect reports whether something accepts connections on path. It
+// does not repeat the ownership checks, so that their failure and a dead
+// socket are told apart.
+func (d *doctor) checkConnect(ctx context.Context, path string, reg *manifest.Registry) bool {
+	c := socketrpc.New(path, socketrpc.Options{Insecure: true, DialTimeout: 5 * time.Second, Logger: d.log})
+	defer c.Close()
+	if err := c.Ping(ctx); err != nil {
+		d.report(statusFail, fmt.Sprintf("connect: %v", err),
+			"the socket is stale or its server hung: restart the Tairseach app")
+		return false
+	}
+	what := fmt.Sprintf("connect: the server at %s accepts connections", path)
+	if _, ok := statusTool(reg); !ok {
+		what += " (no manifest maps server.status, so no call was tried)"
+	}
+	d.report(statusOK, what, "")
+	return true
+}
+
+// checkPeer checks that the process that listens on path runs as the user.
+func (d *doctor) checkPeer(ctx context.Context, path string) {
+	var dialer net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	nc, err := dialer.DialContext(dctx, "unix", path)
+	if err != nil {
+		d.report(statusFail, fmt.Sprintf("peer: connecting to %s: %v", path, err), "restart the Tairseach app")
+		return
+	}
+	defer nc.Close()
+	uid, err := socketrpc.PeerUID(nc.(*net.UnixConn))
+	me := os.Getuid()
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		d.report(statusWarn, "peer: this system cannot tell which user the server runs as", "")
+	case err != nil:
+		d.report(statusFail, fmt.Sprintf("peer: reading the server's credentials: %v", err), "")
+	case int64(uid) != int64(me):
+		d.report(statusFail, fmt.Sprintf("peer: the server on %s runs as uid %d, not you (uid %d)", path, uid, me),
+			fmt.Sprintf("stop that process and run the Tairseach server as uid %d", me))
+	default:
+		d.report(statusOK, fmt.Sprintf("peer: the server process runs as you (uid %d)", uid), "")
+	}
+}
+
+// statusTool is the exposed tool that calls server.status on the default socket.
+func statusTool(reg *manifest.Registry) (manifest.Tool, bool) {
+	if reg == nil {
+		return manifest.Tool{}, false
+	}
+	for _, t := range reg.Tools {
+		if t.Method == "server.status" && t.Socket == "" {
+			return t, true
+		}
+	}
+	return manifest.Tool{}, false
+}
+
+// checkRoundTrip calls server.status the way tools/call does.
+func (d *doctor) checkRoundTrip(ctx context.Context, reg *manifest.Registry) {
+	t, ok := statusTool(reg)
+	if !ok {
+		return
+	}
+	srv := d.o.newServer(reg, d.log)
+	defer srv.Close()
+	res := srv.Call(ctx, t.Name, nil)
+	switch {
+	case res == nil:
+		d.report(statusFail, "round trip: interrupted", "")
+	case res.IsError:
+		d.report(statusFail, "round trip: server.status failed: "+errorSummary(res), "tairseach-mcp call "+t.Name+" shows the whole answer")
+	default:
+		d.report(statusOK, fmt.Sprintf("round trip: server.status answered through %s", t.Name), "")
+	}
+}
+
+// checkBackends checks every other socket a manifest names, one line each.
+func (d *doctor) checkBackends(ctx context.Context, reg *manifest.Registry) {
+	if reg == nil {
+		return
+	}
+	files := map[string][]string{} // socket → manifests that name it
+	for _, t := range reg.Tools {
+		if t.Socket != "" && t.Socket != d.o.socket && !slices.Contains(files[t.Socket], t.File) {
+			files[t.Socket] = append(files[t.Socket], t.File)
+		}
+	}
+	sockets := make([]string, 0, len(files))
+	for s := range files {
+		sockets = append(sockets, s)
+	}
+	slices.Sort(sockets)
+	for _, s := range sockets {
+		what := fmt.Sprintf("backend %s (named by %s)", s, strings.Join(files[s], ", "))
+		if err := socketrpc.CheckSocketFile(s); err != nil {
+			fix := "start that backend, or fix implementation.socket in the manifest"
+			if errors.Is(err, socketrpc.ErrUntrusted) {
+				fix = ""
+			}
+			d.report(statusFail, what+": "+err.Error(), fix)
+			continue
+		}
+		c := socketrpc.New(s, socketrpc.Options{DialTimeout: 5 * time.Second, Logger: d.log})
+		err := c.Ping(ctx)
+		c.Close()
+		if err != nil {
+			d.report(statusFail, what+": "+err.Error(), "restart that backend")
+			continue
+		}
+		d.report(statusOK, what+": accepts connections and runs as you", "")
+	}
+}
+
+// fileType names the type of a file that is not a socket.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a file of type " + m.Type().String()
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+)
+
+type toolsFlags struct {
+	json bool
+	all  bool
+}
+
+func newToolsCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
+	var f toolsFlags
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the tools the server would expose",
+		Long: `List the tools the server would expose, with their socket method, backend socket,
+manifest file and annotations. Annotations are shown compactly: ro (readOnlyHint), idem
+(idempotentHint), destr (destructiveHint), open (openWorldHint); !name marks a hint set to
+false, and a hint the manifest leaves out is not shown.
+
+With --all, the tools that are not exposed follow, each with the reason.`,
+		Example: `  tairseach-mcp tools
+  tairseach-mcp tools --all
+  tairseach-mcp tools --json | jq -r '.[].name'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return listTools(o, f, o.cliLogger(cmd, stderr), stdout, stderr)
+		},
+	}
+	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array of objects")
+	cmd.Flags().BoolVar(&f.all, "all", false, "also list the tools that are not exposed, and why")
+	return cmd
+}
+
+// toolJSON is one line of `tools --json`.
+type toolJSON struct {
+	Name         string          `json:"name"`
+	ToolName     string          `json:"toolName"`
+	Exposed      bool            `json:"exposed"`
+	Reason       string          `json:"reason,omitempty"` // why a tool is not exposed
+	Method       string          `json:"method,omitempty"`
+	Socket       string          `json:"socket,omitempty"`
+	File         string          `json:"file"`
+	ManifestID   string          `json:"manifestId,omitempty"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	Annotations  *annotations    `json:"annotations,omitempty"`
+	TimeoutMs    int             `json:"timeoutMs,omitempty"`
+	Renamed      bool            `json:"renamed,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+// annotations are the hints as the manifest sets them; absent ones are omitted.
+type annotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// skippedTool is a tool that is not exposed, with the reason in words.
+type skippedTool struct {
+	name, toolName, file, reason string
+}
+
+// toolListing is what `tools` shows: the exposed tools and, for --all, the others.
+type toolListing struct {
+	exposed []manifest.Tool
+	skipped []skippedTool
+}
+
+// collectTools asks the server which of the registry's tools it exposes:
+// it may refuse one the registry accepted (a schema the SDK rejects).
+func collectTools(reg *manifest.Registry, srvLookup func(string) (manifest.Tool, bool)) toolListing {
+	var l toolListing
+	for _, t := range reg.Tools {
+		if _, ok := srvLookup(t.Name); ok {
+			l.exposed = append(l.exposed, t)
+			continue
+		}
+		l.skipped = append(l.skipped, skippedTool{t.Name, t.ToolName, t.File,
+			"refused by the server: a schema is not valid JSON Schema (tairseach-mcp validate says which)"})
+	}
+	for _, s := range reg.Skipped {
+		l.skipped = append(l.skipped, skippedTool{s.Name, s.ToolName, s.File, skipReason(s)})
+	}
+	return l
+}
+
+// skipReason says in a few words why a tool is not exposed.
+func skipReason(s manifest.Skipped) string {
+	switch s.Reason {
+	case manifest.Hidden:
+		return "hidden: " + s.Detail
+	case manifest.NoMethod:
+		return "no method: " + s.Detail
+	case manifest.Duplicate:
+		return s.Detail // "duplicate of …"
+	case manifest.Conflict:
+		return "conflict: " + s.Detail
+	case manifest.BadSchema:
+		return "bad schema: " + s.Detail
+	}
+	return s.Reason.String() + ": " + s.Detail
+}
+
+func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.Writer) error {
+	reg, err := o.loadManifests(log)
+	if err != nil {
+		return err
+	}
+	srv := o.newServer(reg, log)
+	defer srv.Close()
+	l := collectTools(reg, srv.Lookup)
+
+	if manifestErrors(reg) > 0 || len(l.exposed) < len(reg.Tools) {
+		fmt.Fprintln(stderr, "tairseach-mcp: some manifests or tools have errors; tairseach-mcp validate lists them")
+	}
+	if f.json {
+		return printToolsJSON(o, l, f.all, stdout)
+	}
+	if len(l.exposed) == 0 {
+		fmt.Fprintf(stderr, "tairseach-mcp: no tools in %s\n", o.manifests)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	if len(l.exposed) > 0 {
+		fmt.Fprintln(tw, "NAME\tMETHOD\tSOCKET\tFILE\tANNOTATIONS")
+		for _, t := range l.exposed {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Method, o.socketOf(t), t.File, hintFlags(t.Annotations))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !f.all || len(l.skipped) == 0 {
+		return nil
+	}
+	if len(l.exposed) > 0 {
+		fmt.Fprintln(stdout)
+	}
+	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NOT EXPOSED\tTOOL\tFILE\tREASON")
+	for _, s := range l.skipped {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.name, s.toolName, s.file, s.reason)
+	}
+	return tw.Flush()
+}
+
+// socketOf is the backend socket a tool's calls go to.
+func (o *options) socketOf(t manifest.Tool) string {
+	if t.Socket != "" {
+		return t.Socket
+	}
+	return o.socket
+}
+
+func printToolsJSON(o *options, l toolListing, all bool, stdout io.Writer) error {
+	out := make([]toolJSON, 0, len(l.exposed))
+	for _, t := range l.exposed {
+		j := toolJSON{
+			Name: t.Name, ToolName: t.ToolName, Exposed: true, Method: t.Method, Socket: o.socketOf(t),
+			File: t.File, ManifestID: t.ManifestID, Title: t.Title, Description: t.Description,
+			TimeoutMs: t.TimeoutMs, Renamed: t.Renamed, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		}
+		if a := t.Annotations; a != (manifest.Annotations{}) {
+			j.Annotations = &annotations{a.Title, a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint}
+		}
+		out = append(out, j)
+	}
+	if all {
+		for _, s := range l.skipped {
+			out = append(out, toolJSON{Name: s.name, ToolName: s.toolName, File: s.file, Reason: s.reason})
+		}
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
+	return err
+}
