@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,7 +21,9 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 		return errorResult(fmt.Sprintf("result too large: %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", len(out), s.cfg.MaxResultBytes))
 	}
 	text := compact(out)
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+	// out is ours and never written again, so the text can share its bytes
+	// rather than copy a result that may be megabytes.
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: unsafe.String(unsafe.SliceData(text), len(text))}}}
 	if r.output == nil {
 		return res
 	}
@@ -40,18 +42,55 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	return res
 }
 
-// compact returns b without insignificant white space, reusing b when it is
-// already compact.
+// compact returns the valid JSON b without white space between tokens. It
+// returns b itself when there is none, which is the usual case.
 func compact(b []byte) []byte {
-	if !bytes.ContainsAny(b, " \t\r\n") {
-		return b
+	inString, escaped := false, false
+	for i, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return compactFrom(b, i)
+		}
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(b))
-	if err := json.Compact(&buf, b); err != nil {
-		return b
+	return b
+}
+
+// compactFrom copies b without white space outside strings, knowing that
+// b[:i] is compact and b[i] is not inside a string.
+func compactFrom(b []byte, i int) []byte {
+	out := make([]byte, i, len(b))
+	copy(out, b[:i])
+	inString, escaped := false, false
+	for _, c := range b[i:] {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		out = append(out, c)
 	}
-	return buf.Bytes()
+	return out
 }
 
 // excerpt shortens text for an error message.

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -19,7 +20,7 @@ import (
 )
 
 // startDemo runs the demo backend in-process on a real Unix socket.
-func startDemo(t *testing.T) string {
+func startDemo(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "mcps")
 	if err != nil {
@@ -40,7 +41,7 @@ func startDemo(t *testing.T) string {
 	return path
 }
 
-func loadExample(t *testing.T) *manifest.Registry {
+func loadExample(t testing.TB) *manifest.Registry {
 	t.Helper()
 	reg, err := manifest.Load(filepath.Join("..", "manifests.example"), manifest.Options{Prefix: "tairseach_"})
 	if err != nil {
@@ -271,5 +272,17 @@ func TestOutputSchemaMismatchIsError(t *testing.T) {
 	res = srv.Call(context.Background(), "tairseach_echo", json.RawMessage(`{"count":3}`))
 	if res.IsError || res.StructuredContent == nil {
 		t.Fatalf("conforming result: isError %v, structuredContent %v", res.IsError, res.StructuredContent)
+	}
+}
+
+func TestCompact(t *testing.T) {
+	for _, in := range []string{`{}`, `{"a":1}`, `{ "a" : [ 1 , "x y\"z \\" ] }`, "{\n\t\"a\": \"b c\"\r\n}", `"  "`, `[1, 2]`} {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		if got := compact([]byte(in)); string(got) != want.String() {
+			t.Errorf("compact(%q) = %q, want %q", in, got, want.String())
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -412,25 +413,56 @@ func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		}
 		return nil
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		if isResp {
-			c.settle(resp.ID, true)
+	var err error
+	if isResp && resp.Error == nil && len(resp.Result) > 0 {
+		err = c.writeResult(resp.ID, resp.Result)
+	} else {
+		var data []byte
+		if data, err = jsonrpc.EncodeMessage(msg); err == nil {
+			err = c.writeLine(data)
 		}
-		return err
 	}
-	err = c.writeLine(data)
 	if isResp {
 		c.settle(resp.ID, true)
 	}
 	return err
 }
 
+// writeResult writes a successful response around its result, which the
+// SDK has already marshalled: re-encoding the message would scan and copy
+// the whole result again.
+func (c *stdioConn) writeResult(id jsonrpc.ID, result json.RawMessage) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf := append(c.wbuf[:0], `{"jsonrpc":"2.0","id":`...)
+	switch v := id.Raw().(type) {
+	case int64:
+		buf = strconv.AppendInt(buf, v, 10)
+	case string:
+		q, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf = append(buf, q...)
+	default:
+		buf = append(buf, "null"...)
+	}
+	buf = append(buf, `,"result":`...)
+	buf = append(buf, result...)
+	buf = append(buf, "}\n"...)
+	return c.flush(buf)
+}
+
 // writeLine writes data and a newline in a single write.
 func (c *stdioConn) writeLine(data []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	buf := append(append(c.wbuf[:0], data...), '\n')
+	return c.flush(append(append(c.wbuf[:0], data...), '\n'))
+}
+
+// flush writes buf, a line built in c.wbuf, and keeps the buffer unless a
+// huge message grew it. c.wmu must be held.
+func (c *stdioConn) flush(buf []byte) error {
 	_, err := c.out.Write(buf)
 	if cap(buf) <= 1<<20 {
 		c.wbuf = buf

@@ -128,14 +128,10 @@ func readLine(br *bufio.Reader, max int, long *[]byte) ([]byte, int, error) {
 	}
 }
 
-// wireReply is a reply line split into its members. The raw fields alias
-// reusable storage, except Result, which is freshly allocated by each decode
-// so that it can be handed to the caller without another copy.
+// wireReply is a reply line split into its members, each aliasing the
+// line's buffer; parseReply copies what it hands out.
 type wireReply struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	JSONRPC, ID, Result, Error []byte
 }
 
 // readReply reads lines until one that is neither blank nor the literal null
@@ -159,6 +155,15 @@ func readReply(br *bufio.Reader, max int, long *[]byte, r *wireReply, id uint64)
 			continue
 		}
 		res, err := parseReply(line, r, id)
+		if err == nil {
+			if n > br.Size() && cap(*long) > keepScratch {
+				// The line spilled into a scratch buffer too big to keep:
+				// hand it to the caller instead of copying the result out.
+				*long = nil
+			} else {
+				res = bytes.Clone(res)
+			}
+		}
 		return res, total, err
 	}
 }
@@ -185,8 +190,20 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // server sends null when it could not read the request's id, and with one
 // request in flight per connection it can only be ours.
 func parseReply(line []byte, r *wireReply, id uint64) (json.RawMessage, error) {
-	r.JSONRPC, r.ID, r.Error, r.Result = r.JSONRPC[:0], r.ID[:0], r.Error[:0], nil
-	if err := json.Unmarshal(line, r); err != nil {
+	*r = wireReply{}
+	err := scanMembers(line, func(key, value []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			r.JSONRPC = value
+		case "id":
+			r.ID = value
+		case "result":
+			r.Result = value
+		case "error":
+			r.Error = value
+		}
+	})
+	if err != nil {
 		return nil, protocolError(line, "decoding reply: %w", err)
 	}
 	if string(r.JSONRPC) != `"2.0"` {
@@ -207,7 +224,7 @@ func parseReply(line []byte, r *wireReply, id uint64) (json.RawMessage, error) {
 	case hasResult && hasError:
 		return nil, protocolError(line, "reply has both result and error")
 	case hasResult:
-		return r.Result, nil
+		return r.Result, nil // aliases line: readReply decides whether to copy
 	case hasError:
 		return decodeError(line, r.Error)
 	default:

@@ -1,0 +1,83 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+)
+
+// benchSession connects a go-sdk client to srv through StdioTransport over
+// in-memory pipes: the whole stdio path but the process boundary.
+func benchSession(b *testing.B, srv *Server) *mcp.ClientSession {
+	b.Helper()
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	ctx := context.Background()
+	ss, err := srv.MCP().Connect(ctx, &StdioTransport{In: c2sR, Out: s2cW, Logger: zerolog.Nop()}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
+		Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close(); ss.Close() })
+	return cs
+}
+
+func BenchmarkStdioCall(b *testing.B) {
+	sock := startDemo(b)
+	srv := New(Config{DefaultSocket: sock, OutputSchemas: true, Logger: zerolog.Nop()}, loadExample(b))
+	defer srv.Close()
+	cs := benchSession(b, srv)
+	for _, size := range []int{100, 10_000, 1_000_000} {
+		b.Run(fmt.Sprintf("blob-%d", size), func(b *testing.B) {
+			args := map[string]any{"bytes": size}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_blob", Arguments: args})
+				if err != nil || res.IsError {
+					b.Fatalf("%v %v", err, res)
+				}
+			}
+		})
+	}
+	b.Run("echo-parallel", func(b *testing.B) {
+		args := map[string]any{"x": 1}
+		b.ReportAllocs()
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_echo", Arguments: args})
+				if err != nil || res.IsError {
+					b.Fatalf("%v %v", err, res)
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkCall is the bridge's own share of a call: Server.Call against
+// the demo backend, without MCP framing.
+func BenchmarkCall(b *testing.B) {
+	sock := startDemo(b)
+	srv := New(Config{DefaultSocket: sock, OutputSchemas: true, Logger: zerolog.Nop()}, loadExample(b))
+	defer srv.Close()
+	for _, size := range []int{100, 1_000_000} {
+		b.Run(fmt.Sprintf("blob-%d", size), func(b *testing.B) {
+			args := json.RawMessage(fmt.Sprintf(`{"bytes":%d}`, size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := srv.Call(context.Background(), "tairseach_demo_blob", args); res.IsError {
+					b.Fatal(textOf(res))
+				}
+			}
+		})
+	}
+}
