@@ -105,7 +105,7 @@ type route struct {
 	client  *socketrpc.Client
 	timeout time.Duration
 	input   *jsonschema.Resolved // nil: arguments are not checked
-	output  *jsonschema.Resolved // nil: no structuredContent
+	output  *outputCheck         // nil: no structuredContent
 }
 
 type routeTable struct {
@@ -286,7 +286,7 @@ func (s *Server) prepare(t manifest.Tool, compile func(json.RawMessage) (*jsonsc
 		r.input = in
 	}
 	if s.cfg.OutputSchemas && len(t.OutputSchema) > 0 {
-		out, err := compile(t.OutputSchema)
+		out, err := newOutputCheck(t.OutputSchema, compile)
 		if err != nil {
 			return nil, nil, fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
 		}

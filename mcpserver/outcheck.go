@@ -1,0 +1,306 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// outputCheck validates a tool's results against its outputSchema.
+//
+// Decoding a result of megabytes into Go values just to validate it would
+// cost more than the rest of the call. Tairseach's output schemas are
+// shallow: top-level type, required, properties and additionalProperties,
+// with properties that mostly name a type. Such a schema is checked on the
+// raw JSON, decoding only the properties whose schemas need more than a type
+// check. Any other schema is validated in full by jsonschema-go.
+type outputCheck struct {
+	full *jsonschema.Resolved // nil when the shallow check applies
+
+	required    []string
+	props       map[string]propCheck
+	closed      bool // additionalProperties: false
+	propsSorted []string
+}
+
+// propCheck checks one top-level property.
+type propCheck struct {
+	types []string             // allowed JSON Schema types; nil allows any
+	sub   *jsonschema.Resolved // non-nil: decode the value and validate it
+}
+
+// shallowTop and typeOnly are the keywords the shallow check understands at
+// the top level and in a property. Annotations change nothing (jsonschema-go
+// does not assert "format").
+var (
+	shallowTop = []string{"type", "required", "properties", "additionalProperties", "description", "title", "$schema", "$comment", "examples"}
+	typeOnly   = []string{"type", "description", "title", "format", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly"}
+)
+
+// newOutputCheck prepares the check of schema; compile resolves (and
+// caches) a schema.
+func newOutputCheck(schema json.RawMessage, compile func(json.RawMessage) (*jsonschema.Resolved, error)) (*outputCheck, error) {
+	full := func() (*outputCheck, error) {
+		r, err := compile(schema)
+		if err != nil {
+			return nil, err
+		}
+		return &outputCheck{full: r}, nil
+	}
+	// References resolve against the root; checking parts alone would break them.
+	if bytes.Contains(schema, []byte(`"$ref"`)) || bytes.Contains(schema, []byte(`"$dynamicRef"`)) {
+		return full()
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(schema, &top) != nil {
+		return full()
+	}
+	for k := range top {
+		if !slices.Contains(shallowTop, k) {
+			return full()
+		}
+	}
+	// Still compile the whole schema, so that an invalid one is reported
+	// the same way either way.
+	if _, err := compile(schema); err != nil {
+		return nil, err
+	}
+	c := &outputCheck{props: map[string]propCheck{}}
+	if raw, ok := top["required"]; ok && json.Unmarshal(raw, &c.required) != nil {
+		return full()
+	}
+	if raw, ok := top["additionalProperties"]; ok {
+		switch string(raw) {
+		case "true":
+		case "false":
+			c.closed = true
+		default:
+			return full()
+		}
+	}
+	var props map[string]json.RawMessage
+	if raw, ok := top["properties"]; ok && json.Unmarshal(raw, &props) != nil {
+		return full()
+	}
+	for name, raw := range props {
+		var p map[string]json.RawMessage
+		if json.Unmarshal(raw, &p) != nil {
+			return full() // a boolean schema
+		}
+		pc, simple := propCheck{}, true
+		for k := range p {
+			if !slices.Contains(typeOnly, k) {
+				simple = false
+			}
+		}
+		if t, ok := p["type"]; ok {
+			if pc.types = schemaTypes(t); pc.types == nil {
+				return full()
+			}
+		}
+		if !simple {
+			r, err := compile(raw)
+			if err != nil {
+				return nil, err
+			}
+			pc.sub = r
+		}
+		c.props[name] = pc
+		c.propsSorted = append(c.propsSorted, name)
+	}
+	slices.Sort(c.propsSorted)
+	return c, nil
+}
+
+// schemaTypes reads a "type" keyword: a string or an array of strings.
+func schemaTypes(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	if json.Unmarshal(raw, &many) == nil && len(many) > 0 {
+		return many
+	}
+	return nil
+}
+
+// check validates result, valid compact JSON, and returns "" or what is
+// wrong.
+func (c *outputCheck) check(result []byte) string {
+	if c.full != nil {
+		var v any
+		if err := json.Unmarshal(result, &v); err != nil {
+			return err.Error()
+		}
+		if err := c.full.Validate(v); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	if len(result) == 0 || result[0] != '{' {
+		return "type: the result is not a JSON object"
+	}
+	seen := make(map[string]bool, len(c.props)+len(c.required))
+	var problem string
+	eachMember(result, func(key, value []byte) bool {
+		name := string(key)
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if err := json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &name); err != nil {
+				problem = "invalid property name"
+				return false
+			}
+		}
+		seen[name] = true
+		pc, ok := c.props[name]
+		if !ok {
+			if c.closed {
+				problem = fmt.Sprintf("unexpected additional property %q", name)
+				return false
+			}
+			return true
+		}
+		if pc.types != nil && !slices.ContainsFunc(pc.types, func(t string) bool { return hasType(value, t) }) {
+			problem = fmt.Sprintf("property %q: type: %s is not %s", name, excerptValue(value), strings.Join(pc.types, " or "))
+			return false
+		}
+		if pc.sub != nil {
+			var v any
+			if err := json.Unmarshal(value, &v); err != nil {
+				problem = fmt.Sprintf("property %q: %v", name, err)
+				return false
+			}
+			if err := pc.sub.Validate(v); err != nil {
+				problem = fmt.Sprintf("property %q: %v", name, err)
+				return false
+			}
+		}
+		return true
+	})
+	if problem != "" {
+		return problem
+	}
+	var missing []string
+	for _, r := range c.required {
+		if !seen[r] {
+			missing = append(missing, strconv.Quote(r))
+		}
+	}
+	if len(missing) > 0 {
+		return "required: missing properties: [" + strings.Join(missing, ",") + "]"
+	}
+	return ""
+}
+
+// hasType reports whether the valid JSON value has JSON Schema type t.
+func hasType(v []byte, t string) bool {
+	switch t {
+	case "object":
+		return v[0] == '{'
+	case "array":
+		return v[0] == '['
+	case "string":
+		return v[0] == '"'
+	case "boolean":
+		return v[0] == 't' || v[0] == 'f'
+	case "null":
+		return v[0] == 'n'
+	case "number":
+		return v[0] == '-' || (v[0] >= '0' && v[0] <= '9')
+	case "integer":
+		if !hasType(v, "number") {
+			return false
+		}
+		if bytes.IndexAny(v, ".eE") < 0 {
+			return true
+		}
+		f, err := strconv.ParseFloat(string(v), 64)
+		return err == nil && f == float64(int64(f))
+	}
+	return false
+}
+
+func excerptValue(v []byte) string {
+	if len(v) > 40 {
+		return string(v[:40]) + "…"
+	}
+	return string(v)
+}
+
+// eachMember calls fn with the raw key and value of each member of the
+// valid JSON object b, until fn returns false. b is trusted to be valid
+// (socketrpc checked it), so this only tracks strings and nesting.
+func eachMember(b []byte, fn func(key, value []byte) bool) {
+	i := 1 // after '{'
+	for i < len(b) {
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return // '}' or, were b not valid, anything else
+		}
+		kend := endOfString(b, i)
+		key := b[i+1 : kend-1]
+		i = skipWS(b, kend)
+		i = skipWS(b, i+1) // ':'
+		vend := endOfValue(b, i)
+		if !fn(key, b[i:vend]) {
+			return
+		}
+		i = skipWS(b, vend)
+		if i < len(b) && b[i] == ',' {
+			i++
+		}
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// endOfString returns the index after the string starting at b[i] == '"'.
+func endOfString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// endOfValue returns the index after the valid JSON value starting at b[i].
+func endOfValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return endOfString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = endOfString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	default: // number or literal
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+			i++
+		}
+		return i
+	}
+}
