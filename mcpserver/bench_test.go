@@ -18,7 +18,7 @@ func benchSession(b *testing.B, srv *Server) *mcp.ClientSession {
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
 	ctx := context.Background()
-	ss, err := srv.MCP().Connect(ctx, &StdioTransport{In: c2sR, Out: s2cW, Logger: zerolog.Nop()}, nil)
+	ss, err := srv.MCP().Connect(ctx, &StdioTransport{In: c2sR, Out: s2cW, Calls: srv, Logger: zerolog.Nop()}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -411,6 +411,9 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 // ServeStdio serves one MCP session over t until its input ends and the
 // requests already received are answered, or ctx is cancelled.
 func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
+	if t.Calls == nil {
+		t.Calls = s
+	}
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)

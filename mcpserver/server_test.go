@@ -286,3 +286,26 @@ func TestCompact(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeResultMatchesSDK(t *testing.T) {
+	texts := []string{"", `{"a":"b"}`, "line\nbreak\ttab\r\"quote\\ \b\f\x01\x1f", "é ü 日本 \u2028 \u2029 <>&", "bad \xff utf8"}
+	for _, text := range texts {
+		for _, res := range []*mcp.CallToolResult{
+			{Content: []mcp.Content{&mcp.TextContent{Text: text}}},
+			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true},
+			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(`{"x":[1,"y"]}`)},
+		} {
+			// The SDK marshals without HTML escaping.
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(res); err != nil {
+				t.Fatal(err)
+			}
+			want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+			if got := encodeResult(res); string(got) != string(want) {
+				t.Errorf("encodeResult(%q):\n got %s\nwant %s", text, got, want)
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -56,7 +57,10 @@ type StdioTransport struct {
 	Linger bool
 	// MaxLineBytes caps one incoming message; zero means DefaultMaxLineBytes.
 	MaxLineBytes int
-	Logger       zerolog.Logger
+	// Calls, when set, serves tools/call for its tools without the SDK once
+	// the session is initialised (stable protocol versions only).
+	Calls  CallHandler
+	Logger zerolog.Logger
 }
 
 // Connect implements mcp.Transport.
@@ -65,7 +69,12 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &stdioConn{
+		calls:     t.Calls,
+		callCtx:   ctx,
+		cancelAll: cancel,
+		inflight:  make(map[jsonrpc.ID]context.CancelFunc),
 		in:        bufio.NewReaderSize(t.In, 64<<10),
 		rawIn:     t.In,
 		out:       t.Out,
@@ -86,6 +95,12 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 // and initDone. Write is called from any goroutine; wmu serialises the
 // output. mu guards the request bookkeeping shared by both sides.
 type stdioConn struct {
+	calls     CallHandler
+	callCtx   context.Context // parent of the calls served directly; done on Close
+	cancelAll context.CancelFunc
+	callWG    sync.WaitGroup // calls served directly, each in its own goroutine
+	ready     atomic.Bool    // the initialize response was written
+
 	in       *bufio.Reader
 	rawIn    io.Reader
 	out      io.Writer
@@ -103,8 +118,10 @@ type stdioConn struct {
 	wbuf []byte
 
 	mu        sync.Mutex
-	pending   map[jsonrpc.ID]struct{} // requests read and not yet answered
-	cancelled map[jsonrpc.ID]struct{} // pending requests the client cancelled
+	pending   map[jsonrpc.ID]struct{}           // requests read and not yet answered
+	cancelled map[jsonrpc.ID]struct{}           // pending requests the client cancelled
+	inflight  map[jsonrpc.ID]context.CancelFunc // calls served directly
+	initID    jsonrpc.ID                        // of the initialize request, once seen
 	eof       bool
 	drained   chan struct{} // closed once eof is set and pending is empty
 
@@ -132,7 +149,11 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		line, err := c.readLine()
 		if len(line) > 0 {
 			if msg := c.decode(line); msg != nil {
-				return c.accept(msg), nil
+				msg = c.accept(msg)
+				if c.serveDirectly(msg) {
+					continue
+				}
+				return msg, nil
 			}
 		}
 		if err != nil {
@@ -149,10 +170,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-var (
-	errLineTooLong = errors.New("line too long")
-	errNotJSON     = errors.New("not JSON")
-)
+var errLineTooLong = errors.New("line too long")
 
 // readLine returns the next line without its newline, in a buffer that is
 // reused by the next call. A final line without a newline is returned with
@@ -196,13 +214,7 @@ func (c *stdioConn) shrink() {
 // decode parses one line. For a line that is not a JSON-RPC 2.0 message it
 // writes the error response and returns nil.
 func (c *stdioConn) decode(line []byte) jsonrpc.Message {
-	// The SDK's decoder ignores what follows the first value; a line with
-	// trailing bytes is not one message, so check the whole line.
-	var msg jsonrpc.Message
-	err := errNotJSON
-	if json.Valid(line) {
-		msg, err = jsonrpc.DecodeMessage(line)
-	}
+	msg, err := decodeMessage(line)
 	if err == nil {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "" {
 			c.writeError(req.ID, jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
@@ -235,6 +247,32 @@ func (c *stdioConn) decode(line []byte) jsonrpc.Message {
 			"invalid request: "+err.Error()+`; expected {"jsonrpc":"2.0","id":…,"method":…,"params":…}`)
 	}
 	return nil
+}
+
+// decodeMessage decodes one line. It decodes requests itself: the SDK's
+// decoder allocates a large buffer per message and ignores bytes after the
+// first value, while a line with trailing bytes is not one message.
+func decodeMessage(line []byte) (jsonrpc.Message, error) {
+	var w struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      any             `json:"id"`
+		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(line, &w); err != nil {
+		return nil, err
+	}
+	if w.Method == nil {
+		return jsonrpc.DecodeMessage(line) // a response (to a server ping)
+	}
+	if w.JSONRPC != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.JSONRPC)
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
 }
 
 // jsonSyntaxError describes why line is not JSON.
@@ -272,8 +310,10 @@ func (c *stdioConn) accept(msg jsonrpc.Message) jsonrpc.Message {
 	}
 	if !c.initDone && req.IsCall() {
 		switch {
-		case req.Method == "initialize",
-			req.Method == "server/discover",
+		case req.Method == "initialize":
+			c.initDone = true
+			c.setInitID(req.ID)
+		case req.Method == "server/discover",
 			bytes.Contains(req.Params, newProtocolMetaKey):
 			c.initDone = true
 		case req.Method == "ping":
@@ -283,6 +323,7 @@ func (c *stdioConn) accept(msg jsonrpc.Message) jsonrpc.Message {
 				Msg("first request is not initialize; initialising the session implicitly")
 			c.queue = append(c.queue, implicitInitialized(), req)
 			msg = implicitInitialize()
+			c.setInitID(msg.(*jsonrpc.Request).ID)
 		}
 	}
 	c.track(msg)
@@ -327,8 +368,23 @@ func (c *stdioConn) track(msg jsonrpc.Message) {
 		if _, ok := c.pending[id]; ok {
 			c.cancelled[id] = struct{}{}
 		}
+		if cancel, ok := c.inflight[id]; ok {
+			cancel()
+		}
 		c.mu.Unlock()
 	}
+}
+
+func (c *stdioConn) setInitID(id jsonrpc.ID) {
+	c.mu.Lock()
+	c.initID = id
+	c.mu.Unlock()
+}
+
+func (c *stdioConn) isInitID(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initID.IsValid() && id == c.initID
 }
 
 // settle marks a response as sent and reports whether it must be dropped
@@ -407,6 +463,9 @@ func (c *stdioConn) waitDrained(ctx context.Context) error {
 // Write writes msg as one line.
 func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp && resp.Error == nil && c.isInitID(resp.ID) {
+		defer c.ready.Store(true) // once written
+	}
 	if isResp && c.settle(resp.ID, false) {
 		if resp.ID.Raw() == implicitInitID && resp.Error != nil {
 			c.log.Error().Err(resp.Error).Msg("implicit initialize failed")
@@ -500,10 +559,54 @@ func (c *stdioConn) writeErrorRawID(id json.RawMessage, code int64, message stri
 // Close stops the session. It is safe to call more than once.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.cancelAll()
 		close(c.closed)
 		if cl, ok := c.rawIn.(io.Closer); ok {
 			_ = cl.Close()
 		}
+		c.callWG.Wait() // the calls were cancelled: they end promptly
 	})
 	return nil
+}
+
+// serveDirectly serves a tools/call request itself when it can, and
+// reports whether it did. The request is already tracked as pending.
+func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || c.calls == nil || req.Method != "tools/call" || !req.IsCall() || !c.ready.Load() ||
+		bytes.Contains(req.Params, newProtocolMetaKey) {
+		return false
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || !c.calls.HasTool(p.Name) {
+		return false // the SDK answers with the right error
+	}
+	ctx, cancel := context.WithCancel(c.callCtx)
+	c.mu.Lock()
+	c.inflight[req.ID] = cancel
+	c.mu.Unlock()
+	c.callWG.Add(1)
+	go func() {
+		defer c.callWG.Done()
+		result := c.calls.CallJSON(ctx, p.Name, p.Arguments)
+		c.mu.Lock()
+		delete(c.inflight, req.ID)
+		c.mu.Unlock()
+		cancel()
+		if result == nil { // cancelled: nothing is sent
+			c.settle(req.ID, true)
+			return
+		}
+		if c.settle(req.ID, false) {
+			return
+		}
+		if err := c.writeResult(req.ID, result); err != nil {
+			c.log.Warn().Err(err).Msg("writing a tool result")
+		}
+		c.settle(req.ID, true)
+	}()
+	return true
 }

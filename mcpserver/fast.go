@@ -1,0 +1,125 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CallHandler serves tools/call requests for a transport directly, without
+// the SDK's per-request decoding and result encoding: on the hot path of
+// every call these cost more than the socket round trip itself.
+type CallHandler interface {
+	// HasTool reports whether name is a tool the handler serves; other
+	// calls go through the SDK (which answers unknown tools).
+	HasTool(name string) bool
+	// CallJSON calls the tool and returns the CallToolResult as JSON, or
+	// nil when ctx was cancelled.
+	CallJSON(ctx context.Context, name string, args json.RawMessage) []byte
+}
+
+// HasTool implements CallHandler.
+func (s *Server) HasTool(name string) bool {
+	_, ok := s.routes.Load().byName[name]
+	return ok
+}
+
+// CallJSON implements CallHandler.
+func (s *Server) CallJSON(ctx context.Context, name string, args json.RawMessage) []byte {
+	res := s.Call(ctx, name, args)
+	if res == nil {
+		return nil
+	}
+	return encodeResult(res)
+}
+
+// encodeResult marshals a result made by Call exactly as the SDK would,
+// copying the structured content as it is instead of re-compacting it.
+func encodeResult(res *mcp.CallToolResult) []byte {
+	var text string
+	if len(res.Content) == 1 {
+		if t, ok := res.Content[0].(*mcp.TextContent); ok && t.Meta == nil && t.Annotations == nil {
+			text = t.Text
+		} else {
+			return marshalResult(res)
+		}
+	} else {
+		return marshalResult(res)
+	}
+	raw, _ := res.StructuredContent.(json.RawMessage)
+	if res.StructuredContent != nil && raw == nil || res.Meta != nil {
+		return marshalResult(res)
+	}
+	buf := make([]byte, 0, len(text)+len(raw)+len(text)/8+64)
+	buf = append(buf, `{"content":[{"type":"text","text":`...)
+	buf = appendString(buf, text)
+	buf = append(buf, "}]"...)
+	if raw != nil {
+		buf = append(buf, `,"structuredContent":`...)
+		buf = append(buf, raw...)
+	}
+	if res.IsError {
+		buf = append(buf, `,"isError":true`...)
+	}
+	return append(buf, '}')
+}
+
+func marshalResult(res *mcp.CallToolResult) []byte {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return encodeResult(errorResult("encoding the result: " + err.Error()))
+	}
+	return b
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json.Marshal
+// does (the SDK's TextContent uses it, HTML escaping included).
+func appendString(buf []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		q, _ := json.Marshal(s) // replaces invalid bytes as the SDK would
+		return append(buf, q...)
+	}
+	const hex = "0123456789abcdef"
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < 0x80 {
+			continue
+		}
+		if c >= 0x80 {
+			// U+2028 and U+2029 are escaped by encoding/json for JavaScript.
+			if c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				buf = append(buf, s[start:i]...)
+				buf = append(buf, `\u202`...)
+				buf = append(buf, hex[s[i+2]&0xF])
+				i += 2
+				start = i + 1
+			}
+			continue
+		}
+		buf = append(buf, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			buf = append(buf, '\\', c)
+		case '\n':
+			buf = append(buf, '\\', 'n')
+		case '\r':
+			buf = append(buf, '\\', 'r')
+		case '\t':
+			buf = append(buf, '\\', 't')
+		case '\b':
+			buf = append(buf, '\\', 'b')
+		case '\f':
+			buf = append(buf, '\\', 'f')
+		default:
+			buf = append(buf, `\u00`...)
+			buf = append(buf, hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
