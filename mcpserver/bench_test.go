@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/manifest"
 )
 
 // benchSession connects a go-sdk client to srv through StdioTransport over
@@ -79,5 +82,34 @@ func BenchmarkCall(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// registryOfN builds a registry of n tools with realistic schemas.
+func registryOfN(tb testing.TB, n int) *manifest.Registry {
+	tb.Helper()
+	var files []*manifest.File
+	for f := 0; f < n/10; f++ {
+		var tools, methods []string
+		for i := 0; i < 10; i++ {
+			name := fmt.Sprintf("svc%d.op%d", f, i)
+			tools = append(tools, fmt.Sprintf(`{"name":%q,"description":"Operation %d of service %d.","inputSchema":{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1},"tags":{"type":"array","items":{"type":"string"}}},"additionalProperties":false},"outputSchema":{"type":"object","required":["ok"],"properties":{"ok":{"type":"boolean"},"items":{"type":"array"}}},"annotations":{"readOnlyHint":true}}`, name, i, f))
+			methods = append(methods, fmt.Sprintf("%q:%q", name, name))
+		}
+		m := fmt.Sprintf(`{"id":"svc%d","tools":[%s],"implementation":{"methods":{%s}}}`, f, strings.Join(tools, ","), strings.Join(methods, ","))
+		file, err := manifest.ParseFile(fmt.Sprintf("svc%d.json", f), []byte(m), manifest.Options{Prefix: "tairseach_"})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files = append(files, file)
+	}
+	return manifest.Build(files)
+}
+
+func BenchmarkNew1000(b *testing.B) {
+	reg := registryOfN(b, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		New(Config{DefaultSocket: "/x", OutputSchemas: true, Logger: zerolog.Nop()}, reg).Close()
 	}
 }

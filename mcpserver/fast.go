@@ -3,14 +3,16 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// CallHandler serves tools/call requests for a transport directly, without
-// the SDK's per-request decoding and result encoding: on the hot path of
-// every call these cost more than the socket round trip itself.
+// CallHandler serves the tool requests of a stdio session directly,
+// without the SDK's per-request decoding and result encoding: on the hot
+// path of every call these cost more than the socket round trip itself.
 type CallHandler interface {
 	// HasTool reports whether name is a tool the handler serves; other
 	// calls go through the SDK (which answers unknown tools).
@@ -18,6 +20,19 @@ type CallHandler interface {
 	// CallJSON calls the tool and returns the CallToolResult as JSON, or
 	// nil when ctx was cancelled.
 	CallJSON(ctx context.Context, name string, args json.RawMessage) []byte
+	// ListJSON returns the ListToolsResult as JSON.
+	ListJSON() []byte
+	// RegisterWithSDK makes the SDK's server know every tool, for a session
+	// whose tool requests the SDK must answer itself.
+	RegisterWithSDK()
+	// Attach sends tools/list_changed to n when the tools change, until
+	// detach is called.
+	Attach(n Notifier) (detach func())
+}
+
+// Notifier is a session the server can tell about changes.
+type Notifier interface {
+	Notify(method string)
 }
 
 // HasTool implements CallHandler.
@@ -33,6 +48,39 @@ func (s *Server) CallJSON(ctx context.Context, name string, args json.RawMessage
 		return nil
 	}
 	return encodeResult(res)
+}
+
+// ListJSON implements CallHandler.
+func (s *Server) ListJSON() []byte { return s.routes.Load().list }
+
+// Attach implements CallHandler.
+func (s *Server) Attach(n Notifier) (detach func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attached[n] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.attached, n)
+	}
+}
+
+// RegisterWithSDK implements CallHandler. Registering costs the SDK tens of
+// microseconds a tool, so it is done only when a session or transport needs
+// the SDK to answer tool requests itself; from then on Apply keeps the SDK
+// in step.
+func (s *Server) RegisterWithSDK() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sdkSynced {
+		return
+	}
+	s.sdkSynced = true
+	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
+		if err := s.addTool(s.defs[name]); err != nil {
+			s.log.Error().Str("tool", name).Err(err).Msg("registering tool")
+		}
+	}
 }
 
 // encodeResult marshals a result made by Call exactly as the SDK would,

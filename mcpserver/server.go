@@ -93,10 +93,13 @@ type Server struct {
 	routes atomic.Pointer[routeTable] // read on every call
 	slots  chan struct{}              // one token per call in flight
 
-	mu      sync.Mutex // serialises Apply; guards the fields below
-	clients map[string]*socketrpc.Client
-	visible map[string][]byte               // MCP name → the tool as clients see it
-	schemas map[string]*jsonschema.Resolved // compiled schemas by their JSON, reused across reloads
+	mu        sync.Mutex // serialises Apply; guards the fields below
+	clients   map[string]*socketrpc.Client
+	visible   map[string][]byte               // MCP name → the tool as clients see it
+	defs      map[string]*mcp.Tool            // the same, for the SDK
+	schemas   map[string]*jsonschema.Resolved // compiled schemas by their JSON, reused across reloads
+	sdkSynced bool                            // the SDK's server has every tool (RegisterWithSDK)
+	attached  map[Notifier]struct{}           // stdio sessions served directly
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -110,6 +113,7 @@ type route struct {
 
 type routeTable struct {
 	byName map[string]*route
+	list   []byte // the tools/list result
 }
 
 // New builds a server serving reg.
@@ -120,10 +124,12 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		log:     cfg.Logger,
 		slots:   make(chan struct{}, cfg.MaxInFlight),
 		clients: make(map[string]*socketrpc.Client),
-		visible: make(map[string][]byte),
-		schemas: make(map[string]*jsonschema.Resolved),
+		visible:  make(map[string][]byte),
+		defs:     make(map[string]*mcp.Tool),
+		schemas:  make(map[string]*jsonschema.Resolved),
+		attached: make(map[Notifier]struct{}),
 	}
-	s.routes.Store(&routeTable{byName: map[string]*route{}})
+	s.routes.Store(&routeTable{byName: map[string]*route{}, list: []byte(`{"tools":[]}`)})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(newSlogHandler(cfg.Logger)),
@@ -132,12 +138,26 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	})
+	// Tool requests reach the SDK only from sessions whose tools were
+	// registered with it; this guards any path that was missed.
+	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				s.RegisterWithSDK()
+			}
+			return next(ctx, method, req)
+		}
+	})
 	s.Apply(reg)
 	return s
 }
 
-// MCP returns the underlying go-sdk server, for transports.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
+// MCP returns the underlying go-sdk server, with every tool registered, for
+// transports that serve it.
+func (s *Server) MCP() *mcp.Server {
+	s.RegisterWithSDK()
+	return s.mcp
+}
 
 // Close closes the backend connections.
 func (s *Server) Close() error {
@@ -228,19 +248,51 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	slices.Sort(ch.Removed)
 	slices.Sort(ch.Changed)
 
+	table.list = listJSON(reg.Tools, visible)
 	// Route first, so a tool is callable as soon as a client can see it.
 	s.routes.Store(table)
+	s.visible, s.defs = visible, defs
+	if !s.sdkSynced {
+		if !ch.Empty() {
+			for n := range s.attached {
+				n.Notify("notifications/tools/list_changed")
+			}
+		}
+		return ch
+	}
+	// The SDK notifies every session of its own changes.
 	if len(ch.Removed) > 0 {
 		s.mcp.RemoveTools(ch.Removed...)
 	}
 	for _, name := range append(ch.Added, ch.Changed...) {
 		if err := s.addTool(defs[name]); err != nil {
 			s.log.Error().Str("tool", name).Err(err).Msg("registering tool")
-			delete(visible, name)
 		}
 	}
-	s.visible = visible
 	return ch
+}
+
+// listJSON is the tools/list result: the tools in name order.
+func listJSON(tools []manifest.Tool, visible map[string][]byte) []byte {
+	n := len(`{"tools":[]}`)
+	for _, b := range visible {
+		n += len(b) + 1
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, `{"tools":[`...)
+	first := true
+	for _, t := range tools {
+		b, ok := visible[t.Name]
+		if !ok {
+			continue
+		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = append(buf, b...)
+	}
+	return append(buf, "]}"...)
 }
 
 // addTool registers def with the SDK, which panics on schemas it dislikes.

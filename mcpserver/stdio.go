@@ -63,14 +63,17 @@ type StdioTransport struct {
 	Logger zerolog.Logger
 }
 
-// Connect implements mcp.Transport.
-func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
+// Connect implements mcp.Transport. With Calls set, it waits for the first
+// message: a client of the 2026-07-28 draft needs the SDK to know every tool,
+// and registering them before the SDK counts the session as connected sends
+// the session no spurious tools/list_changed.
+func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	max := t.MaxLineBytes
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &stdioConn{
+	c := &stdioConn{
 		calls:     t.Calls,
 		callCtx:   ctx,
 		cancelAll: cancel,
@@ -86,7 +89,29 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		cancelled: make(map[jsonrpc.ID]struct{}),
 		drained:   make(chan struct{}),
 		closed:    make(chan struct{}),
-	}, nil
+	}
+	if t.Calls != nil {
+		type peeked struct {
+			line []byte
+			err  error
+		}
+		first := make(chan peeked, 1)
+		go func() {
+			line, err := c.readLine()
+			first <- peeked{bytes.Clone(line), err}
+		}()
+		select {
+		case p := <-first:
+			c.first, c.firstErr, c.hasFirst = p.line, p.err, true
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if bytes.Contains(c.first, []byte(`"server/discover"`)) || bytes.Contains(c.first, newProtocolMetaKey) {
+			t.Calls.RegisterWithSDK()
+		}
+		c.detach = t.Calls.Attach(c)
+	}
+	return c, nil
 }
 
 // stdioConn is one stdio session.
@@ -99,7 +124,10 @@ type stdioConn struct {
 	callCtx   context.Context // parent of the calls served directly; done on Close
 	cancelAll context.CancelFunc
 	callWG    sync.WaitGroup // calls served directly, each in its own goroutine
-	ready     atomic.Bool    // the initialize response was written
+	// initialized is set once initialize was received (or made up): from
+	// then on the server's notifications may be sent to this session.
+	initialized atomic.Bool
+	detach      func() // stops the server's notifications to this session
 
 	in       *bufio.Reader
 	rawIn    io.Reader
@@ -110,9 +138,13 @@ type stdioConn struct {
 	log      zerolog.Logger
 
 	// Owned by the reading goroutine.
+	first    []byte // the line Connect read, until Read takes it
+	firstErr error
+	hasFirst bool
 	line     []byte
 	queue    []jsonrpc.Message
-	initDone bool
+	initDone bool // initialize was received, made up, or not needed (draft)
+	draft    bool // the client speaks the sessionless 2026-07-28 draft
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -121,7 +153,6 @@ type stdioConn struct {
 	pending   map[jsonrpc.ID]struct{}           // requests read and not yet answered
 	cancelled map[jsonrpc.ID]struct{}           // pending requests the client cancelled
 	inflight  map[jsonrpc.ID]context.CancelFunc // calls served directly
-	initID    jsonrpc.ID                        // of the initialize request, once seen
 	eof       bool
 	drained   chan struct{} // closed once eof is set and pending is empty
 
@@ -134,11 +165,13 @@ func (c *stdioConn) SessionID() string { return "" }
 // Read returns the next message from the input. It answers malformed lines
 // itself and never returns an error for them.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if len(c.queue) > 0 {
+	for len(c.queue) > 0 {
 		msg := c.queue[0]
 		c.queue = c.queue[1:]
 		c.track(msg)
-		return msg, nil
+		if !c.serveDirectly(msg) {
+			return msg, nil
+		}
 	}
 	for {
 		select {
@@ -146,7 +179,14 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, io.EOF
 		default:
 		}
-		line, err := c.readLine()
+		var line []byte
+		var err error
+		if c.hasFirst {
+			line, err, c.hasFirst = c.first, c.firstErr, false
+			c.first = nil
+		} else {
+			line, err = c.readLine()
+		}
 		if len(line) > 0 {
 			if msg := c.decode(line); msg != nil {
 				msg = c.accept(msg)
@@ -312,18 +352,23 @@ func (c *stdioConn) accept(msg jsonrpc.Message) jsonrpc.Message {
 		switch {
 		case req.Method == "initialize":
 			c.initDone = true
-			c.setInitID(req.ID)
+			c.initialized.Store(true)
 		case req.Method == "server/discover",
 			bytes.Contains(req.Params, newProtocolMetaKey):
 			c.initDone = true
+			c.draft = true
+			if c.calls != nil {
+				// The SDK answers this session's tool requests itself.
+				c.calls.RegisterWithSDK()
+			}
 		case req.Method == "ping":
 		default:
 			c.initDone = true
+			c.initialized.Store(true)
 			c.log.Info().Str("method", req.Method).Str("protocolVersion", ImplicitProtocolVersion).
 				Msg("first request is not initialize; initialising the session implicitly")
 			c.queue = append(c.queue, implicitInitialized(), req)
 			msg = implicitInitialize()
-			c.setInitID(msg.(*jsonrpc.Request).ID)
 		}
 	}
 	c.track(msg)
@@ -373,18 +418,6 @@ func (c *stdioConn) track(msg jsonrpc.Message) {
 		}
 		c.mu.Unlock()
 	}
-}
-
-func (c *stdioConn) setInitID(id jsonrpc.ID) {
-	c.mu.Lock()
-	c.initID = id
-	c.mu.Unlock()
-}
-
-func (c *stdioConn) isInitID(id jsonrpc.ID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.initID.IsValid() && id == c.initID
 }
 
 // settle marks a response as sent and reports whether it must be dropped
@@ -463,9 +496,6 @@ func (c *stdioConn) waitDrained(ctx context.Context) error {
 // Write writes msg as one line.
 func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
-	if isResp && resp.Error == nil && c.isInitID(resp.ID) {
-		defer c.ready.Store(true) // once written
-	}
 	if isResp && c.settle(resp.ID, false) {
 		if resp.ID.Raw() == implicitInitID && resp.Error != nil {
 			c.log.Error().Err(resp.Error).Msg("implicit initialize failed")
@@ -559,6 +589,9 @@ func (c *stdioConn) writeErrorRawID(id json.RawMessage, code int64, message stri
 // Close stops the session. It is safe to call more than once.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
+		if c.detach != nil {
+			c.detach()
+		}
 		c.cancelAll()
 		close(c.closed)
 		if cl, ok := c.rawIn.(io.Closer); ok {
@@ -569,13 +602,18 @@ func (c *stdioConn) Close() error {
 	return nil
 }
 
-// serveDirectly serves a tools/call request itself when it can, and
-// reports whether it did. The request is already tracked as pending.
+// serveDirectly serves tools/list and tools/call requests itself when it
+// can, and reports whether it did. The request is already tracked as
+// pending.
 func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || c.calls == nil || req.Method != "tools/call" || !req.IsCall() || !c.ready.Load() ||
-		bytes.Contains(req.Params, newProtocolMetaKey) {
+	if !ok || c.calls == nil || !c.initDone || c.draft || !req.IsCall() ||
+		(req.Method != "tools/call" && req.Method != "tools/list") {
 		return false
+	}
+	if req.Method == "tools/list" {
+		c.answer(req.ID, c.calls.ListJSON())
+		return true
 	}
 	var p struct {
 		Name      string          `json:"name"`
@@ -600,13 +638,35 @@ func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
 			c.settle(req.ID, true)
 			return
 		}
-		if c.settle(req.ID, false) {
-			return
-		}
-		if err := c.writeResult(req.ID, result); err != nil {
-			c.log.Warn().Err(err).Msg("writing a tool result")
-		}
-		c.settle(req.ID, true)
+		c.answer(req.ID, result)
 	}()
 	return true
+}
+
+// answer writes the result of a request served directly, unless the client
+// cancelled it.
+func (c *stdioConn) answer(id jsonrpc.ID, result []byte) {
+	if c.settle(id, false) {
+		return
+	}
+	if err := c.writeResult(id, result); err != nil {
+		c.log.Warn().Err(err).Msg("writing a result")
+	}
+	c.settle(id, true)
+}
+
+// Notify sends a notification to the client, once the session is
+// initialised; before that it is dropped, as the client will list anyway.
+func (c *stdioConn) Notify(method string) {
+	if !c.initialized.Load() {
+		return
+	}
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	if err := c.writeLine([]byte(`{"jsonrpc":"2.0","method":"` + method + `","params":{}}`)); err != nil {
+		c.log.Debug().Err(err).Str("method", method).Msg("sending a notification")
+	}
 }
