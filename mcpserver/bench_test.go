@@ -113,3 +113,14 @@ func BenchmarkNew1000(b *testing.B) {
 		New(Config{DefaultSocket: "/x", OutputSchemas: true, Logger: zerolog.Nop()}, reg).Close()
 	}
 }
+
+func BenchmarkNewCorpus(b *testing.B) {
+	reg, err := manifest.Load("../../shared/corpus/tairseach-manifests", manifest.Options{Prefix: "tairseach_"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		New(Config{DefaultSocket: "/x", OutputSchemas: true, Logger: zerolog.Nop()}, reg).Close()
+	}
+}

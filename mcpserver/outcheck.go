@@ -65,10 +65,8 @@ func newOutputCheck(schema json.RawMessage, compile func(json.RawMessage) (*json
 			return full()
 		}
 	}
-	// Still compile the whole schema, so that an invalid one is reported
-	// the same way either way.
-	if _, err := compile(schema); err != nil {
-		return nil, err
+	if t, ok := top["type"]; ok && string(t) != `"object"` {
+		return full()
 	}
 	c := &outputCheck{props: map[string]propCheck{}}
 	if raw, ok := top["required"]; ok && json.Unmarshal(raw, &c.required) != nil {
@@ -117,18 +115,25 @@ func newOutputCheck(schema json.RawMessage, compile func(json.RawMessage) (*json
 	return c, nil
 }
 
-// schemaTypes reads a "type" keyword: a string or an array of strings.
+// schemaTypes reads a "type" keyword: a type name or an array of them. It
+// returns nil for anything else, which the full validator then reports.
 func schemaTypes(raw json.RawMessage) []string {
+	var many []string
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}
+		many = []string{one}
+	} else if json.Unmarshal(raw, &many) != nil || len(many) == 0 {
+		return nil
 	}
-	var many []string
-	if json.Unmarshal(raw, &many) == nil && len(many) > 0 {
-		return many
+	for _, t := range many {
+		if !slices.Contains(jsonTypes, t) {
+			return nil
+		}
 	}
-	return nil
+	return many
 }
+
+var jsonTypes = []string{"object", "array", "string", "number", "integer", "boolean", "null"}
 
 // check validates result, valid compact JSON, and returns "" or what is
 // wrong.

@@ -8,18 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/geilt/tairseach-mcp/manifest"
 )
-
-func compileSchema(b json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, err
-	}
-	return s.Resolve(nil)
-}
 
 // corpusOutputSchemas returns every outputSchema of the real corpus.
 func corpusOutputSchemas(t testing.TB) []json.RawMessage {

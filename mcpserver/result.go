@@ -30,7 +30,11 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	if len(text) == 0 || text[0] != '{' {
 		return errorResult(fmt.Sprintf("%s returned a result that is not a JSON object, but its manifest declares an outputSchema; result: %s", r.tool.Method, excerpt(text)))
 	}
-	if problem := r.output.check(text); problem != "" {
+	check, err := r.output.outputCheck()
+	if err != nil {
+		return errorResult(fmt.Sprintf("the outputSchema of %s in %s is not valid JSON Schema (%v); fix the manifest, or run with --output-schemas=off", r.tool.Name, r.tool.File, err))
+	}
+	if problem := check.check(text); problem != "" {
 		return errorResult(fmt.Sprintf("%s returned a result that does not match the outputSchema in %s: %s (fix the manifest, or run with --output-schemas=off); result: %s",
 			r.tool.Method, r.tool.File, problem, excerpt(text)))
 	}

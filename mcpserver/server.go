@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -95,11 +94,12 @@ type Server struct {
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
-	visible   map[string][]byte               // MCP name → the tool as clients see it
-	defs      map[string]*mcp.Tool            // the same, for the SDK
-	schemas   map[string]*jsonschema.Resolved // compiled schemas by their JSON, reused across reloads
-	sdkSynced bool                            // the SDK's server has every tool (RegisterWithSDK)
-	attached  map[Notifier]struct{}           // stdio sessions served directly
+	visible   map[string][]byte      // MCP name → the tool as clients see it
+	defs      map[string]*mcp.Tool   // the same, for the SDK
+	inputs    map[string]*lazySchema // by their JSON, kept across reloads
+	outputs   map[string]*lazySchema
+	sdkSynced bool                  // the SDK's server has every tool (RegisterWithSDK)
+	attached  map[Notifier]struct{} // stdio sessions served directly
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -107,8 +107,8 @@ type route struct {
 	tool    manifest.Tool
 	client  *socketrpc.Client
 	timeout time.Duration
-	input   *jsonschema.Resolved // nil: arguments are not checked
-	output  *outputCheck         // nil: no structuredContent
+	input   *lazySchema // arguments are checked against it
+	output  *lazySchema // nil: no structuredContent
 }
 
 type routeTable struct {
@@ -120,13 +120,12 @@ type routeTable struct {
 func New(cfg Config, reg *manifest.Registry) *Server {
 	cfg.setDefaults()
 	s := &Server{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		slots:   make(chan struct{}, cfg.MaxInFlight),
-		clients: make(map[string]*socketrpc.Client),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		slots:    make(chan struct{}, cfg.MaxInFlight),
+		clients:  make(map[string]*socketrpc.Client),
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
-		schemas:  make(map[string]*jsonschema.Resolved),
 		attached: make(map[Notifier]struct{}),
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}, list: []byte(`{"tools":[]}`)})
@@ -186,32 +185,39 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	defer s.mu.Unlock()
 
 	old := s.routes.Load()
-	oldSchemas := s.schemas
-	s.schemas = make(map[string]*jsonschema.Resolved, len(oldSchemas))
-	compile := func(b json.RawMessage) (*jsonschema.Resolved, error) {
-		if r, ok := s.schemas[string(b)]; ok {
-			return r, nil
+	// A schema is used as an input or an output schema, never both: a
+	// lazySchema is compiled for one use.
+	oldIn, oldOut := s.inputs, s.outputs
+	s.inputs = make(map[string]*lazySchema, len(oldIn))
+	s.outputs = make(map[string]*lazySchema, len(oldOut))
+	schema := func(m, old map[string]*lazySchema, b json.RawMessage) *lazySchema {
+		if l, ok := m[string(b)]; ok {
+			return l
 		}
-		r, ok := oldSchemas[string(b)]
+		l, ok := old[string(b)]
 		if !ok {
-			var sch jsonschema.Schema
-			if err := json.Unmarshal(b, &sch); err != nil {
-				return nil, err
-			}
-			var err error
-			if r, err = sch.Resolve(nil); err != nil {
-				return nil, err
-			}
+			l = &lazySchema{raw: b}
 		}
-		s.schemas[string(b)] = r
-		return r, nil
+		m[string(b)] = l
+		return l
 	}
 	table := &routeTable{byName: make(map[string]*route, len(reg.Tools))}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
 	var ch Change
 	for _, t := range reg.Tools {
-		def, r, err := s.prepare(t, compile)
+		def, r, err := s.prepare(t)
+		if err == nil {
+			r.input = schema(s.inputs, oldIn, t.InputSchema)
+			if def.OutputSchema != nil {
+				// Checked now, not on first use: a client that lists a schema
+				// it cannot compile may refuse the whole list.
+				r.output = schema(s.outputs, oldOut, t.OutputSchema)
+				if _, err = r.output.outputCheck(); err != nil {
+					err = fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
+				}
+			}
+		}
 		if err != nil {
 			s.log.Error().Str("tool", t.Name).Str("file", t.File).Err(err).Msg("skipping tool")
 			continue
@@ -307,7 +313,7 @@ func (s *Server) addTool(def *mcp.Tool) (err error) {
 }
 
 // prepare builds the MCP definition and the route of one tool.
-func (s *Server) prepare(t manifest.Tool, compile func(json.RawMessage) (*jsonschema.Resolved, error)) (*mcp.Tool, *route, error) {
+func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 	def := &mcp.Tool{
 		Name:        t.Name,
 		Title:       t.Title,
@@ -332,18 +338,8 @@ func (s *Server) prepare(t manifest.Tool, compile func(json.RawMessage) (*jsonsc
 	if t.TimeoutMs > 0 {
 		r.timeout = time.Duration(t.TimeoutMs) * time.Millisecond
 	}
-	if in, err := compile(t.InputSchema); err != nil {
-		s.log.Warn().Str("tool", t.Name).Str("file", t.File).Err(err).Msg("inputSchema is not valid JSON Schema; arguments are sent unchecked")
-	} else {
-		r.input = in
-	}
 	if s.cfg.OutputSchemas && len(t.OutputSchema) > 0 {
-		out, err := newOutputCheck(t.OutputSchema, compile)
-		if err != nil {
-			return nil, nil, fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
-		}
 		def.OutputSchema = t.OutputSchema
-		r.output = out
 	}
 	return def, r, nil
 }
@@ -392,13 +388,24 @@ func (s *Server) Lookup(name string) (manifest.Tool, bool) {
 // compiled). Call checks the same before calling.
 func (s *Server) CheckArgs(name string, args json.RawMessage) string {
 	r, ok := s.routes.Load().byName[name]
-	if !ok || r.input == nil {
+	if !ok {
 		return ""
 	}
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	return checkArgs(r.input, args)
+	return s.checkArgs(r, args)
+}
+
+// checkArgs checks args against the tool's inputSchema; a schema that does
+// not compile leaves the arguments unchecked (validate reports it).
+func (s *Server) checkArgs(r *route, args json.RawMessage) string {
+	in, err := r.input.inputCheck()
+	if err != nil {
+		s.log.Debug().Str("tool", r.tool.Name).Err(err).Msg("inputSchema does not compile; arguments not checked")
+		return ""
+	}
+	return checkArgs(in, args)
 }
 
 // Call calls tool name with args (a JSON object, or empty) and returns the
@@ -418,10 +425,8 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	if r.input != nil {
-		if msg := checkArgs(r.input, args); msg != "" {
-			return errorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", name, msg))
-		}
+	if msg := s.checkArgs(r, args); msg != "" {
+		return errorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", name, msg))
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()

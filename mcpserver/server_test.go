@@ -99,8 +99,15 @@ func TestCorpusRegistersEveryTool(t *testing.T) {
 		if tool.OutputSchema == nil {
 			t.Errorf("%s lost its outputSchema", tool.Name)
 		}
-		if r, ok := srv.routes.Load().byName[tool.Name]; !ok || r.input == nil {
-			t.Errorf("%s: inputSchema not compiled", tool.Name)
+		r, ok := srv.routes.Load().byName[tool.Name]
+		if !ok {
+			t.Fatalf("%s listed but not routed", tool.Name)
+		}
+		if _, err := r.input.inputCheck(); err != nil {
+			t.Errorf("%s: inputSchema does not compile: %v", tool.Name, err)
+		}
+		if _, err := r.output.outputCheck(); err != nil {
+			t.Errorf("%s: outputSchema does not compile: %v", tool.Name, err)
 		}
 	}
 }
@@ -111,7 +118,10 @@ func TestCheckArgs(t *testing.T) {
 		"filter":{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}},"additionalProperties":false}}],
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
-	in := srv.routes.Load().byName["tairseach_q"].input
+	in, err := srv.routes.Load().byName["tairseach_q"].input.inputCheck()
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args string
 		want []string // substrings of the message; none means valid

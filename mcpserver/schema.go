@@ -1,0 +1,41 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// lazySchema is a tool's schema, compiled on the tool's first call:
+// compiling every schema of a large registry up front would hold up the
+// server's first answer. Tools with the same schema share one lazySchema,
+// and reloads keep those whose JSON did not change.
+type lazySchema struct {
+	raw json.RawMessage
+
+	once   sync.Once
+	input  *jsonschema.Resolved // as an inputSchema
+	output *outputCheck         // as an outputSchema
+	err    error
+}
+
+// inputCheck returns the compiled schema, for checking arguments.
+func (l *lazySchema) inputCheck() (*jsonschema.Resolved, error) {
+	l.once.Do(func() { l.input, l.err = compileSchema(l.raw) })
+	return l.input, l.err
+}
+
+// outputCheck returns the prepared check of results.
+func (l *lazySchema) outputCheck() (*outputCheck, error) {
+	l.once.Do(func() { l.output, l.err = newOutputCheck(l.raw, compileSchema) })
+	return l.output, l.err
+}
+
+func compileSchema(b json.RawMessage) (*jsonschema.Resolved, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	return s.Resolve(nil)
+}
