@@ -2,6 +2,9 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -42,10 +45,35 @@ func describeSchemaError(err error) string {
 		}
 		msg = after
 	}
+	msg = sortAdditional(msg)
 	if field := schemaPathToField(path); field != "" {
 		return "argument " + strconvQuote(field) + ": " + msg
 	}
 	return msg
+}
+
+// sortAdditional sorts the names in jsonschema-go's `unexpected additional
+// properties ["b" "a"]`, which come in map order, so that the same arguments
+// always get the same message.
+func sortAdditional(msg string) string {
+	const prefix = "unexpected additional properties ["
+	list, ok := strings.CutPrefix(msg, prefix)
+	if !ok || !strings.HasSuffix(list, "]") {
+		return msg
+	}
+	list = strings.TrimSuffix(list, "]")
+	var names []string
+	for list != "" {
+		q, err := strconv.QuotedPrefix(list)
+		if err != nil {
+			return msg
+		}
+		name, _ := strconv.Unquote(q)
+		names = append(names, name)
+		list = strings.TrimPrefix(list[len(q):], " ")
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("unexpected additional properties %q", names)
 }
 
 // schemaPathToField turns a schema location such as

@@ -115,8 +115,12 @@ func (s *Server) callError(r *route, err error) *mcp.CallToolResult {
 	case errors.As(err, &rpcErr):
 		return errorResult(`{"error":` + string(rpcErr.Raw) + `}`)
 	case errors.Is(err, context.DeadlineExceeded):
-		return errorResult(fmt.Sprintf("no reply from the tairseach server at %s within %s (method %s); it may be busy or hung: try again, or raise --call-timeout (or timeoutMs in %s)",
-			r.client.Path(), r.timeout, r.tool.Method, r.tool.File))
+		raise := "--call-timeout (or set timeoutMs on the tool in " + r.tool.File + ")"
+		if r.tool.TimeoutMs > 0 {
+			raise = "timeoutMs on the tool in " + r.tool.File
+		}
+		return errorResult(fmt.Sprintf("no reply from the tairseach server at %s within %s (method %s); it may be busy or hung: try again, or raise %s",
+			r.client.Path(), r.timeout, r.tool.Method, raise))
 	case errors.Is(err, socketrpc.ErrTooLarge):
 		return errorResult(fmt.Sprintf("result too large: over %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", s.cfg.MaxResultBytes, s.cfg.MaxResultBytes))
 	case errors.Is(err, socketrpc.ErrUntrusted):

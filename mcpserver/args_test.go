@@ -1,0 +1,32 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+// TestCheckArgsAdditionalSorted: jsonschema-go lists unexpected properties
+// in map order; the message names them sorted, the same every time.
+func TestCheckArgsAdditionalSorted(t *testing.T) {
+	srv := New(Config{DefaultSocket: "/x", Logger: zerolog.Nop()}, registryOf(t, `{"id":"t","tools":[{"name":"q",
+		"inputSchema":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}}],
+		"implementation":{"methods":{"q":"q"}}}`))
+	defer srv.Close()
+	in, err := srv.routes.Load().byName["tairseach_q"].input.inputCheck()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `unexpected additional properties ["b" "c \"quoted\"" "d" "e" "f"]`
+	for range 20 {
+		if got := checkArgs(in, json.RawMessage(`{"a":"x","f":1,"d":2,"c \"quoted\"":3,"b":4,"e":5}`)); got != want {
+			t.Fatalf("checkArgs = %s, want %s", got, want)
+		}
+	}
+	for _, msg := range []string{"unexpected additional properties [", `unexpected additional properties ["a" x]`, "other"} {
+		if got := sortAdditional(msg); got != msg {
+			t.Errorf("sortAdditional(%q) = %q, want it unchanged", msg, got)
+		}
+	}
+}
