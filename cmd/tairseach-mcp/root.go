@@ -40,6 +40,9 @@ type options struct {
 	insecureSocket bool
 	logLevel       string
 	logFormat      string
+	http           httpOptions // --transport http
+
+	maxManifestBytes int64 // manifest.Options.MaxFileSize
 
 	// Filled in by resolve.
 	socketSource string // which rule chose the socket: flag, env, default, fallback
@@ -116,20 +119,22 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	f := root.PersistentFlags()
-	f.StringVar(&o.transport, "transport", "stdio", "how MCP clients reach the server: stdio")
+	f.StringVar(&o.transport, "transport", "stdio", "how MCP clients reach the server: stdio or http")
 	f.StringVar(&o.manifests, "manifests", "", "manifests directory (default ~/.tairseach/manifests)")
 	f.StringVar(&o.socket, "socket", "", "Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock)")
 	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
 	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call (a manifest's timeoutMs overrides it)")
-	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes, how long to wait for calls in flight (default: the call timeout)")
+	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes or a stop signal, how long to wait for calls in flight (default: the call timeout)")
 	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest tool result sent to the client; larger ones become an error")
 	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
 	f.IntVar(&o.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "most tool calls at once; more wait for a slot until their timeout")
+	f.Int64Var(&o.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxFileSize, "largest manifest file read; larger ones are skipped with an error")
 	f.StringVar(&o.outputSchemas, "output-schemas", "on", "publish outputSchemas and return structuredContent: on or off")
 	f.BoolVar(&o.linger, "linger", false, "keep running after stdin closes, until interrupted")
 	f.BoolVar(&o.insecureSocket, "insecure-socket", false, "use sockets owned by another user, writable by others, or served by another user's process (dangerous)")
 	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
 	f.StringVar(&o.logFormat, "log-format", "console", "console or json (logs always go to stderr)")
+	o.http.addFlags(f)
 
 	root.AddCommand(newConfigCmd(o, stdout))
 	root.AddCommand(newToolsCmd(o, stdout, stderr))
@@ -186,9 +191,14 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	switch o.transport {
 	case "stdio":
 	case "http":
-		return usageError{errors.New("--transport http is not available yet; use --transport stdio")}
+		// Only serving listens; the other commands ignore the HTTP flags.
+		if cmd == cmd.Root() {
+			if err := o.resolveHTTP(); err != nil {
+				return err
+			}
+		}
 	default:
-		return usageError{fmt.Errorf("--transport %q: want stdio", o.transport)}
+		return usageError{fmt.Errorf("--transport %q: want stdio or http", o.transport)}
 	}
 	switch o.outputSchemas {
 	case "on", "true":
@@ -206,6 +216,9 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	}
 	if o.maxResultBytes <= 0 || o.poolSize <= 0 || o.maxInFlight <= 0 {
 		return usageError{errors.New("--max-result-bytes, --pool-size and --max-in-flight must be positive")}
+	}
+	if o.maxManifestBytes <= 0 {
+		return usageError{fmt.Errorf("--max-manifest-bytes %d: must be positive", o.maxManifestBytes)}
 	}
 	if _, err := zerolog.ParseLevel(o.logLevel); err != nil {
 		return usageError{fmt.Errorf("--log-level %q: want trace, debug, info, warn, error or disabled", o.logLevel)}
@@ -259,7 +272,7 @@ func (o *options) newLogger(stderr io.Writer) zerolog.Logger {
 }
 
 func (o *options) loadOptions(log zerolog.Logger) manifest.Options {
-	return manifest.Options{Prefix: o.prefix, Logger: log}
+	return manifest.Options{Prefix: o.prefix, MaxFileSize: o.maxManifestBytes, Logger: log}
 }
 
 // validPrefix reports whether p keeps tool names within the characters

@@ -15,8 +15,8 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver"
 )
 
-// serve runs the MCP server on stdio until stdin ends or ctx is cancelled,
-// reloading the manifests when they change on disk or on SIGHUP.
+// serve runs the MCP server on stdio until stdin ends, or on HTTP, until ctx
+// is cancelled, reloading the manifests when they change on disk or on SIGHUP.
 func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	log := o.newLogger(stderr)
 
@@ -63,6 +63,9 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 		}
 	}()
 
+	if o.transport == "http" {
+		return serveHTTP(ctx, o, srv, log)
+	}
 	return srv.ServeStdio(ctx, &mcpserver.StdioTransport{
 		In:           stdin,
 		Out:          stdout,

@@ -1,0 +1,187 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+)
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1":        true,
+		"127.0.0.1:8765":   true,
+		"127.1.2.3:80":     true,
+		"localhost":        true,
+		"LOCALHOST:8765":   true,
+		"::1":              true,
+		"[::1]":            true,
+		"[::1]:8765":       true,
+		"":                 false,
+		"0.0.0.0":          false,
+		"0.0.0.0:8765":     false,
+		"[::]:8765":        false,
+		"10.0.0.1":         false,
+		"192.168.1.2:80":   false,
+		"evil.example.com": false,
+		"localhost.evil":   false,
+		"127.0.0.1.evil":   false,
+	} {
+		if got := isLoopback(addr); got != want {
+			t.Errorf("isLoopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// httpServer serves the example registry over HTTP through httptest, on a
+// loopback address.
+func httpServer(t *testing.T, cfg HTTPConfig) (*Server, *httptest.Server) {
+	t.Helper()
+	srv := New(Config{DefaultSocket: startDemo(t), Logger: zerolog.Nop()}, loadExample(t))
+	t.Cleanup(func() { srv.Close() })
+	ts := httptest.NewServer(srv.NewHTTPHandler(cfg))
+	t.Cleanup(ts.Close)
+	return srv, ts
+}
+
+func post(t *testing.T, url string, header map[string]string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if h := header["Host"]; h != "" {
+		req.Host = h
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestHTTPHandlerProtections(t *testing.T) {
+	const token = "0123456789abcdef0123"
+	for _, tc := range []struct {
+		name   string
+		token  string
+		header map[string]string
+		want   int
+	}{
+		{"plain", "", nil, http.StatusOK},
+		// The go-sdk's DNS-rebinding check, left on.
+		{"foreign Host", "", map[string]string{"Host": "evil.example.com"}, http.StatusForbidden},
+		{"foreign Origin", "", map[string]string{"Origin": "http://evil.example.com"}, http.StatusForbidden},
+		{"cross-site fetch", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"token missing", token, nil, http.StatusUnauthorized},
+		{"token wrong", token, map[string]string{"Authorization": "Bearer " + token + "0"}, http.StatusUnauthorized},
+		{"token right", token, map[string]string{"Authorization": "Bearer " + token}, http.StatusOK},
+		{"token right, scheme in lower case", token, map[string]string{"Authorization": "bearer " + token}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ts := httpServer(t, HTTPConfig{Token: tc.token})
+			if got := post(t, ts.URL+MCPPath, tc.header); got != tc.want {
+				t.Fatalf("status %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHealth(t *testing.T) {
+	srv, ts := httpServer(t, HTTPConfig{Manifests: "/some/dir"})
+	get := func() Health {
+		t.Helper()
+		resp, err := http.Get(ts.URL + HealthPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var h Health
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("/healthz: %d, %v", resp.StatusCode, err)
+		}
+		return h
+	}
+	h := get()
+	if h.Status != "ok" || h.Tools != 8 || h.Manifests != "/some/dir" || len(h.Backends) != 1 || !h.Backends[0].Reachable {
+		t.Fatalf("backend up: %+v", h)
+	}
+
+	// A manifest naming another socket, where nothing listens.
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone.sock")
+	srv.Apply(registryOf(t, `{"id":"x","tools":[{"name":"x.y","inputSchema":{"type":"object"}}],
+		"implementation":{"socket":`+jsonString(gone)+`,"methods":{"x.y":"x.y"}}}`))
+	h = get()
+	if h.Status != "degraded" || h.Tools != 1 || len(h.Backends) != 2 {
+		t.Fatalf("one backend gone: %+v", h)
+	}
+	for _, b := range h.Backends {
+		if b.Socket == gone && (b.Reachable || !strings.Contains(b.Error, gone)) {
+			t.Errorf("missing socket reported as %+v", b)
+		}
+		if b.Socket != gone && !b.Reachable {
+			t.Errorf("the default socket reported as %+v", b)
+		}
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestServeHTTPListenerStopsOnCancel(t *testing.T) {
+	srv := New(Config{DefaultSocket: startDemo(t), Logger: zerolog.Nop()}, loadExample(t))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTPListener(ctx, ln, HTTPConfig{DrainTimeout: 5 * time.Second}) }()
+
+	// A session with an open event stream must not hold the shutdown up.
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + MCPPath, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeHTTPListener: %v", err)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("ServeHTTPListener did not return within 4s of cancellation")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("shutdown with an idle session took %v", d)
+	}
+	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		t.Error("the listener still accepts connections")
+	}
+	for range srv.MCP().Sessions() {
+		t.Fatal("a session is still open")
+	}
+}
