@@ -4,8 +4,9 @@ BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 NODE_DEPS := scripts/node_modules/.package-lock.json
+CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
 
-.PHONY: all build test test-go lint demo bench fuzz clean
+.PHONY: all build test test-go lint demo bench fuzz soak clean
 
 all: build
 
@@ -19,7 +20,13 @@ $(NODE_DEPS): scripts/package.json scripts/package-lock.json
 	cd scripts && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test: $(NODE_DEPS)
+# The official MCP conformance suite and the Node 22 it needs (the clients
+# above run on Node 20), pinned in scripts/conformance/package-lock.json.
+$(CONFORMANCE_DEPS): scripts/conformance/package.json scripts/conformance/package-lock.json
+	cd scripts/conformance && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test: $(NODE_DEPS) $(CONFORMANCE_DEPS)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 lint:
@@ -30,9 +37,27 @@ lint:
 demo: build
 	@bash scripts/demo.sh
 
+# The bridge against its floors (raw socket, a no-op go-sdk server) and a peer
+# (mcp-host-rpc), interleaved; 3 to 4½ minutes on 2 cores. Prints one table and
+# writes scripts/bench/results.md. BENCH_FLAGS=-quick for a 15 s smoke test.
+bench: build $(NODE_DEPS)
+	$(GO) run ./scripts/bench -bridge $(BIN)/tairseach-mcp -demo $(BIN)/tairseach-demo $(BENCH_FLAGS)
+
+# Every fuzz test of every package, FUZZTIME (default 20s) each. A crasher is
+# written to the package's testdata/fuzz/ and stays as a regression test.
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseFile -fuzztime 30s ./manifest/
-	$(GO) test -run '^$$' -fuzz FuzzReadReply -fuzztime 30s ./socketrpc/
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		list=$$($(GO) test -list '^Fuzz' $$pkg) || { echo "$$list"; exit 1; }; \
+		for f in $$(echo "$$list" | grep '^Fuzz'); do \
+			echo "== $$f $$pkg"; \
+			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(or $(FUZZTIME),20s) -fuzzminimizetime 100x $$pkg; \
+		done; \
+	done
+
+# The real binary, 100,000 calls through one session with faults and reloads
+# (a minute or two). SOAK='-calls 10000' for a shorter run.
+soak:
+	$(GO) run ./scripts/soak $(SOAK)
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+)
+
+// TestBenchQuick runs the whole benchmark once with few calls (about 15 s
+// and a go build). It is a smoke test of the harness, not part of make test:
+//
+//	TAIRSEACH_BENCH_SMOKE=1 go test -run TestBenchQuick -v ./scripts/bench
+func TestBenchQuick(t *testing.T) {
+	if os.Getenv("TAIRSEACH_BENCH_SMOKE") != "1" {
+		t.Skip("set TAIRSEACH_BENCH_SMOKE=1 to run the benchmark smoke test")
+	}
+	c := config{
+		quick:  true,
+		rounds: 1,
+		peer:   "scripts/node_modules/.bin/mcp-host-rpc",
+		corpus: "../shared/corpus/tairseach-manifests",
+	}
+	if err := setup(&c); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if err := run(ctx, c, &out); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out.String())
+	got := out.String()
+	for _, want := range []string{"| call p50, sequential · 2025-11-25", "| result 1 MB, p50", "| reload: write → list_changed", "Targets: "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("results lack %q", want)
+		}
+	}
+	if strings.Contains(got, " ? |") {
+		t.Errorf("a case has no value and no reason")
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	dir := t.TempDir()
+	if err := generate(dir, 100, 10); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := manifest.Load(dir, manifest.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reg.Tools) != 1000 || len(reg.Skipped) != 0 || len(reg.Problems) != 0 || len(reg.FileErrors) != 0 {
+		t.Fatalf("got %d tools, %d skipped, %d problems, %d file errors; want 1000 clean tools",
+			len(reg.Tools), len(reg.Skipped), len(reg.Problems), len(reg.FileErrors))
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- {
+		d = append(d, time.Duration(i))
+	}
+	for _, tc := range []struct {
+		p    float64
+		want time.Duration
+	}{{0.5, 50}, {0.99, 99}, {1, 100}, {0.001, 1}} {
+		if got := percentile(d, tc.p); got != tc.want {
+			t.Errorf("percentile(1..100, %v) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		unit int
+		want string
+	}{
+		{45.4, unitMicros, "45 µs"},
+		{8712, unitMicros, "8.71 ms"},
+		{78_000, unitMicros, "78.0 ms"},
+		{109_000.4, unitRate, "109,000/s"},
+		{999, unitRate, "999/s"},
+		{14.04, unitMiB, "14.0 MiB"},
+	} {
+		if got := format(tc.x, tc.unit); got != tc.want {
+			t.Errorf("format(%v, %d) = %q, want %q", tc.x, tc.unit, got, tc.want)
+		}
+	}
+}
+
+func TestEditDescription(t *testing.T) {
+	b, err := os.ReadFile("../../manifests.example/demo.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := editDescription(b, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte("(revision 7)")) {
+		t.Errorf("no revision in the edited manifest")
+	}
+	if _, err := manifest.ParseFile("demo.json", out, manifest.Options{Prefix: prefix}); err != nil {
+		t.Errorf("edited manifest does not parse: %v", err)
+	}
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Contenders, in table order.
+const (
+	raw    = "raw"
+	floor  = "sdk-floor"
+	bridge = "bridge"
+	peer   = "peer"
+)
+
+// Protocol versions the client asks for; "" is the go-sdk client's default.
+const (
+	proto2025  = "2025-11-25"
+	protoDraft = ""
+)
+
+// errNA marks a contender that cannot run a case; its message is the reason.
+type errNA string
+
+func (e errNA) Error() string { return string(e) }
+
+// session is one spawned MCP server and the client session driving it.
+type session struct {
+	who     string
+	cs      *mcp.ClientSession
+	cmd     *exec.Cmd
+	startup time.Duration // exec → initialize (or server/discover) result
+	proto   string        // the negotiated protocol version
+	stderr  *os.File
+}
+
+// spawn starts contender who serving ts and connects to it at proto. A
+// non-nil onListChanged receives notifications/tools/list_changed.
+func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, onListChanged func()) (*session, error) {
+	var cmd *exec.Cmd
+	terminate := 2 * time.Second
+	switch who {
+	case floor:
+		cmd = exec.Command(e.floor, "--manifests", ts.dir, "--prefix", prefix)
+	case bridge:
+		cmd = exec.Command(e.cfg.bridge, "--manifests", ts.dir, "--socket", e.socket, "--log-level", "warn")
+	case peer:
+		if e.cfg.peer == "" {
+			return nil, errNA("mcp-host-rpc not installed")
+		}
+		cmd = exec.Command(e.cfg.peer)
+		cmd.Env = append(os.Environ(), "PIPE="+e.socket, "CONTEXT_TOKEN=bench", "TOOLS="+ts.peerTools)
+		terminate = 200 * time.Millisecond // it exits when its socket closes, not on stdin EOF
+	default:
+		return nil, fmt.Errorf("cannot spawn %s", who)
+	}
+	f, err := e.logFile(who)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = f // a file, so that Wait does not wait for a copying goroutine
+	opts := &mcp.ClientOptions{}
+	if onListChanged != nil {
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() }
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "tairseach-bench", Version: "0"}, opts)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	cs, err := client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
+	took := time.Since(start)
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.E2BIG) {
+			return nil, errNA(fmt.Sprintf("its TOOLS variable (%d KiB) is over Linux's 128 KiB limit for one variable", len(ts.peerTools)>>10))
+		}
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		return nil, fmt.Errorf("starting %s with %s: %w\n%s", who, ts.name, err, e.logTail(who))
+	}
+	return &session{who: who, cs: cs, cmd: cmd, startup: took, proto: cs.InitializeResult().ProtocolVersion, stderr: f}, nil
+}
+
+// close ends the session and the server.
+func (s *session) close() {
+	if s == nil {
+		return
+	}
+	_ = s.cs.Close()
+	s.stderr.Close()
+}
+
+// rssMiB reads the server's VmRSS from /proc.
+func (s *session) rssMiB() (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				return 0, fmt.Errorf("parsing VmRSS %q: %w", rest, err)
+			}
+			return float64(kb) / 1024, nil
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc/PID/status")
+}
+
+// call makes one tools/call and fails on an isError result.
+func (s *session) call(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("%s: calling %s: %w", s.who, tool, err)
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("%s: %s returned isError: %s", s.who, tool, resultText(res))
+	}
+	return res, nil
+}
+
+// listAll lists every tool, following cursors.
+func (s *session) listAll(ctx context.Context) (int, error) {
+	n := 0
+	p := &mcp.ListToolsParams{}
+	for range 100 {
+		res, err := s.cs.ListTools(ctx, p)
+		if err != nil {
+			return 0, fmt.Errorf("%s: tools/list: %w", s.who, err)
+		}
+		n += len(res.Tools)
+		if res.NextCursor == "" {
+			return n, nil
+		}
+		p = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	return 0, fmt.Errorf("%s: tools/list: more than 100 pages", s.who)
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			sb.WriteString(t.Text)
+		}
+	}
+	return sb.String()
+}
+
+// rawConn is one persistent connection to the backend socket, used by one
+// goroutine at a time.
+type rawConn struct {
+	c    net.Conn
+	r    *bufio.Reader
+	w    []byte // request line scratch
+	long []byte // reply lines over the reader's buffer
+	id   uint64
+}
+
+func dialRaw(ctx context.Context, path string) (*rawConn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("raw: dialling the demo backend: %w", err)
+	}
+	return &rawConn{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
+}
+
+// rawReply is what a minimal client decodes of each reply.
+type rawReply struct {
+	ID     uint64          `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// call writes one request line and reads, decodes and checks its reply.
+func (rc *rawConn) call(method string, params json.RawMessage) (json.RawMessage, error) {
+	rc.id++
+	rc.w = append(rc.w[:0], `{"jsonrpc":"2.0","id":`...)
+	rc.w = strconv.AppendUint(rc.w, rc.id, 10)
+	rc.w = append(rc.w, `,"method":`...)
+	rc.w = strconv.AppendQuote(rc.w, method)
+	rc.w = append(rc.w, `,"params":`...)
+	rc.w = append(rc.w, params...)
+	rc.w = append(rc.w, "}\n"...)
+	if _, err := rc.c.Write(rc.w); err != nil {
+		return nil, fmt.Errorf("raw: %w", err)
+	}
+	line, err := rc.r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		rc.long = append(rc.long[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = rc.r.ReadSlice('\n')
+			rc.long = append(rc.long, line...)
+		}
+		line = rc.long
+	}
+	if err != nil {
+		return nil, fmt.Errorf("raw: reading the reply: %w", err)
+	}
+	var rep rawReply
+	if err := json.Unmarshal(line, &rep); err != nil {
+		return nil, fmt.Errorf("raw: decoding the reply: %w", err)
+	}
+	if rep.ID != rc.id || len(rep.Error) > 0 && !bytes.Equal(rep.Error, []byte("null")) {
+		return nil, fmt.Errorf("raw: reply %d to request %d, error %s", rep.ID, rc.id, rep.Error)
+	}
+	if cap(rc.long) > 4<<20 {
+		rc.long = nil
+	}
+	return rep.Result, nil
+}
+
+func (rc *rawConn) close() { rc.c.Close() }

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Units of a row's values.
+const (
+	unitMicros = iota // lower is better
+	unitRate          // calls/s, higher is better
+	unitMiB           // lower is better
+)
+
+// row is one line of the table.
+type row struct {
+	id     string
+	label  string
+	unit   int
+	checks []check
+}
+
+// check is one target: text says it, eval judges it from the medians.
+type check struct {
+	text string
+	eval func(v func(who string) (float64, bool)) (met, known bool)
+}
+
+// Targets from the issue.
+const (
+	debounceMs = 100
+)
+
+func ratioAtMost(other string, x float64) check {
+	return check{"≤ " + times(x) + " " + other, func(v func(string) (float64, bool)) (bool, bool) {
+		b, ok1 := v(bridge)
+		o, ok2 := v(other)
+		return ok1 && ok2 && b <= x*o, ok1 && ok2
+	}}
+}
+
+func ratioAtLeast(other string, x float64) check {
+	text := "≥ " + times(x) + " " + other
+	if x == 1 && other == peer {
+		text = "≥ peer"
+	}
+	return check{text, func(v func(string) (float64, bool)) (bool, bool) {
+		b, ok1 := v(bridge)
+		o, ok2 := v(other)
+		return ok1 && ok2 && b >= x*o, ok1 && ok2
+	}}
+}
+
+// times formats a factor of a target: 1.15×, 1.0×, 4×.
+func times(x float64) string {
+	if x == 1 {
+		return "1.0×"
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64) + "×"
+}
+
+func atMost(text string, limit float64) check {
+	return check{text, func(v func(string) (float64, bool)) (bool, bool) {
+		b, ok := v(bridge)
+		return ok && b <= limit, ok
+	}}
+}
+
+// rows returns the table's rows, in order.
+func (b *bench) rows() []row {
+	var rs []row
+	for _, proto := range []string{proto2025, protoDraft} {
+		l := protoLabel(proto)
+		rs = append(rs,
+			row{caseID("seq-p50", proto), "call p50, sequential · " + l, unitMicros, []check{ratioAtMost(floor, 1.15)}},
+			row{caseID("seq-p99", proto), "call p99, sequential · " + l, unitMicros, nil},
+			row{caseID("rate1", proto), "calls/s, 1 caller · " + l, unitRate, nil},
+			row{caseID("cpu", proto), "server CPU per call, sequential · " + l, unitMicros, nil},
+			row{caseID("rate8", proto), "calls/s, 8 callers · " + l, unitRate, []check{ratioAtLeast(floor, 1), ratioAtLeast(peer, 1)}},
+			row{caseID("rate64", proto), "calls/s, 64 callers · " + l, unitRate, []check{ratioAtLeast(floor, 1), ratioAtLeast(peer, 1)}},
+		)
+	}
+	rs = append(rs,
+		row{caseID("size100", proto2025), "result 100 B, p50", unitMicros, nil},
+		row{caseID("size10000", proto2025), "result 10 KB, p50", unitMicros, nil},
+		row{caseID("size1000000", proto2025), "result 1 MB, p50", unitMicros, []check{ratioAtMost(floor, 1.3), ratioAtMost(raw, 4)}},
+		row{"list@corpus", fmt.Sprintf("tools/list p50, corpus (%d tools)", b.e.corpus.tools), unitMicros, nil},
+		row{"list@1,000 tools", "tools/list p50, 1,000 tools", unitMicros, []check{ratioAtMost(floor, 1.1)}},
+		row{"startup@corpus", "spawn → initialize, corpus", unitMicros, []check{atMost("≤ 15 ms", 15_000)}},
+		row{"startup@1,000 tools", "spawn → initialize, 1,000 tools", unitMicros, []check{atMost("≤ 20 ms", 20_000)}},
+		row{"rss@corpus", "idle RSS, corpus", unitMiB, []check{atMost("≤ 15 MiB", 15)}},
+		row{"rss@1,000 tools", "idle RSS, 1,000 tools", unitMiB, nil},
+		row{"reload", "reload: write → list_changed, p50", unitMicros, []check{atMost(fmt.Sprintf("≤ %d ms (debounce + 25 ms)", debounceMs+25), (debounceMs+25)*1000)}},
+	)
+	return rs
+}
+
+// info describes the machine and the run.
+type info struct {
+	date, cpu, goVersion, node, bridgeVersion, loadStart string
+	cpus                                                 int
+	took                                                 time.Duration
+}
+
+func machineInfo(e *env) info {
+	in := info{
+		date:      time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		cpus:      runtime.NumCPU(),
+		goVersion: runtime.Version(),
+		loadStart: loadavg(),
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if rest, ok := strings.CutPrefix(line, "model name"); ok {
+				in.cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ":"))
+				break
+			}
+		}
+	}
+	if out, err := exec.Command("node", "--version").Output(); err == nil {
+		in.node = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.Command(e.cfg.bridge, "--version").Output(); err == nil {
+		in.bridgeVersion = strings.TrimSpace(string(out))
+	}
+	return in
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// report renders the results file: the machine, the table, the notes.
+func (b *bench) report(in info) string {
+	cols := []string{raw, floor, bridge, peer}
+	header := []string{"case", raw, floor, bridge, peer, "bridge/sdk-floor", "bridge/raw", "bridge/peer", "target", "met?"}
+	var lines [][]string
+	var notes []string
+	addNote := func(s string) {
+		for _, n := range notes {
+			if n == s {
+				return
+			}
+		}
+		notes = append(notes, s)
+	}
+	met, missed := 0, 0
+	for _, r := range b.rows() {
+		v := func(who string) (float64, bool) { return b.res.median(r.id, who) }
+		line := []string{r.label}
+		for _, who := range cols {
+			if x, ok := v(who); ok {
+				line = append(line, format(x, r.unit))
+				continue
+			}
+			reason, ok := b.res.na[r.id][who]
+			switch {
+			case ok && reason == "":
+				line = append(line, "–")
+			case strings.HasPrefix(reason, "n/a"):
+				line = append(line, reason)
+			case ok:
+				line = append(line, "n/a")
+				addNote(fmt.Sprintf("%s n/a: %s.", who, reason))
+			default:
+				line = append(line, "?")
+			}
+		}
+		bv, bok := v(bridge)
+		for _, other := range []string{floor, raw, peer} {
+			o, ook := v(other)
+			if bok && ook && o > 0 {
+				line = append(line, fmt.Sprintf("%.2f×", bv/o))
+			} else {
+				line = append(line, "–")
+			}
+		}
+		var targets, verdicts []string
+		for _, c := range r.checks {
+			targets = append(targets, c.text)
+			ok, known := c.eval(v)
+			switch {
+			case !known:
+				verdicts = append(verdicts, "n/a")
+			case ok:
+				verdicts = append(verdicts, "met")
+				met++
+			default:
+				verdicts = append(verdicts, "**missed**")
+				missed++
+			}
+		}
+		line = append(line, strings.Join(targets, "; "), strings.Join(verdicts, "; "))
+		lines = append(lines, line)
+	}
+
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# tairseach-mcp benchmark results\n\n")
+	mode := plural(b.roundsDone, "round") + ", medians"
+	if b.cfg.quick {
+		mode = "-quick: 1 round, few calls; a smoke test, not a measurement"
+	}
+	fmt.Fprintf(&buf, "`make bench` (`go run ./scripts/bench`), %s, on %s. Machine: %s/%s, %d CPUs (nproc), %s; %s",
+		mode, in.date, runtime.GOOS, runtime.GOARCH, in.cpus, orUnknown(in.cpu), in.goVersion)
+	if in.node != "" {
+		fmt.Fprintf(&buf, ", node %s", in.node)
+	}
+	fmt.Fprintf(&buf, ". Bridge: `%s`. Load average at start %s, at end %s; the run took %s. "+
+		"Client, servers and backend share the machine: compare the ratios, measured side by side, more than the absolute times.\n\n",
+		orUnknown(in.bridgeVersion), in.loadStart, loadavg(), in.took.Round(time.Second))
+	buf.WriteString(markdownTable(header, lines))
+	fmt.Fprintf(&buf, "\nTargets: %d met, %d missed.\n\n", met, missed)
+
+	buf.WriteString("Notes:\n\n")
+	for _, n := range b.staticNotes() {
+		fmt.Fprintf(&buf, "- %s\n", n)
+	}
+	for _, n := range append(b.res.notes, notes...) {
+		fmt.Fprintf(&buf, "- %s\n", n)
+	}
+	return buf.String()
+}
+
+func (b *bench) staticNotes() []string {
+	notes := []string{
+		"Ratios are bridge ÷ other: below 1× is better for times and memory, above 1× is better for calls/s. \"–\": does not apply.",
+		"Each contender runs each case in turn, in an order that rotates every round; every value is the median of the per-round values (a per-round value is itself a p50/p99 over that round's calls).",
+		fmt.Sprintf("Calls: tools/call of tairseach_demo_echo with %s (demo.echo returns it); %d sequential calls after %d warm-up calls per round (calls/s at 1 caller comes from that run), %d calls per throughput case. Result cases call tairseach_demo_blob (raw: demo.blob) for a result of exactly 100, 10,000 and 1,000,000 bytes of JSON.",
+			echoArgs, b.cfg.seqCalls, b.cfg.warmup, b.cfg.tpCalls),
+		fmt.Sprintf("raw: this driver on the demo backend's socket, min(callers, %d) persistent connections (the bridge's pool size; the backend answers one request at a time per connection), each reply decoded with encoding/json.", rawPool),
+		"sdk-floor: a go-sdk stdio server registering the same tool definitions (loaded with the manifest package) whose handlers return at once from memory the same text and structuredContent the bridge returns. bridge: tairseach-mcp --log-level warn on the demo backend (text plus structuredContent, results validated against the outputSchema). peer: mcp-host-rpc 0.4.0 (TypeScript SDK) on the same backend; it returns text only and publishes zod-derived input schemas without outputSchemas, so its tools/list is smaller.",
+		"Server CPU per call: CPU time of the processes behind the client during the sequential case (from /proc/PID/task/*/schedstat), divided by the calls: the demo backend for raw, the server for sdk-floor, the server plus the demo backend for bridge and peer.",
+		"Spawn → initialize: from exec to the initialize result, as the go-sdk client sees it (protocol 2025-11-25). Idle RSS: VmRSS of the server process " + idleWait.String() + " after initialize and one tools/list.",
+		fmt.Sprintf("Reload: os.WriteFile of demo.json with a changed description into the bridge's --manifests, to the client's ToolListChangedHandler; includes the bridge's %d ms debounce and the go-sdk's 10 ms one.", debounceMs),
+	}
+	if neg := b.res.negotiated["2026-07-28"]; len(neg) > 0 {
+		var parts []string
+		for _, who := range []string{floor, bridge, peer} {
+			if v, ok := neg[who]; ok {
+				parts = append(parts, who+" "+v)
+			}
+		}
+		notes = append(notes, "Rows marked 2026-07-28 leave the client's protocol version at its default (the draft); negotiated: "+strings.Join(parts, ", ")+".")
+	}
+	return notes
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// format renders a value in its unit.
+func format(x float64, unit int) string {
+	switch unit {
+	case unitRate:
+		return thousands(int64(x+0.5)) + "/s"
+	case unitMiB:
+		return fmt.Sprintf("%.1f MiB", x)
+	}
+	switch {
+	case x < 1000:
+		return fmt.Sprintf("%.0f µs", x)
+	case x < 10_000:
+		return fmt.Sprintf("%.2f ms", x/1000)
+	default:
+		return fmt.Sprintf("%.1f ms", x/1000)
+	}
+}
+
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+// markdownTable aligns a Markdown table so it reads well as plain text too.
+func markdownTable(header []string, rows [][]string) string {
+	width := make([]int, len(header))
+	for i, h := range header {
+		width[i] = runeLen(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], runeLen(c))
+		}
+	}
+	var buf bytes.Buffer
+	line := func(cells []string) {
+		buf.WriteString("|")
+		for i, c := range cells {
+			pad := width[i] - runeLen(c)
+			if i == 0 || i >= len(cells)-2 {
+				fmt.Fprintf(&buf, " %s%s |", c, strings.Repeat(" ", pad))
+			} else {
+				fmt.Fprintf(&buf, " %s%s |", strings.Repeat(" ", pad), c)
+			}
+		}
+		buf.WriteString("\n")
+	}
+	line(header)
+	buf.WriteString("|")
+	for i, w := range width {
+		if i == 0 || i >= len(width)-2 {
+			buf.WriteString(" " + strings.Repeat("-", w) + " |")
+		} else {
+			buf.WriteString(" " + strings.Repeat("-", w-1) + ": |")
+		}
+	}
+	buf.WriteString("\n")
+	for _, r := range rows {
+		line(r)
+	}
+	return buf.String()
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
