@@ -42,7 +42,8 @@ type options struct {
 	logFormat      string
 	http           httpOptions // --transport http
 
-	maxManifestBytes int64 // manifest.Options.MaxFileSize
+	maxManifestBytes int64  // manifest.Options.MaxFileSize
+	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
 
 	// Filled in by resolve.
 	socketSource string // which rule chose the socket: flag, env, default, fallback
@@ -135,6 +136,8 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
 	f.StringVar(&o.logFormat, "log-format", "console", "console or json (logs always go to stderr)")
 	o.http.addFlags(f)
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
+	_ = f.MarkHidden("cpuprofile")
 
 	root.AddCommand(newConfigCmd(o, stdout))
 	root.AddCommand(newToolsCmd(o, stdout, stderr))

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +22,13 @@ import (
 // is cancelled, reloading the manifests when they change on disk or on SIGHUP.
 func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	log := o.newLogger(stderr)
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(strings.ReplaceAll(o.cpuProfile, "%p", strconv.Itoa(os.Getpid())))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	var srv *mcpserver.Server // set before the watcher runs
 	w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
@@ -105,4 +115,17 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		InsecureSocket: o.insecureSocket,
 		Logger:         log,
 	}
+}
+
+// startCPUProfile profiles the process until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
