@@ -10,6 +10,9 @@ CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
 
 all: build
 
+# Static binaries: no C library to load, so they start ~2 ms sooner (and run
+# on any Linux); nothing here needs cgo.
+build: export CGO_ENABLED = 0
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-mcp ./cmd/tairseach-mcp
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-demo ./cmd/tairseach-demo

@@ -119,10 +119,22 @@ func readCapped(name string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, tooLarge(fi.Size(), limit)
 	}
-	// The file may grow between Stat and Read.
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading file: %w", err)
+	// Read in one go into a buffer of the file's size; the file may still
+	// grow between Stat and Read.
+	r := io.LimitReader(f, limit+1)
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading file: %w", err)
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	if int64(len(data)) > limit {
 		return nil, tooLarge(int64(len(data)), limit)

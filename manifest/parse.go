@@ -260,26 +260,21 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("got a JSON %s", jsonKind(c[0]))
 	}
 
-	dec := json.NewDecoder(bytes.NewReader(c))
-	if _, err := dec.Token(); err != nil { // the opening brace
-		return nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	var typ json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("invalid JSON: %w", err)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("invalid JSON: %w", err)
-		}
-		if key, _ := tok.(string); key == "type" {
+	// c is valid and compact: scan its members for "type".
+	var typ []byte
+	for i := 1; c[i] != '}'; {
+		keyEnd := skipString(c, i)
+		valEnd := skipValue(c, keyEnd+2)
+		if isKey(c[i:keyEnd+1], "type") {
 			if typ != nil {
 				return nil, errors.New(`duplicate "type" key`)
 			}
-			typ = v
+			typ = c[keyEnd+2 : valEnd]
 		}
+		if c[valEnd] == '}' {
+			break
+		}
+		i = valEnd + 1
 	}
 	if typ == nil {
 		if len(c) == 2 { // {}
@@ -294,6 +289,49 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf(`got "type": %s`, clip(string(typ), 40))
 	}
 	return slices.Clip(c), nil
+}
+
+// skipString returns the index of the closing quote of the JSON string
+// starting at c[i], which must be valid.
+func skipString(c []byte, i int) int {
+	for i++; c[i] != '"'; i++ {
+		if c[i] == '\\' {
+			i++
+		}
+	}
+	return i
+}
+
+// skipValue returns the index just past the compact, valid JSON value
+// starting at c[i]: the ',' or closing bracket that follows it.
+func skipValue(c []byte, i int) int {
+	depth := 0
+	for ; ; i++ {
+		switch c[i] {
+		case '"':
+			i = skipString(c, i)
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+}
+
+// isKey reports whether the JSON string quoted is key.
+func isKey(quoted []byte, key string) bool {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1:len(quoted)-1]) == key
+	}
+	var s string
+	return json.Unmarshal(quoted, &s) == nil && s == key
 }
 
 // jsonKind names the JSON type starting with byte b.
@@ -454,7 +492,7 @@ func valueOffset(data []byte, path ...any) (int64, bool) {
 				}
 				if ks, _ := k.(string); strings.EqualFold(ks, p) {
 					found = true
-				} else if skipValue(dec) != nil {
+				} else if decodeSkip(dec) != nil {
 					return 0, false
 				}
 			}
@@ -465,7 +503,7 @@ func valueOffset(data []byte, path ...any) (int64, bool) {
 			for i := 0; !found && dec.More(); i++ {
 				if i == p {
 					found = true
-				} else if skipValue(dec) != nil {
+				} else if decodeSkip(dec) != nil {
 					return 0, false
 				}
 			}
@@ -482,7 +520,7 @@ func valueOffset(data []byte, path ...any) (int64, bool) {
 	return off, true
 }
 
-func skipValue(dec *json.Decoder) error {
+func decodeSkip(dec *json.Decoder) error {
 	var v json.RawMessage
 	return dec.Decode(&v)
 }

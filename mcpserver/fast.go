@@ -14,6 +14,9 @@ import (
 // without the SDK's per-request decoding and result encoding: on the hot
 // path of every call these cost more than the socket round trip itself.
 type CallHandler interface {
+	// Ready is closed once the handler has its tools; HasTool, ListJSON
+	// and CallJSON may be used only after it is.
+	Ready() <-chan struct{}
 	// HasTool reports whether name is a tool the handler serves; other
 	// calls go through the SDK (which answers unknown tools).
 	HasTool(name string) bool
@@ -68,8 +71,9 @@ func (s *Server) Attach(n Notifier) (detach func()) {
 // RegisterWithSDK implements CallHandler. Registering costs the SDK tens of
 // microseconds a tool, so it is done only when a session or transport needs
 // the SDK to answer tool requests itself; from then on Apply keeps the SDK
-// in step.
+// in step. It waits for the first registry.
 func (s *Server) RegisterWithSDK() {
+	<-s.ready
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sdkSynced {

@@ -91,6 +91,7 @@ type Server struct {
 
 	routes atomic.Pointer[routeTable] // read on every call
 	slots  chan struct{}              // one token per call in flight
+	ready  chan struct{}              // closed by the first Apply
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
@@ -99,6 +100,7 @@ type Server struct {
 	inputs    map[string]*lazySchema // by their JSON, kept across reloads
 	outputs   map[string]*lazySchema
 	sdkSynced bool                  // the SDK's server has every tool (RegisterWithSDK)
+	loaded    bool                  // Apply was called: ready is closed
 	attached  map[Notifier]struct{} // stdio sessions served directly
 }
 
@@ -116,13 +118,17 @@ type routeTable struct {
 	list   []byte // the tools/list result
 }
 
-// New builds a server serving reg.
+// New builds a server serving reg. With a nil reg the server starts before
+// its manifests are loaded: it answers initialize and ping at once, and
+// tool requests wait for the first Apply. This lets a client's first
+// response not wait for reading the manifests.
 func New(cfg Config, reg *manifest.Registry) *Server {
 	cfg.setDefaults()
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		slots:    make(chan struct{}, cfg.MaxInFlight),
+		ready:    make(chan struct{}),
 		clients:  make(map[string]*socketrpc.Client),
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
@@ -147,8 +153,28 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			return next(ctx, method, req)
 		}
 	})
-	s.Apply(reg)
+	if reg != nil {
+		s.Apply(reg)
+	}
 	return s
+}
+
+// Ready is closed once the server has a registry: tool requests wait for it.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// waitReady waits for the first registry, or for ctx to end.
+func (s *Server) waitReady(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return nil
+	default:
+	}
+	select {
+	case <-s.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // MCP returns the underlying go-sdk server, with every tool registered, for
@@ -258,6 +284,12 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	// Route first, so a tool is callable as soon as a client can see it.
 	s.routes.Store(table)
 	s.visible, s.defs = visible, defs
+	if !s.loaded {
+		// No client can have seen a list yet: tool requests waited for this.
+		s.loaded = true
+		close(s.ready)
+		return ch
+	}
 	if !s.sdkSynced {
 		if !ch.Empty() {
 			for n := range s.attached {
@@ -418,6 +450,9 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 			res = errorResult(fmt.Sprintf("internal error in tairseach-mcp while calling %s: %v; this is a bug, please report it", name, p))
 		}
 	}()
+	if s.waitReady(ctx) != nil {
+		return nil
+	}
 	r, ok := s.routes.Load().byName[name]
 	if !ok {
 		return errorResult(fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", name))

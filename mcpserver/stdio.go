@@ -611,6 +611,9 @@ func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
 		(req.Method != "tools/call" && req.Method != "tools/list") {
 		return false
 	}
+	if !c.waitReady(req) {
+		return true
+	}
 	if req.Method == "tools/list" {
 		c.answer(req.ID, c.calls.ListJSON())
 		return true
@@ -641,6 +644,27 @@ func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
 		c.answer(req.ID, result)
 	}()
 	return true
+}
+
+// waitReady waits until the handler has its tools, which only takes time
+// while the manifests are first loaded. Reading waits too, so requests keep
+// their order. It reports false if the session closed meanwhile; req then
+// gets no response.
+func (c *stdioConn) waitReady(req *jsonrpc.Request) bool {
+	ready := c.calls.Ready()
+	select {
+	case <-ready:
+		return true
+	default:
+	}
+	c.log.Debug().Str("method", req.Method).Msg("waiting for the manifests to load")
+	select {
+	case <-ready:
+		return true
+	case <-c.closed:
+		c.settle(req.ID, true)
+		return false
+	}
 }
 
 // answer writes the result of a request served directly, unless the client

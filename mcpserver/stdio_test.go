@@ -305,3 +305,63 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+// A client's initialize must not wait for the manifests: with a server
+// started before its registry, initialize and ping are answered at once,
+// tool requests wait for the first Apply, and that first load sends no
+// list_changed (nobody can have seen a list).
+func TestInitializeDoesNotWaitForManifests(t *testing.T) {
+	srv := New(Config{DefaultSocket: "/nonexistent.sock", Logger: zerolog.Nop()}, nil)
+	defer srv.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ServeStdio(context.Background(), &StdioTransport{In: inR, Out: outW, Logger: zerolog.Nop()})
+		outW.Close()
+	}()
+	lines := make(chan map[string]any, 10)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			_ = json.Unmarshal(sc.Bytes(), &m)
+			lines <- m
+		}
+		close(lines)
+	}()
+	next := func(within time.Duration) map[string]any {
+		t.Helper()
+		select {
+		case m := <-lines:
+			return m
+		case <-time.After(within):
+			return nil
+		}
+	}
+
+	io.WriteString(inW, initLine+"\n")
+	if m := next(5 * time.Second); m == nil || m["id"] != 0.0 || m["result"] == nil {
+		t.Fatalf("initialize before the manifests loaded: got %v, want its result", m)
+	}
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n")
+	if m := next(200 * time.Millisecond); m != nil {
+		t.Fatalf("got %v before the manifests loaded; tools/list must wait for them", m)
+	}
+
+	srv.Apply(registryOf(t, `{"id":"t","tools":[{"name":"a","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a":"t.a"}}}`))
+	m := next(5 * time.Second)
+	tools, _ := m["result"].(map[string]any)["tools"].([]any)
+	if m["id"] != 1.0 || len(tools) != 1 {
+		t.Fatalf("tools/list after the first Apply: got %v, want the one tool", m)
+	}
+	inW.Close()
+	for m := range lines {
+		t.Errorf("unexpected message after tools/list: %v", m)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -30,48 +30,49 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 		defer stop()
 	}
 
-	var srv *mcpserver.Server // set before the watcher runs
-	w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
-		func(r manifest.Reload) { applyReload(log, srv, r) })
-	if err != nil {
-		return err
-	}
-	reg := w.Registry()
 	if o.insecureSocket {
 		log.Warn().Msg("--insecure-socket: NOT checking that sockets and the processes behind them belong to you; any local user who can reach the socket could receive your calls")
 	}
-	srv = mcpserver.New(o.serverConfig(log), reg)
+	// The server answers initialize while the manifests load; tool
+	// requests wait for them.
+	srv := mcpserver.New(o.serverConfig(log), nil)
 	defer srv.Close()
-	log.Info().Str("version", version).Int("tools", len(reg.Tools)).Str("manifests", o.manifests).
+	log.Info().Str("version", version).Str("manifests", o.manifests).
 		Str("socket", o.socket).Str("transport", o.transport).Msg("serving")
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 
 	// The watcher and the SIGHUP loop live as long as the session.
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer stop()
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
+		w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
+			func(r manifest.Reload) { applyReload(log, srv, r) })
+		if err != nil {
+			log.Error().Err(err).Msg("serving no tools")
+			srv.Apply(&manifest.Registry{})
+			return
+		}
+		srv.Apply(w.Registry())
+		wg.Go(func() {
+			for {
+				select {
+				case <-hup:
+					log.Info().Msg("SIGHUP: reloading manifests")
+					w.Reload()
+				case <-runCtx.Done():
+					return
+				}
+			}
+		})
 		if err := w.Run(runCtx); err != nil {
 			log.Error().Err(err).Msg("manifest watcher stopped; manifests no longer reload")
 		}
-	}()
-	go func() {
-		defer wg.Done()
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-hup:
-				log.Info().Msg("SIGHUP: reloading manifests")
-				w.Reload()
-			case <-runCtx.Done():
-				return
-			}
-		}
-	}()
+	})
 
 	if o.transport == "http" {
 		return serveHTTP(ctx, o, srv, log)

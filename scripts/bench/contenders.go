@@ -42,6 +42,7 @@ type session struct {
 	who     string
 	cs      *mcp.ClientSession
 	cmd     *exec.Cmd
+	started time.Time     // when the server was started
 	startup time.Duration // exec → initialize (or server/discover) result
 	proto   string        // the negotiated protocol version
 	stderr  *os.File
@@ -93,7 +94,7 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 		}
 		return nil, fmt.Errorf("starting %s with %s: %w\n%s", who, ts.name, err, e.logTail(who))
 	}
-	return &session{who: who, cs: cs, cmd: cmd, startup: took, proto: cs.InitializeResult().ProtocolVersion, stderr: f}, nil
+	return &session{who: who, cs: cs, cmd: cmd, started: start, startup: took, proto: cs.InitializeResult().ProtocolVersion, stderr: f}, nil
 }
 
 // close ends the session and the server.

@@ -94,6 +94,8 @@ func (b *bench) rows() []row {
 		row{"list@1,000 tools", "tools/list p50, 1,000 tools", unitMicros, []check{ratioAtMost(floor, 1.1)}},
 		row{"startup@corpus", "spawn → initialize, corpus", unitMicros, []check{atMost("≤ 15 ms", 15_000)}},
 		row{"startup@1,000 tools", "spawn → initialize, 1,000 tools", unitMicros, []check{atMost("≤ 20 ms", 20_000)}},
+		row{"firstlist@corpus", "spawn → first tools/list result, corpus", unitMicros, nil},
+		row{"firstlist@1,000 tools", "spawn → first tools/list result, 1,000 tools", unitMicros, nil},
 		row{"rss@corpus", "idle RSS, corpus", unitMiB, []check{atMost("≤ 15 MiB", 15)}},
 		row{"rss@1,000 tools", "idle RSS, 1,000 tools", unitMiB, nil},
 		row{"reload", "reload: write → list_changed, p50", unitMicros, []check{atMost(fmt.Sprintf("≤ %d ms (debounce + 25 ms)", debounceMs+25), (debounceMs+25)*1000)}},
@@ -244,7 +246,7 @@ func (b *bench) staticNotes() []string {
 		fmt.Sprintf("raw: this driver on the demo backend's socket, min(callers, %d) persistent connections (the bridge's pool size; the backend answers one request at a time per connection), each reply decoded with encoding/json.", rawPool),
 		"sdk-floor: a go-sdk stdio server registering the same tool definitions (loaded with the manifest package) whose handlers return at once from memory the same text and structuredContent the bridge returns. bridge: tairseach-mcp --log-level warn on the demo backend (text plus structuredContent, results validated against the outputSchema). peer: mcp-host-rpc 0.4.0 (TypeScript SDK) on the same backend; it returns text only and publishes zod-derived input schemas without outputSchemas, so its tools/list is smaller.",
 		"Server CPU per call: CPU time of the processes behind the client during the sequential case (from /proc/PID/task/*/schedstat), divided by the calls: the demo backend for raw, the server for sdk-floor, the server plus the demo backend for bridge and peer.",
-		"Spawn → initialize: from exec to the initialize result, as the go-sdk client sees it (protocol 2025-11-25). Idle RSS: VmRSS of the server process " + idleWait.String() + " after initialize and one tools/list.",
+		"Spawn → initialize: from exec to the initialize result, as the go-sdk client sees it (protocol 2025-11-25); spawn → first tools/list: from exec to the complete list, just after. Idle RSS: VmRSS of the server process " + idleWait.String() + " after initialize and one tools/list.",
 		fmt.Sprintf("Reload: os.WriteFile of demo.json with a changed description into the bridge's --manifests, to the client's ToolListChangedHandler; includes the bridge's %d ms debounce and the go-sdk's 10 ms one.", debounceMs),
 	}
 	if neg := b.res.negotiated["2026-07-28"]; len(neg) > 0 {

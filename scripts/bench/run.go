@@ -457,12 +457,13 @@ func concurrent(ctx context.Context, n, workers int, call caller) error {
 	return firstErr
 }
 
-// serverCases measures, for one tool set: spawn → initialize, idle RSS
-// after initialize and one tools/list, and tools/list latency.
+// serverCases measures, for one tool set: spawn → initialize, spawn → the
+// first tools/list result, idle RSS after initialize and one tools/list,
+// and tools/list latency.
 func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 	cfg := b.cfg
 	t := time.Now()
-	startID, rssID, listID := "startup@"+ts.name, "rss@"+ts.name, "list@"+ts.name
+	startID, firstID, rssID, listID := "startup@"+ts.name, "firstlist@"+ts.name, "rss@"+ts.name, "list@"+ts.name
 	nList := cfg.listCalls[0]
 	if ts.tools >= 1000 {
 		nList = cfg.listCalls[1]
@@ -474,7 +475,7 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 		}
 	}()
 	// Spawns go round the contenders in turn; the last one of each stays up.
-	starts := map[string][]time.Duration{}
+	starts, firsts := map[string][]time.Duration{}, map[string][]time.Duration{}
 	skip := map[string]bool{}
 	for k := range cfg.spawns {
 		for _, who := range order(round+k, floor, bridge, peer) {
@@ -484,7 +485,7 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 			s, err := b.e.spawn(ctx, who, ts, proto2025, nil)
 			var na errNA
 			if errors.As(err, &na) {
-				b.res.setNA(who, string(na), startID, rssID, listID)
+				b.res.setNA(who, string(na), startID, firstID, rssID, listID)
 				skip[who] = true
 				continue
 			}
@@ -492,15 +493,17 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 				return err
 			}
 			starts[who] = append(starts[who], s.startup)
+			n, err := s.listAll(ctx)
+			if err != nil {
+				s.close()
+				return err
+			}
+			firsts[who] = append(firsts[who], time.Since(s.started))
 			if k < cfg.spawns-1 {
 				s.close()
 				continue
 			}
 			kept[who] = s
-			n, err := s.listAll(ctx)
-			if err != nil {
-				return err
-			}
 			if n != ts.tools {
 				b.res.note(fmt.Sprintf("%s lists %d tools of the %s set, the manifest package counts %d", who, n, ts.name, ts.tools))
 			}
@@ -508,6 +511,7 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 	}
 	for who, d := range starts {
 		b.res.add(startID, who, micros(percentile(d, 0.5)))
+		b.res.add(firstID, who, micros(percentile(firsts[who], 0.5)))
 	}
 	select {
 	case <-time.After(idleWait):
@@ -539,7 +543,7 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 	for _, who := range up {
 		b.res.add(listID, who, micros(percentile(lat[who], 0.5)))
 	}
-	for _, id := range []string{startID, rssID, listID} {
+	for _, id := range []string{startID, firstID, rssID, listID} {
 		b.res.setNA(raw, "", id)
 	}
 	cfg.logf("round %d: startup, RSS and tools/list with %s in %s", round+1, ts.name, since(t))
