@@ -31,6 +31,9 @@ $(CONFORMANCE_DEPS): scripts/conformance/package.json scripts/conformance/packag
 
 test: $(NODE_DEPS) $(CONFORMANCE_DEPS)
 	$(GO) test -race -count=1 -timeout 15m ./...
+	@# Every Go benchmark once, so that none rots between runs of make bench.
+	@out=$$($(GO) test -run '^$$' -bench . -benchtime 1x -timeout 5m ./... 2>&1) || { echo "$$out"; exit 1; }; \
+		echo "go benchmarks: each ran once"
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1; }

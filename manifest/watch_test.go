@@ -613,6 +613,7 @@ func BenchmarkReload1000(b *testing.B) {
 		b.Fatalf("loaded %d tools, want 2000", len(t.reg.Tools))
 	}
 	target := filepath.Join(dir, "d0", "m0000.json")
+	gen := 0 // every write differs, across the sub-benchmarks too
 	for _, bm := range []struct {
 		name  string
 		names []string
@@ -622,8 +623,9 @@ func BenchmarkReload1000(b *testing.B) {
 		{"full-rescan", nil, true},
 	} {
 		b.Run(bm.name, func(b *testing.B) {
-			for i := 0; b.Loop(); i++ {
-				data := manifestJSONFor("m0000", "", fmt.Sprintf("v%d=v", i))
+			for b.Loop() {
+				gen++
+				data := manifestJSONFor("m0000", "", fmt.Sprintf("v%d=v", gen))
 				if err := os.WriteFile(target, []byte(data), 0o644); err != nil {
 					b.Fatal(err)
 				}

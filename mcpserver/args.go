@@ -13,13 +13,28 @@ import (
 // checkArgs validates args against schema and returns "" when they conform,
 // else what is wrong, naming the argument.
 func checkArgs(schema *jsonschema.Resolved, args json.RawMessage) string {
+	v, msg := decodeArgs(args)
+	if msg != "" {
+		return msg
+	}
+	return validateArgs(schema, v)
+}
+
+// decodeArgs decodes arguments, which must be a JSON object, or says why
+// they are not one.
+func decodeArgs(args json.RawMessage) (any, string) {
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return "not JSON: " + err.Error()
+		return nil, "not JSON: " + err.Error()
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return "arguments must be a JSON object"
+		return nil, "arguments must be a JSON object"
 	}
+	return v, ""
+}
+
+// validateArgs checks decoded arguments against schema.
+func validateArgs(schema *jsonschema.Resolved, v any) string {
 	if err := schema.Validate(v); err != nil {
 		return describeSchemaError(err)
 	}

@@ -21,16 +21,20 @@ func benchSession(b *testing.B, srv *Server) *mcp.ClientSession {
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
 	ctx := context.Background()
-	ss, err := srv.MCP().Connect(ctx, &StdioTransport{In: c2sR, Out: s2cW, Calls: srv, Logger: zerolog.Nop()}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	// ServeStdio reads the client's first line before it returns a session.
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, &StdioTransport{In: c2sR, Out: s2cW, Logger: zerolog.Nop()}) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
 		Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { cs.Close(); ss.Close() })
+	b.Cleanup(func() {
+		cs.Close()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	})
 	return cs
 }
 

@@ -18,6 +18,16 @@ type lazySchema struct {
 	input  *jsonschema.Resolved // as an inputSchema
 	output *outputCheck         // as an outputSchema
 	err    error
+
+	quickOnce sync.Once
+	quick     *quickCheck // as an inputSchema, if the schema allows
+}
+
+// quickCheck returns the quick check of arguments, or nil if the schema
+// needs jsonschema-go.
+func (l *lazySchema) quickCheck() *quickCheck {
+	l.quickOnce.Do(func() { l.quick = newQuickCheck(l.raw) })
+	return l.quick
 }
 
 // inputCheck returns the compiled schema, for checking arguments.

@@ -432,12 +432,19 @@ func (s *Server) CheckArgs(name string, args json.RawMessage) string {
 // checkArgs checks args against the tool's inputSchema; a schema that does
 // not compile leaves the arguments unchecked (validate reports it).
 func (s *Server) checkArgs(r *route, args json.RawMessage) string {
+	v, msg := decodeArgs(args)
+	if msg != "" {
+		return msg
+	}
+	if q := r.input.quickCheck(); q != nil && q.accepts(v) {
+		return ""
+	}
 	in, err := r.input.inputCheck()
 	if err != nil {
 		s.log.Debug().Str("tool", r.tool.Name).Err(err).Msg("inputSchema does not compile; arguments not checked")
 		return ""
 	}
-	return checkArgs(in, args)
+	return validateArgs(in, v)
 }
 
 // Call calls tool name with args (a JSON object, or empty) and returns the
