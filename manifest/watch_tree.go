@@ -10,8 +10,11 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
@@ -307,9 +310,11 @@ func (t *tree) rescanDir(rel string) {
 			t.removeFile(k)
 		}
 	}
-	for _, f := range w.files {
-		t.readFile(path.Join(rel, f))
+	rels := make([]string, len(w.files))
+	for i, f := range w.files {
+		rels[i] = path.Join(rel, f)
 	}
+	t.readFiles(rels)
 	t.setScanProblems(rel, w.problems)
 }
 
@@ -409,9 +414,36 @@ func (t *tree) removeFile(rel string) {
 }
 
 // readFile reads the file rel and parses it if its content changed.
-func (t *tree) readFile(rel string) {
+func (t *tree) readFile(rel string) { t.record(rel, t.load(rel)) }
+
+// loaded is a file read and parsed by load, for record.
+type loaded struct {
+	sum     [sha256.Size]byte
+	same    bool  // the content is the last content read
+	f       *File // parsed, unless same or err
+	err     error // from ParseFile
+	readErr error // from reading the file
+}
+
+// load reads and parses rel. It only reads t, so that several files can
+// be loaded at once.
+func (t *tree) load(rel string) loaded {
 	data, err := readCapped(t.abs(rel), t.opts.maxFileSize())
 	if err != nil {
+		return loaded{readErr: err}
+	}
+	l := loaded{sum: sha256.Sum256(data)}
+	if st := t.files[rel]; st != nil && st.read && !st.readFailed && st.sum == l.sum {
+		l.same = true // same content, same outcome
+		return l
+	}
+	l.f, l.err = ParseFile(rel, data, t.opts)
+	return l
+}
+
+// record applies the outcome of load(rel).
+func (t *tree) record(rel string, l loaded) {
+	if err := l.readErr; err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			t.removeFile(rel) // raced with a removal
 			return
@@ -419,24 +451,48 @@ func (t *tree) readFile(rel string) {
 		t.setError(rel, &FileError{Path: rel, Err: err}, true)
 		return
 	}
-	sum := sha256.Sum256(data)
-	st := t.files[rel]
-	if st != nil && st.read && !st.readFailed && st.sum == sum {
-		return // same content, same outcome
+	if l.same {
+		return
 	}
+	st := t.files[rel]
 	if st == nil {
 		st = &fileState{}
 		t.files[rel] = st
 	}
-	st.sum, st.read = sum, true
-	f, err := ParseFile(rel, data, t.opts)
-	if err != nil {
-		t.setError(rel, asFileError(rel, err), false)
+	st.sum, st.read = l.sum, true
+	if l.err != nil {
+		t.setError(rel, asFileError(rel, l.err), false)
 		return
 	}
-	st.good, st.err, st.readFailed = f, nil, false
+	st.good, st.err, st.readFailed = l.f, nil, false
 	t.changed[rel] = true
 	delete(t.removed, rel)
+}
+
+// readFiles reads the files rels (relative to root) as readFile does, on
+// up to GOMAXPROCS goroutines: parsing a large tree is most of a load.
+func (t *tree) readFiles(rels []string) {
+	workers := min(runtime.GOMAXPROCS(0), len(rels)/4)
+	if workers < 2 {
+		for _, rel := range rels {
+			t.readFile(rel)
+		}
+		return
+	}
+	out := make([]loaded, len(rels))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(rels); i = int(next.Add(1) - 1) {
+				out[i] = t.load(rels[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i, rel := range rels {
+		t.record(rel, out[i])
+	}
 }
 
 // setError records that the latest version of rel was rejected, keeping its

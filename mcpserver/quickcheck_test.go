@@ -120,3 +120,23 @@ func TestQuickCheckVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// A schema the quick check compiles also compiles with jsonschema-go, so
+// that Apply may trust the quick check to say a schema is usable.
+func FuzzQuickCheckCompiles(f *testing.F) {
+	for _, s := range quickSchemas {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{`{"required":["a","a"]}`, `{"minimum":1e400}`, `{"pattern":"\\p{Greek}"}`, `{"type":["string","string"]}`,
+		`{"enum":[]}`, `{"properties":{"":{}}}`, `{"items":{"items":{}}}`, `{"additionalProperties":{}}`, `{"$schema":"x"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		if newQuickCheck(schema) == nil {
+			return
+		}
+		if _, err := compileSchema(schema); err != nil {
+			t.Fatalf("the quick check compiles %s, jsonschema-go does not: %v", schema, err)
+		}
+	})
+}

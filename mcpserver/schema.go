@@ -36,6 +36,17 @@ func (l *lazySchema) inputCheck() (*jsonschema.Resolved, error) {
 	return l.input, l.err
 }
 
+// compiles reports why the schema does not compile, if it does not,
+// compiling it only if the quick check cannot vouch for it: every schema the
+// quick check compiles, jsonschema-go compiles (FuzzQuickCheckCompiles).
+func (l *lazySchema) compiles() error {
+	if l.quickCheck() != nil {
+		return nil
+	}
+	_, err := l.outputCheck()
+	return err
+}
+
 // outputCheck returns the prepared check of results.
 func (l *lazySchema) outputCheck() (*outputCheck, error) {
 	l.once.Do(func() { l.output, l.err = newOutputCheck(l.raw, compileSchema) })

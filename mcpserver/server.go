@@ -239,7 +239,7 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 				// Checked now, not on first use: a client that lists a schema
 				// it cannot compile may refuse the whole list.
 				r.output = schema(s.outputs, oldOut, t.OutputSchema)
-				if _, err = r.output.outputCheck(); err != nil {
+				if err = r.output.compiles(); err != nil {
 					err = fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
 				}
 			}
