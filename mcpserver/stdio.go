@@ -87,6 +87,8 @@ func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		log:       t.Logger,
 		pending:   make(map[jsonrpc.ID]struct{}),
 		cancelled: make(map[jsonrpc.ID]struct{}),
+		metaOK:    make(map[string]bool),
+		metaProbe: make(map[jsonrpc.ID]string),
 		drained:   make(chan struct{}),
 		closed:    make(chan struct{}),
 	}
@@ -149,12 +151,15 @@ type stdioConn struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
-	mu        sync.Mutex
-	pending   map[jsonrpc.ID]struct{}           // requests read and not yet answered
-	cancelled map[jsonrpc.ID]struct{}           // pending requests the client cancelled
-	inflight  map[jsonrpc.ID]context.CancelFunc // calls served directly
-	eof       bool
-	drained   chan struct{} // closed once eof is set and pending is empty
+	mu         sync.Mutex
+	pending    map[jsonrpc.ID]struct{}           // requests read and not yet answered
+	cancelled  map[jsonrpc.ID]struct{}           // pending requests the client cancelled
+	inflight   map[jsonrpc.ID]context.CancelFunc // calls served directly
+	metaOK     map[string]bool                   // draft _meta values the SDK accepted for tools/call
+	metaProbe  map[jsonrpc.ID]string             // draft tools/calls sent to the SDK, by their _meta
+	resultMeta json.RawMessage                   // the _meta of the SDK's draft results
+	eof        bool
+	drained    chan struct{} // closed once eof is set and pending is empty
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -496,6 +501,11 @@ func (c *stdioConn) waitDrained(ctx context.Context) error {
 // Write writes msg as one line.
 func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp {
+		c.mu.Lock()
+		c.learnMeta(resp)
+		c.mu.Unlock()
+	}
 	if isResp && c.settle(resp.ID, false) {
 		if resp.ID.Raw() == implicitInitID && resp.Error != nil {
 			c.log.Error().Err(resp.Error).Msg("implicit initialize failed")
@@ -605,10 +615,16 @@ func (c *stdioConn) Close() error {
 // serveDirectly serves tools/list and tools/call requests itself when it
 // can, and reports whether it did. The request is already tracked as
 // pending.
+//
+// In a session of the 2026-07-28 draft every request carries its own _meta,
+// which the SDK validates; there only tools/call is served directly, and only
+// with a _meta the SDK has already accepted for a tools/call of this session
+// (the validation depends on nothing else), with the draft's "resultType".
 func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || c.calls == nil || !c.initDone || c.draft || !req.IsCall() ||
-		(req.Method != "tools/call" && req.Method != "tools/list") {
+	if !ok || c.calls == nil || !c.initDone || !req.IsCall() ||
+		(req.Method != "tools/call" && req.Method != "tools/list") ||
+		c.draft && req.Method != "tools/call" {
 		return false
 	}
 	if !c.waitReady(req) {
@@ -621,9 +637,16 @@ func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
 	}
 	if json.Unmarshal(req.Params, &p) != nil || !c.calls.HasTool(p.Name) {
 		return false // the SDK answers with the right error
+	}
+	var resultMeta json.RawMessage // the draft's result _meta, as the SDK sends it
+	if c.draft {
+		if resultMeta = c.metaAccepted(req.ID, p.Meta); resultMeta == nil {
+			return false
+		}
 	}
 	ctx, cancel := context.WithCancel(c.callCtx)
 	c.mu.Lock()
@@ -641,9 +664,66 @@ func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
 			c.settle(req.ID, true)
 			return
 		}
+		if resultMeta != nil {
+			result = draftResult(resultMeta, result)
+		}
 		c.answer(req.ID, result)
 	}()
 	return true
+}
+
+// maxMetas bounds the _meta values remembered per session; a client sends
+// the same one with every request.
+const maxMetas = 8
+
+// metaAccepted returns the _meta of the SDK's results if the SDK accepted
+// meta for a tools/call of this session, else nil. If not, the request id is
+// noted so that the SDK's answer, if a success, teaches it.
+func (c *stdioConn) metaAccepted(id jsonrpc.ID, meta json.RawMessage) json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.metaOK[string(meta)] {
+		return c.resultMeta
+	}
+	if len(c.metaOK) < maxMetas {
+		c.metaProbe[id] = string(meta)
+	}
+	return nil
+}
+
+// learnMeta records the SDK's verdict on a tools/call sent to it for its
+// _meta, and the _meta of its result. c.mu must be held.
+func (c *stdioConn) learnMeta(resp *jsonrpc.Response) {
+	meta, ok := c.metaProbe[resp.ID]
+	if !ok {
+		return
+	}
+	delete(c.metaProbe, resp.ID)
+	var res struct {
+		Meta       json.RawMessage `json:"_meta"`
+		ResultType string          `json:"resultType"`
+	}
+	if resp.Error != nil || json.Unmarshal(resp.Result, &res) != nil || res.ResultType != "complete" ||
+		len(res.Meta) == 0 || res.Meta[0] != '{' || len(c.metaOK) >= maxMetas {
+		return
+	}
+	if c.resultMeta == nil {
+		c.resultMeta = res.Meta
+	} else if !bytes.Equal(c.resultMeta, res.Meta) {
+		return
+	}
+	c.metaOK[meta] = true
+}
+
+// draftResult turns a CallToolResult encoded by encodeResult into the
+// draft's: the SDK's _meta first, "resultType" last.
+func draftResult(meta, result json.RawMessage) []byte {
+	out := make([]byte, 0, len(meta)+len(result)+40)
+	out = append(out, `{"_meta":`...)
+	out = append(out, meta...)
+	out = append(out, ',')
+	out = append(out, result[1:len(result)-1]...)
+	return append(out, `,"resultType":"complete"}`...)
 }
 
 // waitReady waits until the handler has its tools, which only takes time
