@@ -221,7 +221,7 @@ func hasType(v []byte, t string) bool {
 		if !hasType(v, "number") {
 			return false
 		}
-		if bytes.IndexAny(v, ".eE") < 0 {
+		if !bytes.ContainsAny(v, ".eE") {
 			return true
 		}
 		f, err := strconv.ParseFloat(string(v), 64)

@@ -139,7 +139,10 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		Instructions: instructions,
 		Logger:       slog.New(newSlogHandler(cfg.Logger)),
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+			Tools: &mcp.ToolCapabilities{ListChanged: true},
+			// Deprecated by the 2026-07-28 draft, still part of 2025-11-25,
+			// whose clients (and the conformance suite) use logging/setLevel.
+			//lint:ignore SA1019 see above
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	})

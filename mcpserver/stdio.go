@@ -67,11 +67,12 @@ type StdioTransport struct {
 // message: a client of the 2026-07-28 draft needs the SDK to know every tool,
 // and registering them before the SDK counts the session as connected sends
 // the session no spurious tools/list_changed.
-func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	max := t.MaxLineBytes
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
+	// The calls live as long as the session, not as the context of Connect.
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &stdioConn{
 		calls:     t.Calls,

@@ -52,7 +52,8 @@ func run(ctx context.Context, dir, prefix string) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sdkfloor", Version: "0"}, &mcp.ServerOptions{
 		// The bridge's capabilities, so that initialize looks alike.
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+			Tools: &mcp.ToolCapabilities{ListChanged: true},
+			//lint:ignore SA1019 the bridge advertises logging, for 2025-11-25 clients
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	})
