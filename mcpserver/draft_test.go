@@ -136,13 +136,7 @@ func TestDraftInvalidMetaNeverServedDirectly(t *testing.T) {
 	const good = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	const bad = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}` // no clientCapabilities
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- srv.ServeStdio(context.Background(), &StdioTransport{In: inR, Out: outW, Logger: zerolog.Nop()})
-		outW.Close()
-	}()
+	inW, outR, done := serveOverPipes(srv)
 	out := bufio.NewScanner(outR)
 	roundTrip := func(id int, meta string) map[string]any {
 		t.Helper()

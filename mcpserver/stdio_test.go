@@ -313,13 +313,7 @@ func itoa(i int) string {
 func TestInitializeDoesNotWaitForManifests(t *testing.T) {
 	srv := New(Config{DefaultSocket: "/nonexistent.sock", Logger: zerolog.Nop()}, nil)
 	defer srv.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- srv.ServeStdio(context.Background(), &StdioTransport{In: inR, Out: outW, Logger: zerolog.Nop()})
-		outW.Close()
-	}()
+	inW, outR, done := serveOverPipes(srv)
 	lines := make(chan map[string]any, 10)
 	go func() {
 		sc := bufio.NewScanner(outR)
@@ -364,4 +358,18 @@ func TestInitializeDoesNotWaitForManifests(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// serveOverPipes serves one stdio session of srv over pipes: the client
+// writes to in, reads out, and the session's outcome arrives on done once in
+// is closed and every request answered.
+func serveOverPipes(srv *Server) (in *io.PipeWriter, out io.Reader, done <-chan error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ch := make(chan error, 1)
+	go func() {
+		ch <- srv.ServeStdio(context.Background(), &StdioTransport{In: inR, Out: outW, Logger: zerolog.Nop()})
+		outW.Close()
+	}()
+	return inW, outR, ch
 }
