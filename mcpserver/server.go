@@ -31,7 +31,7 @@ import (
 const (
 	DefaultCallTimeout    = 30 * time.Second
 	DefaultMaxResultBytes = 8 << 20
-	DefaultPoolSize       = 4
+	DefaultPoolSize       = socketrpc.DefaultPoolSize
 	DefaultMaxInFlight    = 64
 )
 

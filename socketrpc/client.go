@@ -31,7 +31,7 @@ import (
 
 // Defaults for the zero fields of Options.
 const (
-	DefaultPoolSize         = 4
+	DefaultPoolSize         = 8 // the server answers one request at a time per connection
 	DefaultMaxResponseBytes = 16 << 20
 	DefaultDialTimeout      = 2 * time.Second
 )
@@ -49,7 +49,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // Options configures a Client. Zero fields take the defaults.
 type Options struct {
-	PoolSize         int           // max concurrent connections; default 4
+	PoolSize         int           // max concurrent connections; default DefaultPoolSize
 	MaxResponseBytes int           // cap on one reply line; default 16 MiB
 	DialTimeout      time.Duration // default 2s
 	// Insecure skips the checks made on every new connection: that the

@@ -5,7 +5,7 @@
 // The contenders, each driven by this program:
 //
 //   - raw: this program calling the demo backend's Unix socket itself, one
-//     persistent connection per caller (at most 4, the bridge's pool size):
+//     persistent connection per caller (at most 8, the bridge's pool size):
 //     write a request line, read and decode the reply line. The physical floor.
 //   - sdk-floor: scripts/bench/sdkfloor, a go-sdk stdio server with the same
 //     tools whose handlers answer at once from memory.

@@ -22,7 +22,7 @@ const (
 	blobTool   = prefix + "demo_blob"
 	echoMethod = "demo.echo"
 	blobMethod = "demo.blob"
-	rawPool    = 4 // the bridge's default --pool-size
+	rawPool    = 8 // the bridge's default --pool-size
 )
 
 var echoArgs = json.RawMessage(`{"query":"anna","limit":5,"fields":["name","email"]}`)
