@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"unicode/utf8"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -106,7 +106,7 @@ func encodeResult(res *mcp.CallToolResult) []byte {
 	}
 	buf := make([]byte, 0, len(text)+len(raw)+len(text)/8+64)
 	buf = append(buf, `{"content":[{"type":"text","text":`...)
-	buf = appendString(buf, text)
+	buf = jsonenc.AppendString(buf, text, true) // the SDK's TextContent escapes HTML
 	buf = append(buf, "}]"...)
 	if raw != nil {
 		buf = append(buf, `,"structuredContent":`...)
@@ -124,54 +124,4 @@ func marshalResult(res *mcp.CallToolResult) []byte {
 		return encodeResult(errorResult("encoding the result: " + err.Error()))
 	}
 	return b
-}
-
-// appendString appends s as a JSON string, escaped as encoding/json.Marshal
-// does (the SDK's TextContent uses it, HTML escaping included).
-func appendString(buf []byte, s string) []byte {
-	if !utf8.ValidString(s) {
-		q, _ := json.Marshal(s) // replaces invalid bytes as the SDK would
-		return append(buf, q...)
-	}
-	const hex = "0123456789abcdef"
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < 0x80 {
-			continue
-		}
-		if c >= 0x80 {
-			// U+2028 and U+2029 are escaped by encoding/json for JavaScript.
-			if c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
-				buf = append(buf, s[start:i]...)
-				buf = append(buf, `\u202`...)
-				buf = append(buf, hex[s[i+2]&0xF])
-				i += 2
-				start = i + 1
-			}
-			continue
-		}
-		buf = append(buf, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			buf = append(buf, '\\', c)
-		case '\n':
-			buf = append(buf, '\\', 'n')
-		case '\r':
-			buf = append(buf, '\\', 'r')
-		case '\t':
-			buf = append(buf, '\\', 't')
-		case '\b':
-			buf = append(buf, '\\', 'b')
-		case '\f':
-			buf = append(buf, '\\', 'f')
-		default:
-			buf = append(buf, `\u00`...)
-			buf = append(buf, hex[c>>4], hex[c&0xF])
-		}
-		start = i + 1
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
 }

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 )
 
 // This file holds the wire format: building request lines and reading and
@@ -23,7 +24,7 @@ func appendRequest(w *bytes.Buffer, id uint64, method string, params json.RawMes
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":`...)
-	b = appendString(b, method)
+	b = jsonenc.AppendString(b, method, false)
 	b = append(b, `,"params":`...)
 	w.Write(b)
 	if len(params) == 0 {
@@ -33,61 +34,6 @@ func appendRequest(w *bytes.Buffer, id uint64, method string, params json.RawMes
 	}
 	w.WriteString("}\n")
 	return nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json does
-// without HTML escaping: invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			// Valid JSON, but not valid JavaScript; encoding/json escapes them too.
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // readLine reads one line and returns it without its '\n', together with the

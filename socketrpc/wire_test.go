@@ -8,50 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
-
-func TestAppendString(t *testing.T) {
-	tests := []string{
-		"", "contacts.list", `a"b\c`, "tab\tnl\ncr\r", "\x00\x1f\x7f\b\f", "ünïcødé ☘", "\u2028\u2029",
-		"bad\xffutf8", "<html>&",
-	}
-	for _, s := range tests {
-		if got, want := string(appendString(nil, s)), encodingJSON(t, s); got != want {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	}
-}
-
-// encodingJSON encodes s as encoding/json does, without HTML escaping.
-func encodingJSON(t testing.TB, s string) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "a.b", "\"\\\n", "\xff", "\u2028"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := appendString(nil, s)
-		if want := encodingJSON(t, s); string(got) != want {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
-		}
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatal(err)
-		}
-		if utf8.ValidString(s) && back != s {
-			t.Fatalf("round trip of %q gave %q", s, back)
-		}
-	})
-}
 
 func TestIDMatches(t *testing.T) {
 	tests := []struct {
