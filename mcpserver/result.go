@@ -45,6 +45,7 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 // compact returns the valid JSON b without white space between tokens. It
 // returns b itself when there is none, which is the usual case.
 func compact(b []byte) []byte {
+	var out []byte // nil until the first white space outside strings
 	inString, escaped := false, false
 	for i, c := range b {
 		switch {
@@ -60,35 +61,17 @@ func compact(b []byte) []byte {
 		case c == '"':
 			inString = true
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			return compactFrom(b, i)
-		}
-	}
-	return b
-}
-
-// compactFrom copies b without white space outside strings, knowing that
-// b[:i] is compact and b[i] is not inside a string.
-func compactFrom(b []byte, i int) []byte {
-	out := make([]byte, i, len(b))
-	copy(out, b[:i])
-	inString, escaped := false, false
-	for _, c := range b[i:] {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
+			if out == nil {
+				out = append(make([]byte, 0, len(b)), b[:i]...)
 			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			continue
 		}
-		out = append(out, c)
+		if out != nil {
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return b
 	}
 	return out
 }

@@ -100,7 +100,6 @@ type Server struct {
 	inputs    map[string]*lazySchema // by their JSON, kept across reloads
 	outputs   map[string]*lazySchema
 	sdkSynced bool                  // the SDK's server has every tool (RegisterWithSDK)
-	loaded    bool                  // Apply was called: ready is closed
 	attached  map[Notifier]struct{} // stdio sessions served directly
 }
 
@@ -287,9 +286,11 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	// Route first, so a tool is callable as soon as a client can see it.
 	s.routes.Store(table)
 	s.visible, s.defs = visible, defs
-	if !s.loaded {
-		// No client can have seen a list yet: tool requests waited for this.
-		s.loaded = true
+	select {
+	case <-s.ready:
+	default:
+		// The first registry: no client can have seen a list yet, as tool
+		// requests waited for this.
 		close(s.ready)
 		return ch
 	}

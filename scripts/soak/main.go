@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -357,7 +358,7 @@ func run(c config, out io.Writer) error {
 	fmt.Fprintf(out, "%-36s %v\n", "wall time", wall.Round(time.Millisecond))
 	fmt.Fprintf(out, "%-36s %.0f\n", "calls/s", float64(c.calls)/wall.Seconds())
 	fmt.Fprintln(out, "results by cause:")
-	for _, k := range sortedKeys(st.causes) {
+	for _, k := range slices.Sorted(maps.Keys(st.causes)) {
 		fmt.Fprintf(out, "  %-34s %d\n", k, st.causes[k])
 	}
 	if p := percentiles(st.okLatency); p != "" {
@@ -385,7 +386,7 @@ func run(c config, out io.Writer) error {
 	// The verdict.
 	var fails []string
 	fails = append(fails, problems...)
-	for _, k := range sortedKeys(st.unexpected) {
+	for _, k := range slices.Sorted(maps.Keys(st.unexpected)) {
 		fails = append(fails, fmt.Sprintf("%d unexpected outcomes %s", st.unexpected[k], k))
 	}
 	fails = append(fails, st.examples...)
@@ -522,15 +523,6 @@ func percentiles(d []time.Duration) string {
 	at := func(q float64) time.Duration { return d[min(len(d)-1, int(q*float64(len(d))))] }
 	round := func(x time.Duration) time.Duration { return x.Round(10 * time.Microsecond) }
 	return fmt.Sprintf("p50 %v, p99 %v, max %v", round(at(0.5)), round(at(0.99)), round(d[len(d)-1]))
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func tail(b []byte, n int) []byte {
