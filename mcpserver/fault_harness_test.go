@@ -32,35 +32,15 @@ var faultModes = []faultbackend.Mode{
 // The huge tool has a long timeout of its own, so that reading the first
 // MiBs of its reply on a busy machine is not mistaken for a hang.
 func faultManifest(path string) []byte {
-	type tool struct {
-		Name        string          `json:"name"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-		TimeoutMs   int             `json:"timeoutMs,omitempty"`
-	}
-	m := struct {
-		ID             string `json:"id"`
-		Tools          []tool `json:"tools"`
-		Implementation struct {
-			Socket  string            `json:"socket"`
-			Methods map[string]string `json:"methods"`
-		} `json:"implementation"`
-	}{ID: "fault"}
-	m.Implementation.Socket = path
-	m.Implementation.Methods = map[string]string{}
+	var tools []faultbackend.Tool
 	for _, mode := range faultModes {
-		name := "fault." + string(mode)
-		t := tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
+		t := faultbackend.Tool{Mode: mode}
 		if mode == faultbackend.ModeHuge {
 			t.TimeoutMs = 20000
 		}
-		m.Tools = append(m.Tools, t)
-		m.Implementation.Methods[name] = name
+		tools = append(tools, t)
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return faultbackend.Manifest(path, tools...)
 }
 
 // faultEnv is a fault backend, an mcpserver.Server whose tools call it, and

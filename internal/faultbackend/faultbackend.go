@@ -59,6 +59,46 @@ type Options struct {
 	HugeSize int           // bytes of the ModeHuge result
 }
 
+// Tool is a manifest tool whose calls the server answers in Mode: its name
+// and method are "fault." + Mode.
+type Tool struct {
+	Mode        Mode
+	Description string
+	TimeoutMs   int
+}
+
+// Manifest returns a Tairseach manifest, id "fault", with tools on the
+// socket at path.
+func Manifest(path string, tools ...Tool) []byte {
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		TimeoutMs   int             `json:"timeoutMs,omitempty"`
+	}
+	m := struct {
+		ID             string `json:"id"`
+		Tools          []tool `json:"tools"`
+		Implementation struct {
+			Socket  string            `json:"socket"`
+			Methods map[string]string `json:"methods"`
+		} `json:"implementation"`
+	}{ID: "fault"}
+	m.Implementation.Socket = path
+	m.Implementation.Methods = map[string]string{}
+	for _, t := range tools {
+		name := "fault." + string(t.Mode)
+		m.Tools = append(m.Tools, tool{Name: name, Description: t.Description,
+			InputSchema: json.RawMessage(`{"type":"object"}`), TimeoutMs: t.TimeoutMs})
+		m.Implementation.Methods[name] = name
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		panic(err) // only plain values above
+	}
+	return b
+}
+
 // Server is a misbehaving JSON-RPC server.
 type Server struct {
 	opts     Options

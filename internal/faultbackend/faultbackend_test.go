@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/geilt/tairseach-mcp/internal/faultbackend"
+
+	"github.com/geilt/tairseach-mcp/manifest"
 )
 
 func start(t *testing.T, opts faultbackend.Options) *faultbackend.Server {
@@ -206,5 +208,27 @@ func TestStopEndsHangingCalls(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Stop blocked by hanging calls")
+	}
+}
+
+// The manifest loads as Tairseach manifests do, one tool per fault on its
+// method, routed to the fault socket.
+func TestManifest(t *testing.T) {
+	b := faultbackend.Manifest("/tmp/f.sock",
+		faultbackend.Tool{Mode: faultbackend.ModeOK, Description: "Echo."},
+		faultbackend.Tool{Mode: faultbackend.ModeSilent, TimeoutMs: 100})
+	f, err := manifest.ParseFile("fault.json", b, manifest.Options{Prefix: "tairseach_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Tools) != 2 {
+		t.Fatalf("got %d tools, want 2", len(f.Tools))
+	}
+	ok, silent := f.Tools[0], f.Tools[1]
+	if ok.Name != "tairseach_fault_ok" || ok.Method != "fault.ok" || ok.Socket != "/tmp/f.sock" || ok.Description != "Echo." {
+		t.Errorf("ok tool: %+v", ok)
+	}
+	if silent.Method != "fault.silent" || silent.TimeoutMs != 100 {
+		t.Errorf("silent tool: %+v", silent)
 	}
 }

@@ -109,39 +109,18 @@ func toolName(m faultbackend.Mode) string { return "tairseach_fault_" + string(m
 // manifest is the soak manifest; generation only changes the description of
 // fault.ok.
 func manifest(socket string, silentMs, generation int) []byte {
-	type tool struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-		TimeoutMs   int             `json:"timeoutMs,omitempty"`
-	}
-	m := struct {
-		ID             string `json:"id"`
-		Tools          []tool `json:"tools"`
-		Implementation struct {
-			Socket  string            `json:"socket"`
-			Methods map[string]string `json:"methods"`
-		} `json:"implementation"`
-	}{ID: "fault"}
-	m.Implementation.Socket = socket
-	m.Implementation.Methods = map[string]string{}
+	var tools []faultbackend.Tool
 	for _, f := range append([]fault{okTool}, faults...) {
-		name := "fault." + string(f.mode)
-		t := tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
+		t := faultbackend.Tool{Mode: f.mode}
 		switch f.mode {
 		case faultbackend.ModeOK:
 			t.Description = fmt.Sprintf("Echo the arguments (manifest generation %d).", generation)
 		case faultbackend.ModeSilent:
 			t.TimeoutMs = silentMs
 		}
-		m.Tools = append(m.Tools, t)
-		m.Implementation.Methods[name] = name
+		tools = append(tools, t)
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return faultbackend.Manifest(socket, tools...)
 }
 
 // writeAtomic replaces path the way editors do, so the bridge never reads
