@@ -8,8 +8,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 )
@@ -29,17 +32,19 @@ func Load(dir string, opts Options) (*Registry, error) {
 		return Build(nil), err
 	}
 
+	loaded := make([]*File, len(paths))
+	failed := make([]*FileError, len(paths))
+	parallel(len(paths), func(i int) { loaded[i], failed[i] = loadFile(dir, paths[i], opts) })
 	var (
 		files []*File
 		errs  []*FileError
 	)
-	for _, rel := range paths {
-		f, err := loadFile(dir, rel, opts)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	for i := range paths {
+		if failed[i] != nil {
+			errs = append(errs, failed[i])
+		} else {
+			files = append(files, loaded[i])
 		}
-		files = append(files, f)
 	}
 
 	r := Build(files)
@@ -91,6 +96,28 @@ func loadFile(dir, rel string, opts Options) (*File, *FileError) {
 		return nil, asFileError(rel, err)
 	}
 	return f, nil
+}
+
+// parallel calls f(i) for every i in [0, n) on up to GOMAXPROCS goroutines,
+// for reading and parsing files, most of a load; a few run on the caller's.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/4)
+	if workers < 2 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // asFileError returns err as a *FileError for the file at rel.

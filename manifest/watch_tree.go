@@ -10,11 +10,8 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
@@ -469,27 +466,11 @@ func (t *tree) record(rel string, l loaded) {
 	delete(t.removed, rel)
 }
 
-// readFiles reads the files rels (relative to root) as readFile does, on
-// up to GOMAXPROCS goroutines: parsing a large tree is most of a load.
+// readFiles reads the files rels (relative to root) as readFile does,
+// loading them in parallel and recording them in order.
 func (t *tree) readFiles(rels []string) {
-	workers := min(runtime.GOMAXPROCS(0), len(rels)/4)
-	if workers < 2 {
-		for _, rel := range rels {
-			t.readFile(rel)
-		}
-		return
-	}
 	out := make([]loaded, len(rels))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(rels); i = int(next.Add(1) - 1) {
-				out[i] = t.load(rels[i])
-			}
-		})
-	}
-	wg.Wait()
+	parallel(len(rels), func(i int) { out[i] = t.load(rels[i]) })
 	for i, rel := range rels {
 		t.record(rel, out[i])
 	}
