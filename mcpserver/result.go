@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	if len(out) > s.cfg.MaxResultBytes {
 		return errorResult(fmt.Sprintf("result too large: %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", len(out), s.cfg.MaxResultBytes))
 	}
-	text := compact(out)
+	text := jsonscan.Compact(out)
 	// out is ours and never written again, so the text can share its bytes
 	// rather than copy a result that may be megabytes.
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: unsafe.String(unsafe.SliceData(text), len(text))}}}
@@ -40,40 +41,6 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	}
 	res.StructuredContent = json.RawMessage(text)
 	return res
-}
-
-// compact returns the valid JSON b without white space between tokens. It
-// returns b itself when there is none, which is the usual case.
-func compact(b []byte) []byte {
-	var out []byte // nil until the first white space outside strings
-	inString, escaped := false, false
-	for i, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			if out == nil {
-				out = append(make([]byte, 0, len(b)), b[:i]...)
-			}
-			continue
-		}
-		if out != nil {
-			out = append(out, c)
-		}
-	}
-	if out == nil {
-		return b
-	}
-	return out
 }
 
 // excerpt shortens text for an error message.

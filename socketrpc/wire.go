@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonenc"
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
 
 // This file holds the wire format: building request lines and reading and
@@ -137,7 +138,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // request in flight per connection it can only be ours.
 func parseReply(line []byte, r *wireReply, id uint64) (json.RawMessage, error) {
 	*r = wireReply{}
-	err := scanMembers(line, func(key, value []byte) {
+	err := jsonscan.Members(line, func(key, value []byte) bool {
 		switch string(key) {
 		case "jsonrpc":
 			r.JSONRPC = value
@@ -148,6 +149,7 @@ func parseReply(line []byte, r *wireReply, id uint64) (json.RawMessage, error) {
 		case "error":
 			r.Error = value
 		}
+		return true
 	})
 	if err != nil {
 		return nil, protocolError(line, "decoding reply: %w", err)

@@ -145,3 +145,14 @@ func BenchmarkAppendRequest(b *testing.B) {
 		appendRequest(&w, 12345, "contacts.search", p)
 	}
 }
+
+func BenchmarkParseReplyLarge(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"result":{"data":"` + string(bytes.Repeat([]byte("x"), 1<<20)) + `","items":[1,2,3]}}`)
+	var r wireReply
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if _, err := parseReply(line, &r, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
