@@ -29,7 +29,10 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultCallTimeout    = 30 * time.Second
+	// DefaultCallTimeout covers the real server's slowest methods: its
+	// script runner allows a script 60 s, and location.get waits for a
+	// timeout the user sets.
+	DefaultCallTimeout    = 90 * time.Second
 	DefaultMaxResultBytes = 8 << 20
 	DefaultPoolSize       = socketrpc.DefaultPoolSize
 	DefaultMaxInFlight    = 64

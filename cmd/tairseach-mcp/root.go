@@ -124,7 +124,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.manifests, "manifests", "", "manifests directory (default ~/.tairseach/manifests)")
 	f.StringVar(&o.socket, "socket", "", "Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock)")
 	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
-	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call (a manifest's timeoutMs overrides it)")
+	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call; the default covers the server's 60s script limit (a tool's timeoutMs overrides it)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes or a stop signal, how long to wait for calls in flight (default: the call timeout)")
 	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest tool result sent to the client; larger ones become an error")
 	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
