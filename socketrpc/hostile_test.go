@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -167,5 +168,50 @@ func TestNeverPipelines(t *testing.T) {
 	}
 	if n := be.Accepted(); n > 2 {
 		t.Errorf("%d connections, want at most 2", n)
+	}
+}
+
+// TestResolveAtEachConnection checks that Options.Resolve picks the path of
+// every new connection, that errors name the path resolved, and that the
+// trust checks apply to it.
+func TestResolveAtEachConnection(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		path = socketPath(t) // nothing there yet
+	)
+	first := path
+	c := newClient(t, "unused", socketrpc.Options{Resolve: func() string { mu.Lock(); defer mu.Unlock(); return path }})
+	_, err := c.Call(context.Background(), "fault.ok", nil)
+	var ue *socketrpc.UnavailableError
+	var ce *socketrpc.CallError
+	if !errors.As(err, &ue) || !errors.As(err, &ce) || ue.Path != first || ce.Path != first || ue.Reason() != "no such file or directory" {
+		t.Fatalf("err = %v, want unavailable at %s", err, first)
+	}
+	be := startFault(t, faultbackend.Options{})
+	mu.Lock()
+	path = be.Path()
+	mu.Unlock()
+	if c.Path() != be.Path() {
+		t.Errorf("Path() = %s, want %s", c.Path(), be.Path())
+	}
+	if res, err := c.Call(context.Background(), "fault.ok", json.RawMessage(`{"a":1}`)); err != nil || string(res) != `{"a":1}` {
+		t.Fatalf("after the socket appeared: %s, %v", res, err)
+	}
+	// The server moves: its old connection dies, the next one goes to the new path.
+	be.Stop()
+	be2 := startFault(t, faultbackend.Options{})
+	if err := os.Chmod(be2.Path(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	path = be2.Path()
+	mu.Unlock()
+	_, err = c.Call(context.Background(), "fault.ok", nil)
+	if !errors.Is(err, socketrpc.ErrUntrusted) || !strings.Contains(err.Error(), be2.Path()) {
+		t.Fatalf("err = %v, want the resolved socket refused as writable by others", err)
+	}
+	os.Chmod(be2.Path(), 0o600)
+	if _, err := c.Call(context.Background(), "fault.ok", nil); err != nil {
+		t.Fatalf("at the new path: %v", err)
 	}
 }
