@@ -21,7 +21,7 @@ func TestFaultHostileReplies(t *testing.T) {
 	}{
 		// The real server answers a failed credential load with id null:
 		// the backend's error, as sent, not a malformed reply.
-		{faultbackend.ModeNullID, true, []string{`{"error":{"code":-32011,"message":"credential not found: google","data":{"provider":"google"}}}`}, true},
+		{faultbackend.ModeNullID, true, []string{`{"error":{"code":-32011,"message":"token refresh failed: google"}}`}, true},
 		{faultbackend.ModeNullLine, true, []string{"server at PATH sent a malformed reply to fault.nullline", "a null line", "took the request for one"}, true},
 		{faultbackend.ModeDupKey, true, []string{"malformed reply to fault.dupkey", `duplicate "id" member`}, true},
 		{faultbackend.ModeDeep, true, []string{"malformed reply to fault.deep", "nesting deeper than 10000 levels"}, true},

@@ -195,6 +195,7 @@ func TestMalformedReplies(t *testing.T) {
 		{"error twice", `{"jsonrpc":"2.0","id":ID,"error":null,"error":{"code":1,"message":"x"}}` + "\n", `duplicate "error" member`},
 		{"id with huge exponent", `{"jsonrpc":"2.0","id":1e999999,"result":1}` + "\n", "does not match request id"},
 		{"deeply nested result", `{"jsonrpc":"2.0","id":ID,"result":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}\n", "nesting deeper than 10000 levels"},
+		{"invalid UTF-8 in result", "{\"jsonrpc\":\"2.0\",\"id\":ID,\"result\":\"caf\xe9\"}\n", "invalid UTF-8 in string"},
 		{"pretty-printed over lines", "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": ID,\n  \"result\": 1\n}\n", "decoding reply"},
 	}
 	for _, tt := range tests {

@@ -47,7 +47,7 @@ const (
 	ModeSlow          Mode = "slow"    // wait Options.Delay, then reply as ModeOK
 
 	// Replies a hostile or odd server could send.
-	ModeNullID    Mode = "nullid"    // error reply with "id": null, as Tairseach answers a failed credential load
+	ModeNullID    Mode = "nullid"    // error -32011 with "id": null, as Tairseach answers a failed credential load
 	ModeNullLine  Mode = "nullline"  // a literal null line, as Tairseach writes for a notification, and nothing else
 	ModeDupKey    Mode = "dupkey"    // the reply with a second "id" member: the request's id, then another
 	ModeBoth      Mode = "both"      // a reply with both result and error
@@ -327,7 +327,7 @@ func (s *Server) serve(c net.Conn, done <-chan struct{}) {
 				return
 			}
 		case ModeNullID:
-			_, werr = io.WriteString(c, `{"jsonrpc":"2.0","id":null,"error":{"code":-32011,"message":"credential not found: google","data":{"provider":"google"}}}`+"\n")
+			_, werr = io.WriteString(c, `{"jsonrpc":"2.0","id":null,"error":{"code":-32011,"message":"token refresh failed: google"}}`+"\n")
 		case ModeNullLine:
 			_, werr = io.WriteString(c, "null\n")
 		case ModeDupKey:

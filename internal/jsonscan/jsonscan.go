@@ -6,14 +6,16 @@
 // properties; a schema's "type"): this package finds them without the two
 // passes and reflection of encoding/json, and without allocating. It accepts
 // exactly what encoding/json accepts, nesting included (at most MaxDepth
-// levels, so hostile input cannot exhaust the stack); the fuzz tests hold it
-// to that.
+// levels, so hostile input cannot exhaust the stack), except invalid UTF-8,
+// which JSON forbids (RFC 8259 §8.1) and encoding/json lets through; the
+// fuzz tests hold it to that.
 package jsonscan
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects accepted, the same
@@ -219,10 +221,17 @@ func skipContainer(b []byte, i, depth int) (int, error) {
 	}
 }
 
-// skipString returns the end of the string starting at b[i] == '"'. Like
-// encoding/json it accepts any bytes >= 0x20, invalid UTF-8 included.
+// skipString returns the end of the string starting at b[i] == '"'. Unlike
+// encoding/json, which replaces invalid UTF-8 when it decodes, it refuses it:
+// the bridge passes strings on without decoding them.
 func skipString(b []byte, i int) (int, error) {
 	for i++; i < len(b); i++ {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, nil
@@ -243,10 +252,25 @@ func skipString(b []byte, i int) (int, error) {
 			}
 		case c < 0x20:
 			return i, &SyntaxError{i, "control character in string"}
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return i, &SyntaxError{i, "invalid UTF-8 in string"}
+			}
+			i += size - 1
 		}
 	}
 	return i, &SyntaxError{i, "unterminated string"}
 }
+
+// plain marks the bytes that stand for themselves in a string: printable
+// ASCII other than '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'

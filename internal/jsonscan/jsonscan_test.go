@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestMembers(t *testing.T) {
@@ -37,6 +38,10 @@ func TestMembers(t *testing.T) {
 		{`{"a":{"b"}}`, false, ""},
 		{`{"a":"unterminated}`, false, ""},
 		{`{"a":1}{"b":2}`, false, ""},
+		{"{\"a\":\"\xff\"}", false, ""},
+		{"{\"a\":\"\xed\xa0\x80\"}", false, ""}, // a UTF-16 surrogate, encoded
+		{"{\"\xc3\":1}", false, ""},
+		{"{\"é\":\"日本\U0001F600\"}", true, "é"},
 	}
 	for _, tt := range tests {
 		var keys []string
@@ -47,7 +52,7 @@ func TestMembers(t *testing.T) {
 		if tt.ok && strings.Join(keys, ",") != tt.keys {
 			t.Errorf("Members(%s) keys %v, want %s", tt.in, keys, tt.keys)
 		}
-		if json.Valid([]byte(tt.in)) && strings.HasPrefix(strings.TrimSpace(tt.in), "{") != tt.ok {
+		if json.Valid([]byte(tt.in)) && utf8.ValidString(tt.in) && strings.HasPrefix(strings.TrimSpace(tt.in), "{") != tt.ok {
 			t.Errorf("test case %s disagrees with encoding/json", tt.in)
 		}
 	}
@@ -142,7 +147,7 @@ func FuzzMembers(f *testing.F) {
 			return true
 		})
 		trimmed := bytes.TrimLeft(b, " \t\r\n")
-		want := json.Valid(b) && len(trimmed) > 0 && trimmed[0] == '{'
+		want := json.Valid(b) && utf8.Valid(b) && len(trimmed) > 0 && trimmed[0] == '{'
 		if (err == nil) != want {
 			t.Fatalf("Members(%q) = %v; encoding/json says valid object: %v", b, err, want)
 		}
@@ -168,7 +173,8 @@ func FuzzMembers(f *testing.F) {
 func FuzzValidCompact(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		want := json.Valid(b)
+		// Outside strings, invalid UTF-8 is invalid JSON anyway.
+		want := json.Valid(b) && utf8.Valid(b)
 		if got := Valid(b); got != want {
 			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
 		}
