@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -109,6 +110,30 @@ func wantResult(want string) func(*testing.T, json.RawMessage, error) {
 			t.Fatalf("Call = %s, %v; want %s", res, err, want)
 		}
 	}
+}
+
+// TestEndlessBlankLines checks that blank lines before a reply count toward
+// the reply's size limit, so a server streaming them cannot hold a call.
+func TestEndlessBlankLines(t *testing.T) {
+	b := newBackend(t, func(w io.Writer, req request) bool {
+		if req.Method == "blanks" {
+			nl := bytes.Repeat([]byte("\n"), 64<<10)
+			for range 64 { // 4 MiB
+				if _, err := w.Write(nl); err != nil {
+					return true
+				}
+			}
+			return true
+		}
+		return echo(w, req)
+	})
+	c := newClient(t, b.path, socketrpc.Options{MaxResponseBytes: 1 << 20})
+	_, err := c.Call(context.Background(), "blanks", nil)
+	var tl *socketrpc.TooLargeError
+	if !errors.As(err, &tl) || tl.Size <= 1<<20 {
+		t.Fatalf("err = %v, want a TooLargeError past 1 MiB", err)
+	}
+	mustEcho(t, c, `{"after":1}`)
 }
 
 // TestBackendNeverReads checks that a request too big for the socket's

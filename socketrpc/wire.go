@@ -101,6 +101,11 @@ func readReply(br *bufio.Reader, max int, long *[]byte, r *wireReply, id uint64)
 		}
 		line = trimSpace(line)
 		if len(line) == 0 {
+			if total > max {
+				// Blank lines count too: an endless stream of them
+				// must not keep the call reading.
+				return nil, total, &TooLargeError{Limit: max, Size: total}
+			}
 			continue
 		}
 		if string(line) == "null" {
