@@ -159,7 +159,7 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 			e.Method = method
 			return nil, e
 		}
-		return nil, &CallError{Method: method, Path: c.path, Err: err}
+		return nil, &CallError{Method: method, Path: c.Path(), Err: err}
 	}
 	return res, nil
 }
@@ -176,7 +176,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 		}
 	}()
 	if err := appendRequest(w, id, method, params); err != nil {
-		return nil, &CallError{Path: c.path, Op: "encoding request", Err: err}
+		return nil, &CallError{Path: c.Path(), Op: "encoding request", Err: err}
 	}
 	req := w.Bytes()
 
