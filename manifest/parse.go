@@ -262,16 +262,20 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("got a JSON %s", jsonKind(c[0]))
 	}
 
-	// c is valid: scan its members for "type".
+	// Scan the members for "type". jsonscan refuses invalid UTF-8, which
+	// json.Compact lets through.
 	var typ []byte
 	dup := false
-	jsonscan.Members(c, func(key, value []byte) bool {
+	err := jsonscan.Members(c, func(key, value []byte) bool {
 		if jsonscan.KeyIs(key, "type") {
 			dup = typ != nil
 			typ = value
 		}
 		return !dup
 	})
+	if err != nil {
+		return nil, err // "invalid JSON at byte N: …"
+	}
 	if dup {
 		return nil, errors.New(`duplicate "type" key`)
 	}
