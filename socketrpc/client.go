@@ -39,6 +39,9 @@ const (
 const (
 	readBufSize = 32 << 10 // per connection; longer lines spill into conn.long
 	keepScratch = 1 << 20  // scratch buffers larger than this are dropped after use
+	// resolveEvery is how stale the path an idle connection is checked
+	// against may be: Resolve costs a stat or two, too much for every call.
+	resolveEvery = time.Second
 )
 
 // reqBufs holds buffers for request lines, each used by one call at a time.
@@ -76,6 +79,7 @@ type Options struct {
 type Client struct {
 	path     string        // as given to New
 	resolve  func() string // nil: always path
+	resolved atomic.Pointer[resolvedPath]
 	maxResp  int
 	dialer   net.Dialer
 	insecure bool
@@ -88,6 +92,12 @@ type Client struct {
 	mu    sync.Mutex
 	idle  []*conn            // connections free for the next call, most recent last
 	conns map[*conn]struct{} // every open connection, idle or in use; nil after Close
+}
+
+// resolvedPath is what Options.Resolve returned, and when.
+type resolvedPath struct {
+	path string
+	at   time.Time
 }
 
 // conn is one connection. The fields are owned by whichever call holds the
@@ -133,11 +143,20 @@ func New(path string, opts Options) *Client {
 
 // Path returns the socket path the Client connects to: the path given to
 // New, or where Options.Resolve points now.
-func (c *Client) Path() string {
-	if c.resolve != nil {
-		return c.resolve()
+func (c *Client) Path() string { return c.pathNow(true) }
+
+// pathNow returns the socket path: with Options.Resolve, what it returns
+// now if fresh, else what it returned within resolveEvery.
+func (c *Client) pathNow(fresh bool) string {
+	if c.resolve == nil {
+		return c.path
 	}
-	return c.path
+	if r := c.resolved.Load(); !fresh && r != nil && time.Since(r.at) < resolveEvery {
+		return r.path
+	}
+	p := c.resolve()
+	c.resolved.Store(&resolvedPath{path: p, at: time.Now()})
+	return p
 }
 
 // Call sends one request and waits for its reply. Nil params are sent as {}.
@@ -282,7 +301,9 @@ func (c *Client) acquire(ctx context.Context) error {
 func (c *Client) release() { <-c.slots }
 
 // take returns an idle connection, or dials one. Dialling only when none is
-// idle keeps the number of connections within the number of slots.
+// idle keeps the number of connections within the number of slots. With
+// Options.Resolve, an idle connection to a path no longer chosen is closed
+// instead: the server has moved.
 func (c *Client) take(ctx context.Context) (*conn, error) {
 	c.mu.Lock()
 	if c.conns == nil {
@@ -294,7 +315,12 @@ func (c *Client) take(ctx context.Context) (*conn, error) {
 		c.idle[n-1] = nil
 		c.idle = c.idle[:n-1]
 		c.mu.Unlock()
-		return cn, nil
+		if c.resolve == nil || cn.path == c.pathNow(false) {
+			return cn, nil
+		}
+		c.log.Debug().Str("path", cn.path).Msg("the socket path has changed: closing an idle connection to the old one")
+		c.discard(cn)
+		return c.dial(ctx)
 	}
 	c.mu.Unlock()
 	return c.dial(ctx)

@@ -240,3 +240,41 @@ func TestResolveAtEachConnection(t *testing.T) {
 		t.Fatalf("at the new path: %v", err)
 	}
 }
+
+// TestResolveLeavesOldPath checks that when Options.Resolve points
+// elsewhere while the old server still runs (a fallback socket, then the
+// default one appears), calls move to the new path within about a second,
+// idle connections to the old one notwithstanding.
+func TestResolveLeavesOldPath(t *testing.T) {
+	oldBe, newBe := startFault(t, faultbackend.Options{}), startFault(t, faultbackend.Options{})
+	var mu sync.Mutex
+	path := oldBe.Path()
+	c := newClient(t, "unused", socketrpc.Options{Resolve: func() string { mu.Lock(); defer mu.Unlock(); return path }})
+	for range 3 {
+		if _, err := c.Call(context.Background(), "fault.ok", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	path = newBe.Path()
+	mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for newBe.Requests() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("calls still go to the old path after 10s (old server got %d requests)", oldBe.Requests())
+		}
+		if _, err := c.Call(context.Background(), "fault.ok", nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	before := oldBe.Requests()
+	for range 3 {
+		if _, err := c.Call(context.Background(), "fault.ok", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := oldBe.Requests(); n != before {
+		t.Errorf("the old server got %d more requests after the move", n-before)
+	}
+}

@@ -64,7 +64,8 @@ func TestE2ESocketFoundWhenItAppears(t *testing.T) {
 	down(primary)
 
 	// The /tmp fallback is used when the default socket does not exist, and
-	// left as soon as it does (for new connections).
+	// left when it does (TestResolveLeavesOldPath in socketrpc checks the
+	// move with both servers up).
 	fallback := fmt.Sprintf("/tmp/tairseach-%d.sock", os.Getuid())
 	if _, err := os.Lstat(fallback); err == nil {
 		t.Logf("%s exists, not testing the fallback", fallback)
