@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
 
 // manifestJSON is the part of a manifest file the package reads; other keys are ignored.
@@ -260,21 +262,22 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("got a JSON %s", jsonKind(c[0]))
 	}
 
-	// c is valid and compact: scan its members for "type".
+	// Scan the members for "type". jsonscan refuses invalid UTF-8, which
+	// json.Compact lets through.
 	var typ []byte
-	for i := 1; c[i] != '}'; {
-		keyEnd := skipString(c, i)
-		valEnd := skipValue(c, keyEnd+2)
-		if isKey(c[i:keyEnd+1], "type") {
-			if typ != nil {
-				return nil, errors.New(`duplicate "type" key`)
-			}
-			typ = c[keyEnd+2 : valEnd]
+	dup := false
+	err := jsonscan.Members(c, func(key, value []byte) bool {
+		if jsonscan.KeyIs(key, "type") {
+			dup = typ != nil
+			typ = value
 		}
-		if c[valEnd] == '}' {
-			break
-		}
-		i = valEnd + 1
+		return !dup
+	})
+	if err != nil {
+		return nil, err // "invalid JSON at byte N: …"
+	}
+	if dup {
+		return nil, errors.New(`duplicate "type" key`)
 	}
 	if typ == nil {
 		if len(c) == 2 { // {}
@@ -289,49 +292,6 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf(`got "type": %s`, clip(string(typ), 40))
 	}
 	return slices.Clip(c), nil
-}
-
-// skipString returns the index of the closing quote of the JSON string
-// starting at c[i], which must be valid.
-func skipString(c []byte, i int) int {
-	for i++; c[i] != '"'; i++ {
-		if c[i] == '\\' {
-			i++
-		}
-	}
-	return i
-}
-
-// skipValue returns the index just past the compact, valid JSON value
-// starting at c[i]: the ',' or closing bracket that follows it.
-func skipValue(c []byte, i int) int {
-	depth := 0
-	for ; ; i++ {
-		switch c[i] {
-		case '"':
-			i = skipString(c, i)
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			depth--
-		case ',':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-}
-
-// isKey reports whether the JSON string quoted is key.
-func isKey(quoted []byte, key string) bool {
-	if bytes.IndexByte(quoted, '\\') < 0 {
-		return string(quoted[1:len(quoted)-1]) == key
-	}
-	var s string
-	return json.Unmarshal(quoted, &s) == nil && s == key
 }
 
 // jsonKind names the JSON type starting with byte b.

@@ -26,6 +26,7 @@ var faultModes = []faultbackend.Mode{
 	faultbackend.ModeOK, faultbackend.ModeError, faultbackend.ModeClose, faultbackend.ModeCloseMidReply,
 	faultbackend.ModeGarbage, faultbackend.ModeWrongID, faultbackend.ModeTwice, faultbackend.ModeTwiceLate,
 	faultbackend.ModeSilent, faultbackend.ModeHuge, faultbackend.ModeSlow,
+	faultbackend.ModeNullID, faultbackend.ModeNullLine, faultbackend.ModeDupKey, faultbackend.ModeTrickle, faultbackend.ModeDeep,
 }
 
 // faultManifest is a manifest with one tool per fault mode on socket path.

@@ -253,6 +253,9 @@ func TestFaultSlowConcurrent(t *testing.T) {
 	if n := e.be.Accepted(); n > pool {
 		t.Errorf("backend accepted %d connections, want at most %d", n, pool)
 	}
+	if n := e.be.Pipelined(); n != 0 {
+		t.Errorf("%d requests were sent on a connection with a call in flight; the server answers one at a time", n)
+	}
 	if min := calls / pool * time.Second; elapsed < min {
 		t.Errorf("took %v, want at least %v", elapsed, min)
 	}

@@ -82,11 +82,26 @@ const slowTools = `{"id":"t","tools":[
 	{"name":"plain","inputSchema":{"type":"object"}}],
 	"implementation":{"methods":{"short":"demo.slow","long":"demo.slow","plain":"demo.slow"}}}`
 
+// TestDefaultCallTimeout checks that a call left to the default limit may
+// take as long as the real server lets a script run (60 s), with a margin
+// for the round trip, and that Config{} gets that default.
+func TestDefaultCallTimeout(t *testing.T) {
+	const scriptLimit = 60 * time.Second
+	if DefaultCallTimeout < scriptLimit+15*time.Second {
+		t.Errorf("DefaultCallTimeout = %v, want at least the script runner's %v plus a margin", DefaultCallTimeout, scriptLimit)
+	}
+	srv := New(Config{Logger: zerolog.Nop()}, registryOf(t, slowTools))
+	defer srv.Close()
+	if got := srv.cfg.CallTimeout; got != DefaultCallTimeout {
+		t.Errorf("Config{} call timeout = %v, want %v", got, DefaultCallTimeout)
+	}
+}
+
 func TestToolTimeoutOverridesCallTimeout(t *testing.T) {
 	sock := startDemo(t)
 	tests := []struct {
 		name        string
-		callTimeout time.Duration // 0: the default, 30 s
+		callTimeout time.Duration // 0: the default, 90 s
 		tool        string
 		sleepMs     int
 		// A timeout is expected within [min, max] naming limit; limit ""
@@ -94,7 +109,7 @@ func TestToolTimeoutOverridesCallTimeout(t *testing.T) {
 		limit    string
 		min, max time.Duration
 	}{
-		{"timeoutMs 200 under the default 30s", 0, "short", 3000, "200ms", 180 * time.Millisecond, 2 * time.Second},
+		{"timeoutMs 200 under the default 90s", 0, "short", 3000, "200ms", 180 * time.Millisecond, 2 * time.Second},
 		{"timeoutMs 5000 outlives --call-timeout 300ms", 300 * time.Millisecond, "long", 1000, "", time.Second, 4 * time.Second},
 		{"no timeoutMs: --call-timeout 300ms", 300 * time.Millisecond, "plain", 3000, "300ms", 280 * time.Millisecond, 2 * time.Second},
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
 
 // outputCheck validates a tool's results against its outputSchema.
@@ -153,13 +155,12 @@ func (c *outputCheck) check(result []byte) string {
 	}
 	seen := make(map[string]bool, len(c.props)+len(c.required))
 	var problem string
-	eachMember(result, func(key, value []byte) bool {
-		name := string(key)
-		if bytes.IndexByte(key, '\\') >= 0 {
-			if err := json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &name); err != nil {
-				problem = "invalid property name"
-				return false
-			}
+	// result is valid (socketrpc checked it), so Members cannot fail.
+	jsonscan.Members(result, func(key, value []byte) bool {
+		name, err := jsonscan.Key(key)
+		if err != nil {
+			problem = "invalid property name"
+			return false
 		}
 		seen[name] = true
 		pc, ok := c.props[name]
@@ -235,77 +236,4 @@ func excerptValue(v []byte) string {
 		return string(v[:40]) + "…"
 	}
 	return string(v)
-}
-
-// eachMember calls fn with the raw key and value of each member of the
-// valid JSON object b, until fn returns false. b is trusted to be valid
-// (socketrpc checked it), so this only tracks strings and nesting.
-func eachMember(b []byte, fn func(key, value []byte) bool) {
-	i := 1 // after '{'
-	for i < len(b) {
-		i = skipWS(b, i)
-		if i >= len(b) || b[i] != '"' {
-			return // '}' or, were b not valid, anything else
-		}
-		kend := endOfString(b, i)
-		key := b[i+1 : kend-1]
-		i = skipWS(b, kend)
-		i = skipWS(b, i+1) // ':'
-		vend := endOfValue(b, i)
-		if !fn(key, b[i:vend]) {
-			return
-		}
-		i = skipWS(b, vend)
-		if i < len(b) && b[i] == ',' {
-			i++
-		}
-	}
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// endOfString returns the index after the string starting at b[i] == '"'.
-func endOfString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// endOfValue returns the index after the valid JSON value starting at b[i].
-func endOfValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return endOfString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = endOfString(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(b)
-	default: // number or literal
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-			i++
-		}
-		return i
-	}
 }

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"syscall"
 	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -20,7 +18,7 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	if len(out) > s.cfg.MaxResultBytes {
 		return errorResult(fmt.Sprintf("result too large: %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", len(out), s.cfg.MaxResultBytes))
 	}
-	text := compact(out)
+	text := jsonscan.Compact(out)
 	// out is ours and never written again, so the text can share its bytes
 	// rather than copy a result that may be megabytes.
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: unsafe.String(unsafe.SliceData(text), len(text))}}}
@@ -42,40 +40,6 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	return res
 }
 
-// compact returns the valid JSON b without white space between tokens. It
-// returns b itself when there is none, which is the usual case.
-func compact(b []byte) []byte {
-	var out []byte // nil until the first white space outside strings
-	inString, escaped := false, false
-	for i, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			if out == nil {
-				out = append(make([]byte, 0, len(b)), b[:i]...)
-			}
-			continue
-		}
-		if out != nil {
-			out = append(out, c)
-		}
-	}
-	if out == nil {
-		return b
-	}
-	return out
-}
-
 // excerpt shortens text for an error message.
 func excerpt(b []byte) string {
 	const max = 2000
@@ -90,59 +54,50 @@ func errorResult(text string) *mcp.CallToolResult {
 }
 
 // callError turns a failed socket call into a result the model (and the
-// person reading over its shoulder) can act on. socketrpc's errors already
-// name the method and the socket path.
+// person reading over its shoulder) can act on.
 func (s *Server) callError(r *route, err error) *mcp.CallToolResult {
-	var rpcErr *socketrpc.Error
-	switch {
-	case errors.As(err, &rpcErr):
+	var (
+		rpcErr    *socketrpc.Error
+		callErr   *socketrpc.CallError
+		unavail   *socketrpc.UnavailableError
+		protoErr  *socketrpc.ProtocolError
+		closedErr *socketrpc.ClosedError
+	)
+	if errors.As(err, &rpcErr) {
 		return errorResult(`{"error":` + string(rpcErr.Raw) + `}`)
+	}
+	path := r.client.Path()
+	if errors.As(err, &callErr) {
+		path = callErr.Path // the path this call resolved
+	}
+	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		raise := "--call-timeout (or set timeoutMs on the tool in " + r.tool.File + ")"
 		if r.tool.TimeoutMs > 0 {
 			raise = "timeoutMs on the tool in " + r.tool.File
 		}
 		return errorResult(fmt.Sprintf("no reply from the tairseach server at %s within %s (method %s); it may be busy or hung: try again, or raise %s",
-			r.client.Path(), r.timeout, r.tool.Method, raise))
+			path, r.timeout, r.tool.Method, raise))
 	case errors.Is(err, socketrpc.ErrTooLarge):
 		return errorResult(fmt.Sprintf("result too large: over %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", s.cfg.MaxResultBytes, s.cfg.MaxResultBytes))
 	case errors.Is(err, socketrpc.ErrUntrusted):
 		return errorResult(fmt.Sprintf("tairseach-mcp refused to use the socket: %v", err))
-	case errors.Is(err, socketrpc.ErrUnavailable):
+	case errors.As(err, &unavail):
 		return errorResult(fmt.Sprintf("the tairseach server is not reachable at %s: %s; is the Tairseach app running? start it, or point --socket / TAIRSEACH_SOCKET at its socket",
-			r.client.Path(), cause(err)))
-	case errors.Is(err, socketrpc.ErrProtocol):
+			unavail.Path, unavail.Reason()))
+	case errors.As(err, &protoErr):
 		return errorResult(fmt.Sprintf("the tairseach server at %s sent a malformed reply to %s: %s; the connection was reset, try again",
-			r.client.Path(), r.tool.Method, after(err, "protocol violation: ")))
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return errorResult(fmt.Sprintf("the tairseach server at %s closed the connection during %s (it may have crashed or restarted): %s; the request may or may not have run, so check before retrying anything that changes data",
-			r.client.Path(), r.tool.Method, cause(err)))
+			path, r.tool.Method, protoErr.Reason()))
+	case errors.As(err, &closedErr):
+		hint := ""
+		if closedErr.Fresh && !closedErr.MidReply && s.cfg.InsecureSocket {
+			// The owner checks were skipped, and the real server drops
+			// connections from other users without a word.
+			hint = "; is the socket served by another user? the Tairseach server closes connections from other users without replying"
+		}
+		return errorResult(fmt.Sprintf("the tairseach server at %s closed the connection during %s (it may have crashed or restarted): %s%s; the request may or may not have run, so check before retrying anything that changes data",
+			path, r.tool.Method, closedErr.Reason(), hint))
 	default:
 		return errorResult(fmt.Sprintf("the call failed: %v", err))
 	}
-}
-
-// cause is the innermost system error of err (such as "connection refused"),
-// or err's own text.
-func cause(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno.Error()
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return "closed mid-reply"
-	}
-	if errors.Is(err, io.EOF) {
-		return "closed without replying"
-	}
-	return err.Error()
-}
-
-// after returns the text of err after marker, or all of it.
-func after(err error, marker string) string {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, marker); i >= 0 {
-		return msg[i+len(marker):]
-	}
-	return msg
 }

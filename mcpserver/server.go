@@ -29,7 +29,10 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultCallTimeout    = 30 * time.Second
+	// DefaultCallTimeout covers the real server's slowest methods: its
+	// script runner allows a script 60 s, and location.get waits for a
+	// timeout the user sets.
+	DefaultCallTimeout    = 90 * time.Second
 	DefaultMaxResultBytes = 8 << 20
 	DefaultPoolSize       = socketrpc.DefaultPoolSize
 	DefaultMaxInFlight    = 64
@@ -47,6 +50,11 @@ type Config struct {
 	Name          string // serverInfo.name; "tairseach-mcp" when empty
 	Version       string // serverInfo.version
 	DefaultSocket string // socket of tools whose manifest names none
+	// ResolveSocket, if set, chooses the default socket's path anew for
+	// each new connection (DefaultSocket is then where it pointed at
+	// start): a server that creates its socket later, or elsewhere, is
+	// found without a restart.
+	ResolveSocket func() string
 	CallTimeout   time.Duration
 	// MaxResultBytes caps the text of one tool result: larger results
 	// become isError instead of a message the client would reject.
@@ -382,12 +390,14 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 
 // client returns the pooled client of a backend socket. s.mu must be held.
 func (s *Server) client(path string) *socketrpc.Client {
+	key, resolve := path, (func() string)(nil)
 	if path == "" {
-		path = s.cfg.DefaultSocket
+		path, resolve = s.cfg.DefaultSocket, s.cfg.ResolveSocket
 	}
-	c, ok := s.clients[path]
+	c, ok := s.clients[key] // "" is the default socket's, however it resolves
 	if !ok {
 		c = socketrpc.New(path, socketrpc.Options{
+			Resolve:  resolve,
 			PoolSize: s.cfg.PoolSize,
 			// Read a little past the result limit, so that an oversized
 			// result is reported with its size rather than the socket's cap.
@@ -395,7 +405,7 @@ func (s *Server) client(path string) *socketrpc.Client {
 			Insecure:         s.cfg.InsecureSocket,
 			Logger:           s.log,
 		})
-		s.clients[path] = c
+		s.clients[key] = c
 	}
 	return c
 }

@@ -285,18 +285,6 @@ func TestOutputSchemaMismatchIsError(t *testing.T) {
 	}
 }
 
-func TestCompact(t *testing.T) {
-	for _, in := range []string{`{}`, `{"a":1}`, `{ "a" : [ 1 , "x y\"z \\" ] }`, "{\n\t\"a\": \"b c\"\r\n}", `"  "`, `[1, 2]`} {
-		var want bytes.Buffer
-		if err := json.Compact(&want, []byte(in)); err != nil {
-			t.Fatal(err)
-		}
-		if got := compact([]byte(in)); string(got) != want.String() {
-			t.Errorf("compact(%q) = %q, want %q", in, got, want.String())
-		}
-	}
-}
-
 func TestEncodeResultMatchesSDK(t *testing.T) {
 	texts := []string{"", `{"a":"b"}`, "line\nbreak\ttab\r\"quote\\ \b\f\x01\x1f", "é ü 日本 \u2028 \u2029 <>&", "bad \xff utf8"}
 	for _, text := range texts {

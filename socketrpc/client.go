@@ -39,6 +39,9 @@ const (
 const (
 	readBufSize = 32 << 10 // per connection; longer lines spill into conn.long
 	keepScratch = 1 << 20  // scratch buffers larger than this are dropped after use
+	// resolveEvery is how stale the path an idle connection is checked
+	// against may be: Resolve costs a stat or two, too much for every call.
+	resolveEvery = time.Second
 )
 
 // reqBufs holds buffers for request lines, each used by one call at a time.
@@ -57,7 +60,13 @@ type Options struct {
 	// others (CheckSocketFile), and that the server runs as the current user
 	// (PeerUID). A failed check is an error wrapping ErrUntrusted.
 	Insecure bool
-	Logger   zerolog.Logger
+	// Resolve, if set, chooses the socket path anew for every connection
+	// the Client opens, instead of the path given to New: a server that
+	// creates its socket after the Client was made, or moves it when it
+	// restarts, is found on the next call. The checks above apply to the
+	// path it returns.
+	Resolve func() string
+	Logger  zerolog.Logger
 }
 
 // Client calls methods on a Tairseach server over its Unix socket. It is safe
@@ -68,7 +77,9 @@ type Options struct {
 // while it waits on the socket has a short-lived goroutine from
 // context.AfterFunc interrupt the I/O.)
 type Client struct {
-	path     string
+	path     string        // as given to New
+	resolve  func() string // nil: always path
+	resolved atomic.Pointer[resolvedPath]
 	maxResp  int
 	dialer   net.Dialer
 	insecure bool
@@ -83,11 +94,18 @@ type Client struct {
 	conns map[*conn]struct{} // every open connection, idle or in use; nil after Close
 }
 
+// resolvedPath is what Options.Resolve returned, and when.
+type resolvedPath struct {
+	path string
+	at   time.Time
+}
+
 // conn is one connection. The fields are owned by whichever call holds the
 // conn (taken from the idle list or dialled); Close may close nc under it,
 // which makes that call's I/O fail.
 type conn struct {
 	nc     net.Conn
+	path   string // the socket path it was dialled on
 	br     *bufio.Reader
 	long   []byte // reply lines longer than br's buffer
 	reply  wireReply
@@ -106,26 +124,46 @@ func New(path string, opts Options) *Client {
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = DefaultDialTimeout
 	}
+	log := opts.Logger
+	if opts.Resolve == nil {
+		log = log.With().Str("socket", path).Logger()
+	}
 	return &Client{
 		path:     path,
+		resolve:  opts.Resolve,
 		maxResp:  opts.MaxResponseBytes,
 		dialer:   net.Dialer{Timeout: opts.DialTimeout},
 		insecure: opts.Insecure,
-		log:      opts.Logger.With().Str("socket", path).Logger(),
+		log:      log,
 		slots:    make(chan struct{}, opts.PoolSize),
 		done:     make(chan struct{}),
 		conns:    make(map[*conn]struct{}),
 	}
 }
 
-// Path returns the socket path the Client connects to.
-func (c *Client) Path() string { return c.path }
+// Path returns the socket path the Client connects to: the path given to
+// New, or where Options.Resolve points now.
+func (c *Client) Path() string { return c.pathNow(true) }
+
+// pathNow returns the socket path: with Options.Resolve, what it returns
+// now if fresh, else what it returned within resolveEvery.
+func (c *Client) pathNow(fresh bool) string {
+	if c.resolve == nil {
+		return c.path
+	}
+	if r := c.resolved.Load(); !fresh && r != nil && time.Since(r.at) < resolveEvery {
+		return r.path
+	}
+	p := c.resolve()
+	c.resolved.Store(&resolvedPath{path: p, at: time.Now()})
+	return p
+}
 
 // Call sends one request and waits for its reply. Nil params are sent as {}.
 // It returns the raw result (a copy the caller owns), or a *Error if the
-// server answered with an error object, or an error that names the socket
-// path and wraps ErrUnavailable, ErrClosed, ErrProtocol, ErrTooLarge or the
-// context's error.
+// server answered with an error object, or a *CallError that names the
+// socket path and wraps ErrUnavailable, ErrUntrusted, ErrClosed, ErrProtocol,
+// ErrTooLarge, a *ClosedError or the context's error.
 //
 // ctx bounds every step: waiting for a connection, dialling, writing and
 // reading. A call interrupted after its request was written closes its
@@ -133,17 +171,21 @@ func (c *Client) Path() string { return c.path }
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	res, err := c.call(ctx, method, params)
 	if err != nil {
-		if _, ok := err.(*Error); ok {
+		switch e := err.(type) {
+		case *Error:
 			return nil, err
+		case *CallError:
+			e.Method = method
+			return nil, e
 		}
-		return nil, fmt.Errorf("calling %q on %s: %w", method, c.path, err)
+		return nil, &CallError{Method: method, Path: c.Path(), Err: err}
 	}
 	return res, nil
 }
 
 func (c *Client) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, &CallError{Path: c.Path(), Err: err}
 	}
 	id := c.nextID.Add(1)
 	w := reqBufs.Get().(*bytes.Buffer)
@@ -153,12 +195,12 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 		}
 	}()
 	if err := appendRequest(w, id, method, params); err != nil {
-		return nil, err
+		return nil, &CallError{Path: c.Path(), Op: "encoding request", Err: err}
 	}
 	req := w.Bytes()
 
 	if err := c.acquire(ctx); err != nil {
-		return nil, err
+		return nil, &CallError{Path: c.Path(), Op: "waiting for a free connection", Err: err}
 	}
 	defer c.release()
 	cn, err := c.take(ctx)
@@ -215,14 +257,17 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, req []byte, id uint64)
 	}
 
 	c.discard(cn)
+	fail := &CallError{Path: cn.path, Op: stage, Err: err}
 	switch {
 	case interrupted:
-		return nil, false, fmt.Errorf("%s: %w", stage, ctx.Err())
+		fail.Err = ctx.Err()
+		return nil, false, fail
 	case c.isClosed.Load():
-		return nil, false, ErrClosed
+		fail.Err = ErrClosed
+		return nil, false, fail
 	}
 	if errors.Is(err, ErrProtocol) || errors.Is(err, ErrTooLarge) {
-		return nil, false, err
+		return nil, false, fail
 	}
 	// Like net/http with a reused connection: a server that closed it while
 	// idle shows as EPIPE on write or ECONNRESET (our request unread). EOF
@@ -230,12 +275,10 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, req []byte, id uint64)
 	// not retried, as the method may not be idempotent.
 	retry = cn.reused && n == 0 &&
 		(errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET))
-	if err == io.EOF {
-		err = fmt.Errorf("server closed the connection without replying: %w", err)
-	} else if err == io.ErrUnexpectedEOF {
-		err = fmt.Errorf("server closed the connection mid-reply: %w", err)
+	if err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		fail.Err = &ClosedError{MidReply: n > 0, Fresh: !cn.reused, Err: err}
 	}
-	return nil, retry, fmt.Errorf("%s: %w", stage, err)
+	return nil, retry, fail
 }
 
 // acquire waits for a slot, which entitles the caller to one connection.
@@ -249,7 +292,7 @@ func (c *Client) acquire(ctx context.Context) error {
 	case c.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for a free connection: %w", ctx.Err())
+		return ctx.Err()
 	case <-c.done:
 		return ErrClosed
 	}
@@ -258,19 +301,26 @@ func (c *Client) acquire(ctx context.Context) error {
 func (c *Client) release() { <-c.slots }
 
 // take returns an idle connection, or dials one. Dialling only when none is
-// idle keeps the number of connections within the number of slots.
+// idle keeps the number of connections within the number of slots. With
+// Options.Resolve, an idle connection to a path no longer chosen is closed
+// instead: the server has moved.
 func (c *Client) take(ctx context.Context) (*conn, error) {
 	c.mu.Lock()
 	if c.conns == nil {
 		c.mu.Unlock()
-		return nil, ErrClosed
+		return nil, &CallError{Path: c.path, Err: ErrClosed}
 	}
 	if n := len(c.idle); n > 0 {
 		cn := c.idle[n-1]
 		c.idle[n-1] = nil
 		c.idle = c.idle[:n-1]
 		c.mu.Unlock()
-		return cn, nil
+		if c.resolve == nil || cn.path == c.pathNow(false) {
+			return cn, nil
+		}
+		c.log.Debug().Str("path", cn.path).Msg("the socket path has changed: closing an idle connection to the old one")
+		c.discard(cn)
+		return c.dial(ctx)
 	}
 	c.mu.Unlock()
 	return c.dial(ctx)
@@ -278,42 +328,43 @@ func (c *Client) take(ctx context.Context) (*conn, error) {
 
 // dial opens a new connection and registers it so that Close can close it.
 func (c *Client) dial(ctx context.Context) (*conn, error) {
-	nc, err := c.connect(ctx)
+	path := c.Path()
+	nc, err := c.connect(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, &CallError{Path: path, Op: "connecting", Err: err}
 	}
-	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, readBufSize)}
+	cn := &conn{nc: nc, path: path, br: bufio.NewReaderSize(nc, readBufSize)}
 	c.mu.Lock()
 	if c.conns == nil {
 		c.mu.Unlock()
 		nc.Close()
-		return nil, ErrClosed
+		return nil, &CallError{Path: path, Err: ErrClosed}
 	}
 	c.conns[cn] = struct{}{}
 	open := len(c.conns)
 	c.mu.Unlock()
-	c.log.Debug().Int("open", open).Msg("connected")
+	c.log.Debug().Str("path", path).Int("open", open).Msg("connected")
 	return cn, nil
 }
 
 // connect opens a connection to the socket, checking first, unless
 // c.insecure, that the socket file and then the server are the current
 // user's: one stat and one getsockopt per connection, not per call.
-func (c *Client) connect(ctx context.Context) (net.Conn, error) {
+func (c *Client) connect(ctx context.Context, path string) (net.Conn, error) {
 	if !c.insecure {
-		if err := CheckSocketFile(c.path); err != nil {
+		if err := CheckSocketFile(path); err != nil {
 			return nil, err
 		}
 	}
-	nc, err := c.dialer.DialContext(ctx, "unix", c.path)
+	nc, err := c.dialer.DialContext(ctx, "unix", path)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("connecting: %w", ctxErr)
+			return nil, ctxErr
 		}
-		return nil, fmt.Errorf("%w: %w (is the Tairseach server running?)", ErrUnavailable, err)
+		return nil, &UnavailableError{Path: path, Err: err, Hint: "is the Tairseach server running?"}
 	}
 	if !c.insecure {
-		if err := checkPeer(nc, c.path); err != nil {
+		if err := checkPeer(nc, path); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -345,12 +396,13 @@ func (c *Client) discard(cn *conn) {
 // Ping checks that the server accepts connections, by connecting and
 // closing. It does not use the pool.
 func (c *Client) Ping(ctx context.Context) error {
+	path := c.Path()
 	if c.isClosed.Load() {
-		return fmt.Errorf("pinging %s: %w", c.path, ErrClosed)
+		return fmt.Errorf("pinging %s: %w", path, ErrClosed)
 	}
-	nc, err := c.connect(ctx)
+	nc, err := c.connect(ctx, path)
 	if err != nil {
-		return fmt.Errorf("pinging %s: %w", c.path, err)
+		return fmt.Errorf("pinging %s: %w", path, err)
 	}
 	return nc.Close()
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"syscall"
 )
 
 // Sentinel errors that callers branch on with errors.Is. The errors Call
@@ -51,3 +53,111 @@ func (e *TooLargeError) Error() string {
 
 // Is reports whether target is ErrTooLarge.
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// CallError is the error Call returns for a call that got no reply (a
+// *Error is returned as it is). It names the method, the socket the call
+// used, and the step that failed; errors.Is and errors.As see through it to
+// the cause: an *UnavailableError, *ProtocolError, *ClosedError,
+// *TooLargeError, an ErrUntrusted error, ErrClosed or the context's error.
+type CallError struct {
+	Method string
+	Path   string // the socket path, as resolved for this call
+	Op     string // the step that failed: "connecting", "writing request", "reading reply", …
+	Err    error
+}
+
+func (e *CallError) Error() string {
+	if e.Op == "" {
+		return fmt.Sprintf("calling %q on %s: %v", e.Method, e.Path, e.Err)
+	}
+	return fmt.Sprintf("calling %q on %s: %s: %v", e.Method, e.Path, e.Op, e.Err)
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// UnavailableError reports that nothing answers at a socket path: it is
+// missing, not a socket, or refuses connections. errors.Is(err,
+// ErrUnavailable) holds for it.
+type UnavailableError struct {
+	Path string
+	Err  error  // the cause: a *net.OpError, an *fs.PathError, or a description
+	Hint string // a question that points at the fix
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("%v: %v (%s)", ErrUnavailable, e.Err, e.Hint)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrUnavailable.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Reason is the cause in a few words: the system's error ("connection
+// refused") when there is one, else the description.
+func (e *UnavailableError) Reason() string {
+	var errno syscall.Errno
+	if errors.As(e.Err, &errno) {
+		return errno.Error()
+	}
+	return e.Err.Error()
+}
+
+// ProtocolError reports a line from the server that is not a valid JSON-RPC
+// 2.0 reply to the request in flight. errors.Is(err, ErrProtocol) holds for
+// it. The connection it came on is closed.
+type ProtocolError struct {
+	Detail   string // what is wrong, e.g. "reply id 9 does not match request id 1"
+	Received string // the start of the line, quoted, and its length if cut
+	Err      error  // the syntax error behind Detail, if any
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("%v: %s (received %s)", ErrProtocol, e.Detail, e.Received)
+}
+
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrProtocol.
+func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
+
+// Reason is the detail and what was received, for a message that already
+// says it is a malformed reply.
+func (e *ProtocolError) Reason() string { return e.Detail + " (received " + e.Received + ")" }
+
+// ClosedError reports a connection the server closed, or reset, before a
+// whole reply arrived. The request may or may not have run.
+type ClosedError struct {
+	// MidReply means part of a reply had arrived.
+	MidReply bool
+	// Fresh means the connection was new: no reply had been read on it. A
+	// server that drops a new connection without a word may be refusing the
+	// caller (the Tairseach server closes connections from other users so).
+	Fresh bool
+	Err   error // io.EOF, io.ErrUnexpectedEOF or the system error
+}
+
+func (e *ClosedError) Error() string {
+	switch {
+	case e.MidReply:
+		return "server closed the connection mid-reply: " + e.Err.Error()
+	case e.Err == io.EOF:
+		return "server closed the connection without replying: " + e.Err.Error()
+	}
+	return e.Err.Error()
+}
+
+func (e *ClosedError) Unwrap() error { return e.Err }
+
+// Reason is the cause in a few words: "closed mid-reply", "closed without
+// replying", or the system's error ("connection reset by peer").
+func (e *ClosedError) Reason() string {
+	var errno syscall.Errno
+	switch {
+	case e.MidReply:
+		return "closed mid-reply"
+	case errors.As(e.Err, &errno):
+		return errno.Error()
+	}
+	return "closed without replying"
+}

@@ -56,7 +56,7 @@ func (e *untrustedError) Is(target error) bool { return target == ErrUntrusted }
 func CheckSocketFile(path string) error {
 	lfi, err := os.Lstat(path)
 	if err != nil {
-		return fmt.Errorf("%w: %w (is the Tairseach server running?)", ErrUnavailable, err)
+		return &UnavailableError{Path: path, Err: err, Hint: "is the Tairseach server running?"}
 	}
 	fi, target := lfi, ""
 	if lfi.Mode()&fs.ModeSymlink != 0 {
@@ -65,7 +65,7 @@ func CheckSocketFile(path string) error {
 			target = t
 		}
 		if fi, err = os.Stat(path); err != nil {
-			return fmt.Errorf("%w: %s is a symlink whose target cannot be used: %w (is the Tairseach server running?)", ErrUnavailable, path, err)
+			return &UnavailableError{Path: path, Err: fmt.Errorf("%s is a symlink whose target cannot be used: %w", path, err), Hint: "is the Tairseach server running?"}
 		}
 	}
 	shown := path // the file to name in a fix
@@ -77,7 +77,7 @@ func CheckSocketFile(path string) error {
 		if target != "" {
 			what = fmt.Sprintf("a symlink to %s, which is %s", target, what)
 		}
-		return fmt.Errorf("%w: %s is %s, not a socket (is the Tairseach server running? is the socket path right?)", ErrUnavailable, path, what)
+		return &UnavailableError{Path: path, Err: fmt.Errorf("%s is %s, not a socket", path, what), Hint: "is the Tairseach server running? is the socket path right?"}
 	}
 	me := os.Getuid()
 	owner, ok := fileOwner(fi)

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonenc"
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
 
 // This file holds the wire format: building request lines and reading and
@@ -80,9 +82,10 @@ type wireReply struct {
 	JSONRPC, ID, Result, Error []byte
 }
 
-// readReply reads lines until one that is neither blank nor the literal null
-// the server writes for notifications, and checks it as the reply to request
-// id. It returns the result, or the server's error object as a *Error, and
+// readReply reads lines until one that is not blank, and checks it as the
+// reply to request id. A literal null line, which the server writes after
+// running a notification, is a protocol error: the client sends none, so the
+// server took the request for one and will not reply to it. It returns the result, or the server's error object as a *Error, and
 // the number of bytes consumed, which the caller needs to decide whether a
 // failed call may be retried.
 func readReply(br *bufio.Reader, max int, long *[]byte, r *wireReply, id uint64) (json.RawMessage, int, error) {
@@ -97,8 +100,16 @@ func readReply(br *bufio.Reader, max int, long *[]byte, r *wireReply, id uint64)
 			return nil, total, err
 		}
 		line = trimSpace(line)
-		if len(line) == 0 || string(line) == "null" {
+		if len(line) == 0 {
+			if total > max {
+				// Blank lines count too: an endless stream of them
+				// must not keep the call reading.
+				return nil, total, &TooLargeError{Limit: max, Size: total}
+			}
 			continue
+		}
+		if string(line) == "null" {
+			return nil, total, protocolError(line, "a null line, as the server writes after a notification: it took the request for one, and will not reply")
 		}
 		res, err := parseReply(line, r, id)
 		if err == nil {
@@ -132,25 +143,39 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // ErrProtocol.
 //
 // An "error": null member counts as absent, since some servers send it beside
-// a result. An error object with a null id is accepted as the reply: the
+// a result. A reply naming one of its members twice is refused. An error object with a null id is accepted as the reply: the
 // server sends null when it could not read the request's id, and with one
 // request in flight per connection it can only be ours.
 func parseReply(line []byte, r *wireReply, id uint64) (json.RawMessage, error) {
 	*r = wireReply{}
-	err := scanMembers(line, func(key, value []byte) {
+	var dup string // a member that appears twice
+	err := jsonscan.Members(line, func(key, value []byte) bool {
+		var m *[]byte
 		switch string(key) {
 		case "jsonrpc":
-			r.JSONRPC = value
+			m = &r.JSONRPC
 		case "id":
-			r.ID = value
+			m = &r.ID
 		case "result":
-			r.Result = value
+			m = &r.Result
 		case "error":
-			r.Error = value
+			m = &r.Error
+		default:
+			return true
 		}
+		if *m != nil {
+			dup = string(key)
+			return false
+		}
+		*m = value
+		return true
 	})
 	if err != nil {
 		return nil, protocolError(line, "decoding reply: %w", err)
+	}
+	if dup != "" {
+		// Parsers disagree on which of two members counts: refuse to guess.
+		return nil, protocolError(line, "duplicate %q member", dup)
 	}
 	if string(r.JSONRPC) != `"2.0"` {
 		if len(r.JSONRPC) == 0 {
@@ -219,10 +244,11 @@ func idMatches(raw []byte, id uint64) bool {
 	return err == nil && f == float64(id)
 }
 
-// protocolError wraps ErrProtocol with a description and an excerpt of the
-// line received.
+// protocolError returns a *ProtocolError with a description and an excerpt
+// of the line received. A %w in format names the error it wraps.
 func protocolError(line []byte, format string, args ...any) error {
-	return fmt.Errorf("%w: %w (received %s)", ErrProtocol, fmt.Errorf(format, args...), excerpt(line))
+	detail := fmt.Errorf(format, args...)
+	return &ProtocolError{Detail: detail.Error(), Received: excerpt(line), Err: errors.Unwrap(detail)}
 }
 
 // excerpt quotes at most the first 96 bytes of b for an error message.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestIDMatches(t *testing.T) {
@@ -81,7 +82,8 @@ func TestReadLine(t *testing.T) {
 }
 
 // FuzzReadReply feeds arbitrary bytes to the reply reader as if the server
-// had sent them in answer to request 1.
+// had sent them in answer to request 1: it returns a valid UTF-8 JSON
+// result, an error object, or an error, never two of them.
 func FuzzReadReply(f *testing.F) {
 	seeds, err := os.ReadFile("testdata/replies.txt")
 	if err != nil {
@@ -89,7 +91,8 @@ func FuzzReadReply(f *testing.F) {
 	}
 	for line := range bytes.Lines(seeds) {
 		f.Add(line)
-		f.Add(append([]byte("null\n\n"), line...))
+		f.Add(append([]byte("\n \r\n"), line...))
+		f.Add(append([]byte("null\n"), line...))
 	}
 	f.Add(seeds)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -103,7 +106,7 @@ func FuzzReadReply(f *testing.F) {
 		var rpcErr *Error
 		switch {
 		case err == nil:
-			if res == nil || !json.Valid(res) {
+			if res == nil || !json.Valid(res) || !utf8.Valid(res) {
 				t.Fatalf("success with result %q", res)
 			}
 		case errors.As(err, &rpcErr):
@@ -143,5 +146,16 @@ func BenchmarkAppendRequest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		appendRequest(&w, 12345, "contacts.search", p)
+	}
+}
+
+func BenchmarkParseReplyLarge(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"result":{"data":"` + string(bytes.Repeat([]byte("x"), 1<<20)) + `","items":[1,2,3]}}`)
+	var r wireReply
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if _, err := parseReply(line, &r, 1); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -156,6 +156,8 @@ func (d *doctor) checkSocketPath() {
 	switch src {
 	case "--socket", "TAIRSEACH_SOCKET":
 		src = "set by " + src
+	default:
+		src += "; looked up again at each connection, so serve follows the app when it starts or restarts"
 	}
 	d.report(statusOK, fmt.Sprintf("socket path %s (%s)", d.o.socket, src), "")
 }

@@ -46,7 +46,8 @@ type options struct {
 	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
 
 	// Filled in by resolve.
-	socketSource string // which rule chose the socket: flag, env, default, fallback
+	socketSource  string        // which rule chose the socket: flag, env, default, fallback
+	resolveSocket func() string // nil when set by flag or env; else the rules, applied again on each new connection
 }
 
 // usageError marks errors in how the command was called (exit code 2).
@@ -122,9 +123,9 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f := root.PersistentFlags()
 	f.StringVar(&o.transport, "transport", "stdio", "how MCP clients reach the server: stdio or http")
 	f.StringVar(&o.manifests, "manifests", "", "manifests directory (default ~/.tairseach/manifests)")
-	f.StringVar(&o.socket, "socket", "", "Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock)")
+	f.StringVar(&o.socket, "socket", "", "Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock if that exists, chosen again at each connection)")
 	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
-	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call (a manifest's timeoutMs overrides it)")
+	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call; the default covers the server's 60s script limit (a tool's timeoutMs overrides it)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes or a stop signal, how long to wait for calls in flight (default: the call timeout)")
 	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest tool result sent to the client; larger ones become an error")
 	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
@@ -187,7 +188,10 @@ func (o *options) resolve(cmd *cobra.Command) error {
 		o.socketSource = "TAIRSEACH_SOCKET"
 	}
 	if o.socket == "" {
+		// The server creates its socket when it starts, possibly after us,
+		// and re-creates it when it restarts: look again at each connection.
 		o.socket, o.socketSource = defaultSocket(home)
+		o.resolveSocket = func() string { p, _ := defaultSocket(home); return p }
 	}
 	o.socket = expandHome(o.socket, home)
 
@@ -236,7 +240,8 @@ func (o *options) resolve(cmd *cobra.Command) error {
 }
 
 // defaultSocket is ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock
-// when the first does not exist and the second does.
+// when the first does not exist and the second does, and says which rule
+// chose it. It costs one or two stats, and runs for every new connection.
 func defaultSocket(home string) (path, source string) {
 	primary := filepath.Join(home, ".tairseach", "tairseach.sock")
 	if _, err := os.Stat(primary); err == nil {
@@ -244,9 +249,9 @@ func defaultSocket(home string) (path, source string) {
 	}
 	fallback := fmt.Sprintf("/tmp/tairseach-%d.sock", os.Getuid())
 	if _, err := os.Stat(fallback); err == nil {
-		return fallback, "fallback (" + primary + " does not exist)"
+		return fallback, "fallback: " + primary + " does not exist"
 	}
-	return primary, "default (does not exist yet)"
+	return primary, "default, does not exist yet"
 }
 
 func expandHome(p, home string) string {

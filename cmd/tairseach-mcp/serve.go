@@ -108,6 +108,7 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 	return mcpserver.Config{
 		Version:        version,
 		DefaultSocket:  o.socket,
+		ResolveSocket:  o.resolveSocket,
 		CallTimeout:    o.callTimeout,
 		MaxResultBytes: o.maxResultBytes,
 		OutputSchemas:  o.outputSchemas == "on",

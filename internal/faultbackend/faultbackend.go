@@ -45,6 +45,23 @@ const (
 	ModeSilent        Mode = "silent"  // never reply; keep the connection open until the client closes it
 	ModeHuge          Mode = "huge"    // reply with a string result of Options.HugeSize bytes, on one line
 	ModeSlow          Mode = "slow"    // wait Options.Delay, then reply as ModeOK
+
+	// Replies a hostile or odd server could send.
+	ModeNullID    Mode = "nullid"    // error -32011 with "id": null, as Tairseach answers a failed credential load
+	ModeNullLine  Mode = "nullline"  // a literal null line, as Tairseach writes for a notification, and nothing else
+	ModeDupKey    Mode = "dupkey"    // the reply with a second "id" member: the request's id, then another
+	ModeBoth      Mode = "both"      // a reply with both result and error
+	ModeBadError  Mode = "baderror"  // an error object whose code is a string and message a number
+	ModeStringID  Mode = "stringid"  // the reply with the id as a string ("1" for 1)
+	ModeHugeExp   Mode = "hugeexp"   // result {"n":1e999999}, a number no float64 holds
+	ModeDeep      Mode = "deep"      // a result nested 100000 arrays deep
+	ModeSplit     Mode = "split"     // the reply written 3 bytes at a time
+	ModeTrickle   Mode = "trickle"   // the reply, after 200 spaces, one byte every 50ms
+	ModeOverCap   Mode = "overcap"   // a line of Options.HugeSize bytes, then the reply
+	ModeCRLF      Mode = "crlf"      // the reply ended by \r\n
+	ModeBlank     Mode = "blank"     // blank lines, then the reply
+	ModeNoRead    Mode = "noread"    // accept connections and never read from them (SetMode only)
+	ModeMultiLine Mode = "multiline" // the reply pretty-printed over several lines
 )
 
 // Defaults for Options fields left zero.
@@ -106,6 +123,7 @@ type Server struct {
 	forced   atomic.Value // Mode: if not "", used for every request
 	accepted atomic.Int64
 	requests atomic.Int64
+	pipeline atomic.Int64 // requests that arrived while one was being answered
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -139,6 +157,11 @@ func (s *Server) Accepted() int64 { return s.accepted.Load() }
 
 // Requests counts request lines read, over restarts.
 func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Pipelined counts requests that had already arrived on their connection
+// while the one before them was being answered, which the real server would
+// only answer after it: a client must not send them.
+func (s *Server) Pipelined() int64 { return s.pipeline.Load() }
 
 func (s *Server) listen() error {
 	ln, err := net.Listen("unix", s.path)
@@ -189,7 +212,9 @@ func (s *Server) accept(ln net.Listener) {
 			return
 		}
 		s.accepted.Add(1)
-		if s.forced.Load().(Mode) == ModeDrop {
+		mode := s.forced.Load().(Mode)
+		if mode == ModeDrop {
+			// As Tairseach drops a peer of another uid: before reading.
 			c.Close()
 			continue
 		}
@@ -203,6 +228,10 @@ func (s *Server) accept(ln net.Listener) {
 		done := s.done
 		s.wg.Add(1)
 		s.mu.Unlock()
+		if mode == ModeNoRead {
+			go func() { defer s.wg.Done(); <-done }() // Stop closes c
+			continue
+		}
 		go s.serve(c, done)
 	}
 }
@@ -255,6 +284,9 @@ func (s *Server) serve(c net.Conn, done <-chan struct{}) {
 		}
 		ok := reply(req.ID, req.Params)
 		var werr error
+		if br.Buffered() > 0 {
+			s.pipeline.Add(1)
+		}
 		switch mode {
 		case ModeOK:
 			_, werr = c.Write(ok)
@@ -283,11 +315,53 @@ func (s *Server) serve(c net.Conn, done <-chan struct{}) {
 			t := time.NewTimer(s.opts.Delay)
 			select {
 			case <-t.C:
+				// A request sent meanwhile would be waiting unread.
+				c.SetReadDeadline(time.Now().Add(time.Millisecond))
+				if _, err := br.Peek(1); err == nil {
+					s.pipeline.Add(1)
+				}
+				c.SetReadDeadline(time.Time{})
 				_, werr = c.Write(ok)
 			case <-done:
 				t.Stop()
 				return
 			}
+		case ModeNullID:
+			_, werr = io.WriteString(c, `{"jsonrpc":"2.0","id":null,"error":{"code":-32011,"message":"token refresh failed: google"}}`+"\n")
+		case ModeNullLine:
+			_, werr = io.WriteString(c, "null\n")
+		case ModeDupKey:
+			_, werr = fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%s,"id":987654321,"result":%s}`+"\n", req.ID, req.Params)
+		case ModeBoth:
+			_, werr = fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%s,"result":%s,"error":{"code":-32003,"message":"failed"}}`+"\n", req.ID, req.Params)
+		case ModeBadError:
+			_, werr = fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%s,"error":{"code":"-32001","message":7}}`+"\n", req.ID)
+		case ModeStringID:
+			_, werr = c.Write(reply(json.RawMessage(`"`+string(req.ID)+`"`), req.Params))
+		case ModeHugeExp:
+			_, werr = c.Write(reply(req.ID, json.RawMessage(`{"n":1e999999}`)))
+		case ModeDeep:
+			const depth = 100000
+			deep := append(bytes.Repeat([]byte("["), depth), bytes.Repeat([]byte("]"), depth)...)
+			_, werr = c.Write(reply(req.ID, deep))
+		case ModeSplit:
+			for b := ok; len(b) > 0 && werr == nil; b = b[min(3, len(b)):] {
+				_, werr = c.Write(b[:min(3, len(b))])
+			}
+		case ModeTrickle:
+			werr = trickle(c, append(bytes.Repeat([]byte(" "), 200), ok...), done)
+		case ModeOverCap:
+			if werr = s.writeHuge(c, json.RawMessage("0")); werr == nil {
+				_, werr = c.Write(ok)
+			}
+		case ModeCRLF:
+			_, werr = c.Write(append(ok[:len(ok)-1:len(ok)-1], "\r\n"...))
+		case ModeBlank:
+			_, werr = c.Write(append([]byte("\n\r\n  \n"), ok...))
+		case ModeMultiLine:
+			var pretty bytes.Buffer
+			json.Indent(&pretty, ok, "", "  ")
+			_, werr = c.Write(pretty.Bytes())
 		default:
 			msg, _ := json.Marshal(fmt.Sprintf("faultbackend: unknown mode %q", mode))
 			_, werr = fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":%s}}`+"\n", req.ID, msg)
@@ -301,6 +375,24 @@ func (s *Server) serve(c net.Conn, done <-chan struct{}) {
 // reply is the line answering request id with result.
 func reply(id, result json.RawMessage) []byte {
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+}
+
+// trickle writes b one byte every 50ms, until done is closed or a write
+// fails.
+func trickle(c net.Conn, b []byte, done <-chan struct{}) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for i := range b {
+		select {
+		case <-t.C:
+		case <-done:
+			return net.ErrClosed
+		}
+		if _, err := c.Write(b[i : i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeHuge writes a reply whose result is a string of about HugeSize bytes,
