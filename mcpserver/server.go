@@ -48,13 +48,22 @@ type Config struct {
 	Version       string // serverInfo.version
 	DefaultSocket string // socket of tools whose manifest names none
 	CallTimeout   time.Duration
-	// MaxResultBytes caps the text of one tool result: larger results
-	// become isError instead of a message the client would reject.
+	// MaxResultBytes caps the JSON-RPC message that carries one tool
+	// result or backend error to the client, envelope included: a larger
+	// one becomes an isError result naming its size, instead of a message
+	// the client would reject (the TypeScript SDK drops the whole stdio
+	// session over 10 MiB).
 	MaxResultBytes int
 	// OutputSchemas publishes each tool's outputSchema and returns the
-	// result as structuredContent, validated against it.
+	// result as structuredContent, validated against it: a result that does
+	// not match becomes isError (--output-schemas=strict).
 	OutputSchemas bool
-	PoolSize      int // socket connections per backend
+	// CheckOutputs, when OutputSchemas is false, checks each result against
+	// its manifest's outputSchema anyway, without changing the result, and
+	// logs one warning per tool on its first mismatch
+	// (--output-schemas=warn).
+	CheckOutputs bool
+	PoolSize     int // socket connections per backend
 	// InsecureSocket skips the checks that a socket and the process behind
 	// it belong to this user.
 	InsecureSocket bool
@@ -95,12 +104,14 @@ type Server struct {
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
-	visible   map[string][]byte      // MCP name → the tool as clients see it
-	defs      map[string]*mcp.Tool   // the same, for the SDK
-	inputs    map[string]*lazySchema // by their JSON, kept across reloads
-	outputs   map[string]*lazySchema
+	visible   map[string][]byte       // MCP name → the tool as clients see it
+	defs      map[string]*mcp.Tool    // the same, for the SDK
+	inputs    map[string]*inputSchema // by their JSON, kept across reloads
+	outputs   map[string]*outputSchema
 	sdkSynced bool                  // the SDK's server has every tool (RegisterWithSDK)
 	attached  map[Notifier]struct{} // stdio sessions served directly
+
+	warned sync.Map // tool name → struct{}: its result mismatch was logged
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -108,8 +119,9 @@ type route struct {
 	tool    manifest.Tool
 	client  *socketrpc.Client
 	timeout time.Duration
-	input   *lazySchema // arguments are checked against it
-	output  *lazySchema // nil: no structuredContent
+	input   *inputSchema  // arguments are checked against it
+	output  *outputSchema // advertised and enforced; nil: no structuredContent
+	check   *outputSchema // not advertised, results checked to warn the operator
 }
 
 type routeTable struct {
@@ -213,22 +225,9 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	defer s.mu.Unlock()
 
 	old := s.routes.Load()
-	// A schema is used as an input or an output schema, never both: a
-	// lazySchema is compiled for one use.
 	oldIn, oldOut := s.inputs, s.outputs
-	s.inputs = make(map[string]*lazySchema, len(oldIn))
-	s.outputs = make(map[string]*lazySchema, len(oldOut))
-	schema := func(m, old map[string]*lazySchema, b json.RawMessage) *lazySchema {
-		if l, ok := m[string(b)]; ok {
-			return l
-		}
-		l, ok := old[string(b)]
-		if !ok {
-			l = &lazySchema{raw: b}
-		}
-		m[string(b)] = l
-		return l
-	}
+	s.inputs = make(map[string]*inputSchema, len(oldIn))
+	s.outputs = make(map[string]*outputSchema, len(oldOut))
 	table := &routeTable{byName: make(map[string]*route, len(reg.Tools))}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
@@ -236,14 +235,20 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	for _, t := range reg.Tools {
 		def, r, err := s.prepare(t)
 		if err == nil {
-			r.input = schema(s.inputs, oldIn, t.InputSchema)
-			if def.OutputSchema != nil {
+			r.input = cachedSchema(s.inputs, oldIn, t.InputSchema, func(b json.RawMessage) *inputSchema { return &inputSchema{raw: b} })
+			out := func() *outputSchema {
+				return cachedSchema(s.outputs, oldOut, t.OutputSchema, func(b json.RawMessage) *outputSchema { return &outputSchema{raw: b} })
+			}
+			switch {
+			case def.OutputSchema != nil:
 				// Checked now, not on first use: a client that lists a schema
 				// it cannot compile may refuse the whole list.
-				r.output = schema(s.outputs, oldOut, t.OutputSchema)
+				r.output = out()
 				if err = r.output.compiles(); err != nil {
 					err = fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
 				}
+			case s.cfg.CheckOutputs && len(t.OutputSchema) > 0:
+				r.check = out()
 			}
 		}
 		if err != nil {
@@ -312,6 +317,20 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		}
 	}
 	return ch
+}
+
+// cachedSchema returns the schema value of b from m, else from old (the
+// previous registry's), else a new one.
+func cachedSchema[T any](m, old map[string]*T, b json.RawMessage, mk func(json.RawMessage) *T) *T {
+	if l, ok := m[string(b)]; ok {
+		return l
+	}
+	l, ok := old[string(b)]
+	if !ok {
+		l = mk(b)
+	}
+	m[string(b)] = l
+	return l
 }
 
 // listJSON is the tools/list result: the tools in name order.
@@ -389,8 +408,9 @@ func (s *Server) client(path string) *socketrpc.Client {
 	if !ok {
 		c = socketrpc.New(path, socketrpc.Options{
 			PoolSize: s.cfg.PoolSize,
-			// Read a little past the result limit, so that an oversized
-			// result is reported with its size rather than the socket's cap.
+			// A reply's result or error cannot make a message smaller than
+			// itself, so a reply over the message limit is refused as it is
+			// read; the margin is the reply's own envelope.
 			MaxResponseBytes: s.cfg.MaxResultBytes + 64<<10,
 			Insecure:         s.cfg.InsecureSocket,
 			Logger:           s.log,
@@ -505,10 +525,10 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 			return nil
 		}
 		s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
-		return s.callError(r, err)
+		return s.bounded(r, s.callError(r, err))
 	}
 	s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
-	return s.result(r, out)
+	return s.bounded(r, s.result(r, out))
 }
 
 // ServeStdio serves one MCP session over t until its input ends and the

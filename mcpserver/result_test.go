@@ -1,0 +1,178 @@
+package mcpserver
+
+// Tests of what a tool call sends back: the size of the message
+// (--max-result-bytes), UTF-8, and the outputSchema policies.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+)
+
+// rawSession is a stdio session of srv driven line by line, as a client's
+// bytes; lines are what the server wrote, unparsed.
+type rawSession struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan string
+}
+
+func startRawSession(t *testing.T, srv *Server) *rawSession {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.ServeStdio(ctx, &StdioTransport{In: inR, Out: outW, Logger: zerolog.Nop()})
+		outW.Close()
+	}()
+	s := &rawSession{t: t, in: inW, lines: make(chan string, 16)}
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+		_, _ = io.Copy(io.Discard, outR)
+	}()
+	t.Cleanup(func() { cancel(); inW.Close(); <-done })
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	s.next()
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *rawSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *rawSession) next() string {
+	s.t.Helper()
+	select {
+	case l, ok := <-s.lines:
+		if !ok {
+			s.t.Fatal("the session ended")
+		}
+		return l
+	case <-time.After(30 * time.Second):
+		s.t.Fatal("no line within 30s")
+	}
+	return ""
+}
+
+// call sends tools/call with id 1 and returns the response line and its
+// decoded result.
+func (s *rawSession) call(tool string, args string) (line string, isError bool, text string) {
+	s.t.Helper()
+	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, args))
+	line = s.next()
+	var msg struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(line), &msg); err != nil || len(msg.Result.Content) != 1 {
+		s.t.Fatalf("response %.300s: %v", line, err)
+	}
+	return line, msg.Result.IsError, msg.Result.Content[0].Text
+}
+
+// TestMessageSizeLimitBoundary checks that --max-result-bytes bounds the
+// message the client reads, with and without structuredContent (which
+// doubles it) and for text that escaping makes six times longer: the largest
+// result that fits is sent, in a message no larger than the limit, and one
+// byte more is an isError naming the message's size and the limit.
+func TestMessageSizeLimitBoundary(t *testing.T) {
+	const limit = 100_000
+	const envelope = len(`{"jsonrpc":"2.0","id":1,"result":}`)
+	sock := startDemo(t)
+	for _, tt := range []struct {
+		name   string
+		strict bool
+		tool   string
+		args   func(n int) string // a result of about n bytes and more
+	}{
+		{"text", false, "tairseach_demo_blob", func(n int) string { return fmt.Sprintf(`{"bytes":%d}`, n) }},
+		{"text and structuredContent", true, "tairseach_demo_blob", func(n int) string { return fmt.Sprintf(`{"bytes":%d}`, n) }},
+		{"escaped text", false, "tairseach_demo_echo", func(n int) string { return `{"s":"` + strings.Repeat("<", n) + `"}` }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := New(Config{DefaultSocket: sock, MaxResultBytes: limit, OutputSchemas: tt.strict, Logger: zerolog.Nop()}, loadExample(t))
+			defer srv.Close()
+			s := startRawSession(t, srv)
+			// The message grows linearly with n: find the n that fills it.
+			size := func(n int) (int, bool, string) {
+				line, isErr, text := s.call(tt.tool, tt.args(n))
+				return len(line), isErr, text
+			}
+			m1, _, _ := size(1000)
+			m2, _, _ := size(2000)
+			slope := (m2 - m1) / 1000
+			fill := 1000 + (limit-envelopeReserve+envelope-m1)/slope
+			m, isErr, text := size(fill)
+			if isErr || m > limit || m < limit-envelopeReserve-slope {
+				t.Fatalf("the largest result that fits: isError %v, a message of %d bytes (limit %d): %.200s", isErr, m, limit, text)
+			}
+			m, isErr, text = size(fill + 1)
+			if !isErr || !strings.Contains(text, "result too large") || !strings.Contains(text, fmt.Sprintf("over the limit of %d (--max-result-bytes)", limit)) || !strings.Contains(text, "narrow the request") {
+				t.Fatalf("one byte more: isError %v: %.300s", isErr, text)
+			}
+			var reported int
+			if _, err := fmt.Sscanf(text[strings.Index(text, "would make a message of "):], "would make a message of %d bytes", &reported); err != nil || reported <= limit || reported > limit+2*slope {
+				t.Fatalf("reported size %d (%v), want just over %d: %s", reported, err, limit, text)
+			}
+			if m > 1000 {
+				t.Fatalf("the isError message is %d bytes", m)
+			}
+			// The session goes on.
+			if _, isErr, text := s.call("tairseach_server_status", `{}`); isErr {
+				t.Fatalf("next call: %s", text)
+			}
+		})
+	}
+}
+
+// TestResultsAreValidUTF8 checks that bytes that are not UTF-8 in a result,
+// in its strings and its keys, reach the client as U+FFFD, in the text and in
+// structuredContent, so that a strict UTF-8 reader can read the stream.
+func TestResultsAreValidUTF8(t *testing.T) {
+	sock := startDemo(t)
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
+			srv := New(Config{DefaultSocket: sock, OutputSchemas: strict, Logger: zerolog.Nop()}, loadExample(t))
+			defer srv.Close()
+			s := startRawSession(t, srv)
+			// demo.echo returns its params as they are, bytes included.
+			line, isErr, text := s.call("tairseach_demo_echo", "{\"k\xff\":\"v\xfe\xc3\",\"ok\":\"é\"}")
+			if isErr {
+				t.Fatalf("isError: %s", text)
+			}
+			if !utf8.ValidString(line) {
+				t.Fatalf("the response is not UTF-8: %q", line)
+			}
+			if want := "{\"k\uFFFD\":\"v\uFFFD\uFFFD\",\"ok\":\"é\"}"; text != want {
+				t.Fatalf("text %q, want %q", text, want)
+			}
+			if strict && !strings.Contains(line, "\"structuredContent\":{\"k\uFFFD\":\"v\uFFFD\uFFFD\"") {
+				t.Fatalf("structuredContent: %q", line)
+			}
+		})
+	}
+}
