@@ -399,6 +399,10 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 	return def, r, nil
 }
 
+// replyMargin is how far past MaxResultBytes a backend's reply line is
+// read: compacting may shrink a reply, escaping only grows it.
+const replyMargin = 64 << 10
+
 // client returns the pooled client of a backend socket. s.mu must be held.
 func (s *Server) client(path string) *socketrpc.Client {
 	if path == "" {
@@ -411,7 +415,7 @@ func (s *Server) client(path string) *socketrpc.Client {
 			// A reply's result or error cannot make a message smaller than
 			// itself, so a reply over the message limit is refused as it is
 			// read; the margin is the reply's own envelope.
-			MaxResponseBytes: s.cfg.MaxResultBytes + 64<<10,
+			MaxResponseBytes: s.cfg.MaxResultBytes + replyMargin,
 			Insecure:         s.cfg.InsecureSocket,
 			Logger:           s.log,
 		})
@@ -525,6 +529,10 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 			return nil
 		}
 		s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
+		if errors.Is(err, socketrpc.ErrTooLarge) {
+			return errorResult(fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
+				r.tool.Method, s.cfg.MaxResultBytes+replyMargin, s.cfg.MaxResultBytes))
+		}
 		return s.bounded(r, s.callError(r, err))
 	}
 	s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
