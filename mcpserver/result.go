@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -38,6 +39,10 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	}
 	if problem := r.mismatch(r.output, text); problem != "" {
 		return errorResult(problem + "; fix the manifest, or run with --output-schemas=warn (the default), which does not advertise outputSchemas")
+	}
+	if problem := undecodable(text); problem != "" {
+		return errorResult(fmt.Sprintf("%s returned a result that clients cannot decode as structuredContent: %s; run with --output-schemas=warn (the default), which sends results as text only",
+			r.tool.Method, problem))
 	}
 	res.StructuredContent = json.RawMessage(text)
 	return res
@@ -94,6 +99,47 @@ func validUTF8(b []byte) []byte {
 		b = b[size:]
 	}
 	return out
+}
+
+// maxStructuredDepth is the deepest nesting of structuredContent that the
+// go-sdk's decoder accepts (it refuses messages nested over 1000 deep, and
+// closes the session): the message and its result are two levels.
+const maxStructuredDepth = 1000 - 2
+
+// undecodable says why a client could not decode the valid JSON b as
+// structuredContent, or returns "": nesting deeper than the go-sdk client
+// reads, or a number out of range of a double, which Go's encoding/json
+// refuses to decode into a value of type any.
+func undecodable(b []byte) string {
+	depth := 0
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			i = endOfString(b, i)
+			continue
+		case c == '{' || c == '[':
+			if depth++; depth > maxStructuredDepth {
+				return fmt.Sprintf("nested more than %d deep", maxStructuredDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
+				j++
+			}
+			// Up to 15 digits without an exponent always fit.
+			if j-i > 15 || bytes.ContainsAny(b[i:j], "eE") {
+				if _, err := strconv.ParseFloat(string(b[i:j]), 64); err != nil {
+					return fmt.Sprintf("the number %s is out of range of a double", excerpt(b[i:j]))
+				}
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	return ""
 }
 
 // envelopeReserve is the part of Config.MaxResultBytes kept for the JSON-RPC
