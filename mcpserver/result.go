@@ -37,7 +37,7 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	if r.output == nil {
 		return res
 	}
-	if problem := r.mismatch(r.output, text); problem != "" {
+	if problem := r.mismatch(r.output, text, false); problem != "" {
 		return errorResult(problem + "; fix the manifest, or run with --output-schemas=warn (the default), which does not advertise outputSchemas")
 	}
 	if problem := undecodable(text); problem != "" {
@@ -49,16 +49,22 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 }
 
 // mismatch says how text, a compact result, does not match the outputSchema
-// o, or returns "".
-func (r *route) mismatch(o *outputSchema, text []byte) string {
+// o, or returns "". With redact it quotes nothing of the result.
+func (r *route) mismatch(o *outputSchema, text []byte, redact bool) string {
 	if len(text) == 0 || text[0] != '{' {
+		if redact {
+			return fmt.Sprintf("%s returned %s, not a JSON object, but its manifest declares an outputSchema (%s)", r.tool.Method, jsonType(text), r.tool.File)
+		}
 		return fmt.Sprintf("%s returned a result that is not a JSON object, but its manifest declares an outputSchema (%s); result: %s", r.tool.Method, r.tool.File, excerpt(text))
 	}
 	check, err := o.outputCheck()
 	if err != nil {
 		return fmt.Sprintf("the outputSchema of %s in %s is not valid JSON Schema (%v)", r.tool.Name, r.tool.File, err)
 	}
-	if problem := check.check(text); problem != "" {
+	if problem := check.checkShowing(text, redact); problem != "" {
+		if redact {
+			return fmt.Sprintf("%s returned a result that does not match the outputSchema in %s: %s", r.tool.Method, r.tool.File, problem)
+		}
 		return fmt.Sprintf("%s returned a result that does not match the outputSchema in %s: %s; result: %s",
 			r.tool.Method, r.tool.File, problem, excerpt(text))
 	}
@@ -73,7 +79,9 @@ func (s *Server) checkQuietly(r *route, text []byte) {
 	if _, done := s.warned.Load(r.tool.Name); done {
 		return
 	}
-	problem := r.mismatch(r.check, text)
+	// The log quotes nothing of the result: it may hold secrets
+	// (op.items.get), and logs are kept where results are not.
+	problem := r.mismatch(r.check, text, true)
 	if problem == "" {
 		return
 	}

@@ -176,3 +176,36 @@ func TestResultsAreValidUTF8(t *testing.T) {
 		})
 	}
 }
+
+// TestMismatchWarningQuotesNoValue checks that the warning logged for a
+// result that does not match its (unadvertised) outputSchema says where and
+// how, once per tool, but quotes no value of the result: results may hold
+// secrets, and logs are kept where results are not.
+func TestMismatchWarningQuotesNoValue(t *testing.T) {
+	var logs lockedBuffer
+	srv := New(Config{DefaultSocket: startDemo(t), CheckOutputs: true, Logger: zerolog.New(&logs)}, registryOf(t, `{"id":"t","tools":[
+		{"name":"shallow","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"pw":{"type":"integer"}}}},
+		{"name":"nested","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"pw":{"type":"integer"}}}}}}},
+		{"name":"full","inputSchema":{"type":"object"},"outputSchema":{"$ref":"#/$defs/r","$defs":{"r":{"type":"object","properties":{"pw":{"type":"integer"}}}}}}],
+		"implementation":{"methods":{"shallow":"demo.echo","nested":"demo.echo","full":"demo.echo"}}}`))
+	defer srv.Close()
+	for _, tt := range []struct{ tool, args, want string }{
+		{"tairseach_shallow", `{"pw":"hunter2"}`, `property \"pw\": type: a string is not integer`},
+		{"tairseach_nested", `{"items":[{"pw":"hunter2"}]}`, `property \"items\": /items/properties/pw: type`},
+		{"tairseach_full", `{"pw":"hunter2"}`, `/$defs/r/properties/pw: type`},
+	} {
+		for range 3 {
+			res := srv.Call(context.Background(), tt.tool, json.RawMessage(tt.args))
+			if res.IsError || textOf(res) != tt.args {
+				t.Fatalf("%s: isError %v, %s; want the result as it is", tt.tool, res.IsError, textOf(res))
+			}
+		}
+		out := logs.String()
+		if n := strings.Count(out, `"level":"warn","tool":"`+tt.tool+`"`); n != 1 || !strings.Contains(out, tt.want) {
+			t.Errorf("%s: %d warnings, want 1 with %s:\n%s", tt.tool, n, tt.want, out)
+		}
+	}
+	if strings.Contains(logs.String(), "hunter2") {
+		t.Errorf("the log quotes the result:\n%s", logs.String())
+	}
+}
