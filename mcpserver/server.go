@@ -31,8 +31,11 @@ import (
 const (
 	DefaultCallTimeout    = 30 * time.Second
 	DefaultMaxResultBytes = 8 << 20
-	DefaultPoolSize       = socketrpc.DefaultPoolSize
-	DefaultMaxInFlight    = 64
+	// MinMaxResultBytes is the least MaxResultBytes that leaves room for a
+	// result besides the envelope.
+	MinMaxResultBytes  = 4 << 10
+	DefaultPoolSize    = socketrpc.DefaultPoolSize
+	DefaultMaxInFlight = 64
 )
 
 // instructions tell the model how to read what the tools return.
@@ -83,6 +86,7 @@ func (c *Config) setDefaults() {
 	if c.MaxResultBytes <= 0 {
 		c.MaxResultBytes = DefaultMaxResultBytes
 	}
+	c.MaxResultBytes = max(c.MaxResultBytes, MinMaxResultBytes)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}

@@ -241,3 +241,18 @@ func TestE2EOutputSchemaMismatchWarnsOnce(t *testing.T) {
 		t.Errorf("%d mismatch warnings, want %d (none for server.status)\nstderr:\n%s", n, len(realShapeCalls), stderr)
 	}
 }
+
+// TestMaxResultBytesTooSmall checks that a limit leaving no room for a
+// result besides the envelope is refused at the start, naming the least.
+func TestMaxResultBytesTooSmall(t *testing.T) {
+	cleanEnv(t)
+	for _, v := range []string{"0", "-1", "4095"} {
+		_, stderr, code := cli("", "--manifests", filepath.Join(repoRoot, "manifests.example"), "--max-result-bytes", v, "tools")
+		if want := "--max-result-bytes " + v + ": must be at least 4096"; code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("--max-result-bytes %s: exit %d, stderr %q; want exit 2 and %q", v, code, stderr, want)
+		}
+	}
+	if _, stderr, code := cli("", "--manifests", filepath.Join(repoRoot, "manifests.example"), "--max-result-bytes", "4096", "tools"); code != 0 {
+		t.Errorf("--max-result-bytes 4096: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -221,8 +221,12 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	if o.drainTimeout <= 0 {
 		o.drainTimeout = o.callTimeout
 	}
-	if o.maxResultBytes <= 0 || o.poolSize <= 0 || o.maxInFlight <= 0 {
-		return usageError{errors.New("--max-result-bytes, --pool-size and --max-in-flight must be positive")}
+	if o.poolSize <= 0 || o.maxInFlight <= 0 {
+		return usageError{errors.New("--pool-size and --max-in-flight must be positive")}
+	}
+	if o.maxResultBytes < mcpserver.MinMaxResultBytes {
+		// 1 KiB of the limit is kept for the message's envelope.
+		return usageError{fmt.Errorf("--max-result-bytes %d: must be at least %d", o.maxResultBytes, mcpserver.MinMaxResultBytes)}
 	}
 	if o.maxManifestBytes <= 0 {
 		return usageError{fmt.Errorf("--max-manifest-bytes %d: must be positive", o.maxManifestBytes)}
