@@ -187,9 +187,9 @@ const (
 	maxEscapedLength = len(`\u0000`) // the longest a byte of text becomes
 )
 
-// resultSize returns the size of res encoded, as the go-sdk or
-// encodeResult encodes it, whichever is larger, and whether it is at most
-// limit. It counts only when the size could be over the limit.
+// resultSize returns the size of res encoded, as the go-sdk and
+// encodeResult encode it, and whether it is at most limit. It counts only
+// when the size could be over the limit.
 func resultSize(res *mcp.CallToolResult, limit int) (int, bool) {
 	t, ok := res.Content[0].(*mcp.TextContent)
 	raw, rawOK := res.StructuredContent.(json.RawMessage)
@@ -209,10 +209,10 @@ func resultSize(res *mcp.CallToolResult, limit int) (int, bool) {
 	}
 	n += escapedLen(t.Text) + len(raw)
 	if raw != nil {
-		// The go-sdk re-encodes structuredContent escaping <, > and & (6
+		// structuredContent is written with '<', '>' and '&' escaped (6
 		// bytes) and U+2028 and U+2029 (3 bytes as UTF-8, 6 escaped).
-		n += 5*bytes.Count(raw, []byte("<")) + 5*bytes.Count(raw, []byte(">")) + 5*bytes.Count(raw, []byte("&")) +
-			3*bytes.Count(raw, []byte("\u2028")) + 3*bytes.Count(raw, []byte("\u2029"))
+		n += 5*(bytes.Count(raw, []byte("<"))+bytes.Count(raw, []byte(">"))+bytes.Count(raw, []byte("&"))) +
+			3*(bytes.Count(raw, []byte("\u2028"))+bytes.Count(raw, []byte("\u2029")))
 	}
 	return n, n <= limit
 }

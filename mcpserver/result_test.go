@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +82,47 @@ func (s *rawSession) call(tool string, args string) (line string, isError bool, 
 	s.t.Helper()
 	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, args))
 	line = s.next()
-	var msg struct {
+	isError, text = decodeCall(s.t, line)
+	return line, isError, text
+}
+
+// caller makes tools/call requests with id 1 and returns the whole message
+// each response came in, and its decoded result.
+type caller func(tool, args string) (msg string, isError bool, text string)
+
+// httpCaller calls through srv's HTTP handler (the go-sdk's encoding of
+// results), stateless, returning the JSON-RPC message of the event stream.
+func httpCaller(t *testing.T, srv *Server) caller {
+	ts := httptest.NewServer(srv.NewHTTPHandler(HTTPConfig{Stateless: true}))
+	t.Cleanup(ts.Close)
+	return func(tool, args string) (string, bool, string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, args)
+		req, _ := http.NewRequest("POST", ts.URL+MCPPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		msg := string(b)
+		for _, line := range strings.Split(msg, "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				msg = data
+			}
+		}
+		isError, text := decodeCall(t, msg)
+		return msg, isError, text
+	}
+}
+
+// decodeCall decodes a tools/call response.
+func decodeCall(t *testing.T, msg string) (bool, string) {
+	t.Helper()
+	var m struct {
 		Result struct {
 			IsError bool `json:"isError"`
 			Content []struct {
@@ -88,64 +130,71 @@ func (s *rawSession) call(tool string, args string) (line string, isError bool, 
 			} `json:"content"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(line), &msg); err != nil || len(msg.Result.Content) != 1 {
-		s.t.Fatalf("response %.300s: %v", line, err)
+	if err := json.Unmarshal([]byte(msg), &m); err != nil || len(m.Result.Content) != 1 {
+		t.Fatalf("response %.300s: %v", msg, err)
 	}
-	return line, msg.Result.IsError, msg.Result.Content[0].Text
+	return m.Result.IsError, m.Result.Content[0].Text
 }
 
 // TestMessageSizeLimitBoundary checks that --max-result-bytes bounds the
-// message the client reads, with and without structuredContent (which
-// doubles it) and for text that escaping makes six times longer: the largest
-// result that fits is sent, in a message no larger than the limit, and one
-// byte more is an isError naming the message's size and the limit.
+// message the client reads, on the stdio path that serves calls directly
+// and on the go-sdk's (HTTP), with and without structuredContent (which
+// doubles it) and for text that escaping makes six times longer: the
+// largest result that fits is sent, in a message no larger than the limit,
+// and one byte more is an isError naming the message's size and the limit.
 func TestMessageSizeLimitBoundary(t *testing.T) {
 	const limit = 100_000
-	const envelope = len(`{"jsonrpc":"2.0","id":1,"result":}`)
 	sock := startDemo(t)
-	for _, tt := range []struct {
-		name   string
-		strict bool
-		tool   string
-		args   func(n int) string // a result of about n bytes and more
-	}{
-		{"text", false, "tairseach_demo_blob", func(n int) string { return fmt.Sprintf(`{"bytes":%d}`, n) }},
-		{"text and structuredContent", true, "tairseach_demo_blob", func(n int) string { return fmt.Sprintf(`{"bytes":%d}`, n) }},
-		{"escaped text", false, "tairseach_demo_echo", func(n int) string { return `{"s":"` + strings.Repeat("<", n) + `"}` }},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := New(Config{DefaultSocket: sock, MaxResultBytes: limit, OutputSchemas: tt.strict, Logger: zerolog.Nop()}, loadExample(t))
-			defer srv.Close()
-			s := startRawSession(t, srv)
-			// The message grows linearly with n: find the n that fills it.
-			size := func(n int) (int, bool, string) {
-				line, isErr, text := s.call(tt.tool, tt.args(n))
-				return len(line), isErr, text
-			}
-			m1, _, _ := size(1000)
-			m2, _, _ := size(2000)
-			slope := (m2 - m1) / 1000
-			fill := 1000 + (limit-envelopeReserve+envelope-m1)/slope
-			m, isErr, text := size(fill)
-			if isErr || m > limit || m < limit-envelopeReserve-slope {
-				t.Fatalf("the largest result that fits: isError %v, a message of %d bytes (limit %d): %.200s", isErr, m, limit, text)
-			}
-			m, isErr, text = size(fill + 1)
-			if !isErr || !strings.Contains(text, "result too large") || !strings.Contains(text, fmt.Sprintf("over the limit of %d (--max-result-bytes)", limit)) || !strings.Contains(text, "narrow the request") {
-				t.Fatalf("one byte more: isError %v: %.300s", isErr, text)
-			}
-			var reported int
-			if _, err := fmt.Sscanf(text[strings.Index(text, "would make a message of "):], "would make a message of %d bytes", &reported); err != nil || reported <= limit || reported > limit+2*slope {
-				t.Fatalf("reported size %d (%v), want just over %d: %s", reported, err, limit, text)
-			}
-			if m > 1000 {
-				t.Fatalf("the isError message is %d bytes", m)
-			}
-			// The session goes on.
-			if _, isErr, text := s.call("tairseach_server_status", `{}`); isErr {
-				t.Fatalf("next call: %s", text)
-			}
-		})
+	for _, transport := range []string{"stdio", "http"} {
+		for _, tt := range []struct {
+			name   string
+			strict bool
+			tool   string
+			args   func(n int) string // a result of about n bytes and more
+		}{
+			{"text", false, "tairseach_demo_blob", func(n int) string { return fmt.Sprintf(`{"bytes":%d}`, n) }},
+			{"text and structuredContent", true, "tairseach_demo_blob", func(n int) string { return fmt.Sprintf(`{"bytes":%d}`, n) }},
+			{"escaped text", false, "tairseach_demo_echo", func(n int) string { return `{"s":"` + strings.Repeat("<", n) + `"}` }},
+			{"escaped text and structuredContent", true, "tairseach_demo_echo", func(n int) string { return `{"s":"` + strings.Repeat("<", n) + `"}` }},
+		} {
+			t.Run(transport+"/"+tt.name, func(t *testing.T) {
+				srv := New(Config{DefaultSocket: sock, MaxResultBytes: limit, OutputSchemas: tt.strict, Logger: zerolog.Nop()}, loadExample(t))
+				defer srv.Close()
+				call := httpCaller(t, srv)
+				if transport == "stdio" {
+					call = startRawSession(t, srv).call
+				}
+				// The message grows linearly with n: find the n that fills it.
+				size := func(n int) (int, bool, string) {
+					msg, isErr, text := call(tt.tool, tt.args(n))
+					return len(msg), isErr, text
+				}
+				m1, _, _ := size(1000)
+				m2, _, _ := size(2000)
+				slope := (m2 - m1) / 1000
+				envelope := len(`{"jsonrpc":"2.0","id":1,"result":}`)
+				fill := 1000 + (limit-envelopeReserve+envelope-m1)/slope
+				m, isErr, text := size(fill)
+				if isErr || m > limit || m < limit-envelopeReserve-slope {
+					t.Fatalf("the largest result that fits: isError %v, a message of %d bytes (limit %d): %.200s", isErr, m, limit, text)
+				}
+				m, isErr, text = size(fill + 1)
+				if !isErr || !strings.Contains(text, "result too large") || !strings.Contains(text, fmt.Sprintf("over the limit of %d (--max-result-bytes)", limit)) || !strings.Contains(text, "narrow the request") {
+					t.Fatalf("one byte more: isError %v: %.300s", isErr, text)
+				}
+				var reported int
+				if _, err := fmt.Sscanf(text[strings.Index(text, "would make a message of "):], "would make a message of %d bytes", &reported); err != nil || reported <= limit || reported > limit+2*slope {
+					t.Fatalf("reported size %d (%v), want just over %d: %s", reported, err, limit, text)
+				}
+				if m > 1000 {
+					t.Fatalf("the isError message is %d bytes", m)
+				}
+				// The session goes on.
+				if _, isErr, text := call("tairseach_server_status", `{}`); isErr {
+					t.Fatalf("next call: %s", text)
+				}
+			})
+		}
 	}
 }
 
@@ -209,3 +258,4 @@ func TestMismatchWarningQuotesNoValue(t *testing.T) {
 		t.Errorf("the log quotes the result:\n%s", logs.String())
 	}
 }
+
