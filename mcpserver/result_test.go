@@ -258,4 +258,3 @@ func TestMismatchWarningQuotesNoValue(t *testing.T) {
 		t.Errorf("the log quotes the result:\n%s", logs.String())
 	}
 }
-
