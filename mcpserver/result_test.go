@@ -200,29 +200,35 @@ func TestMessageSizeLimitBoundary(t *testing.T) {
 
 // TestResultsAreValidUTF8 checks that bytes that are not UTF-8 in a result,
 // in its strings and its keys, reach the client as U+FFFD, in the text and in
-// structuredContent, so that a strict UTF-8 reader can read the stream.
+// structuredContent, on stdio and HTTP, so that a strict UTF-8 reader can
+// read the stream.
 func TestResultsAreValidUTF8(t *testing.T) {
 	sock := startDemo(t)
-	for _, strict := range []bool{false, true} {
-		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
-			srv := New(Config{DefaultSocket: sock, OutputSchemas: strict, Logger: zerolog.Nop()}, loadExample(t))
-			defer srv.Close()
-			s := startRawSession(t, srv)
-			// demo.echo returns its params as they are, bytes included.
-			line, isErr, text := s.call("tairseach_demo_echo", "{\"k\xff\":\"v\xfe\xc3\",\"ok\":\"é\"}")
-			if isErr {
-				t.Fatalf("isError: %s", text)
-			}
-			if !utf8.ValidString(line) {
-				t.Fatalf("the response is not UTF-8: %q", line)
-			}
-			if want := "{\"k\uFFFD\":\"v\uFFFD\uFFFD\",\"ok\":\"é\"}"; text != want {
-				t.Fatalf("text %q, want %q", text, want)
-			}
-			if strict && !strings.Contains(line, "\"structuredContent\":{\"k\uFFFD\":\"v\uFFFD\uFFFD\"") {
-				t.Fatalf("structuredContent: %q", line)
-			}
-		})
+	for _, transport := range []string{"stdio", "http"} {
+		for _, strict := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/strict=%v", transport, strict), func(t *testing.T) {
+				srv := New(Config{DefaultSocket: sock, OutputSchemas: strict, Logger: zerolog.Nop()}, loadExample(t))
+				defer srv.Close()
+				call := httpCaller(t, srv)
+				if transport == "stdio" {
+					call = startRawSession(t, srv).call
+				}
+				// demo.echo returns its params as they are, bytes included.
+				line, isErr, text := call("tairseach_demo_echo", "{\"k\xff\":\"v\xfe\xc3\",\"ok\":\"é\"}")
+				if isErr {
+					t.Fatalf("isError: %s", text)
+				}
+				if !utf8.ValidString(line) {
+					t.Fatalf("the response is not UTF-8: %q", line)
+				}
+				if want := "{\"k\uFFFD\":\"v\uFFFD\uFFFD\",\"ok\":\"é\"}"; text != want {
+					t.Fatalf("text %q, want %q", text, want)
+				}
+				if strict && !strings.Contains(line, "\"structuredContent\":{\"k\uFFFD\":\"v\uFFFD\uFFFD\"") {
+					t.Fatalf("structuredContent: %q", line)
+				}
+			})
+		}
 	}
 }
 

@@ -127,6 +127,7 @@ var hostileCases = []hostileCase{
 	{name: "deep nesting", reply: result(`{"d":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`), contains: `{"d":[[[[`, strictError: "nested more than 998 deep"},
 	{name: "error object", reply: rpcErr(`{"code":-32001,"message":"permission denied <contacts>","data":{"remediation":"allow & retry"}}`),
 		isError: true, text: `{"error":{"code":-32001,"message":"permission denied <contacts>","data":{"remediation":"allow & retry"}}}`, strictError: "-32001"},
+	{name: "malformed reply with invalid UTF-8", reply: "not json \xff\xfe", isError: true, contains: "malformed reply", strictError: "malformed reply"},
 	{name: "error without code", reply: rpcErr(`{"message":"no code"}`), isError: true, contains: "no code", strictError: "no code"},
 	{name: "error with invalid UTF-8", reply: rpcErr("{\"code\":-32000,\"message\":\"bad \xff\",\"data\":\"\xfe\"}"), isError: true, contains: "bad \uFFFD", strictError: "bad \uFFFD"},
 	{name: "error with a string as data", reply: rpcErr(`{"code":-32000,"message":"m","data":"` + strings.Repeat("d", 100000) + `"}`), isError: true, contains: "ddddd", strictError: "ddddd"},
