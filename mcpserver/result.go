@@ -287,7 +287,11 @@ func excerpt(b []byte) string {
 	if len(b) <= max {
 		return string(b)
 	}
-	return string(b[:max]) + fmt.Sprintf("… (%d bytes in all)", len(b))
+	cut := max
+	for cut > max-utf8.UTFMax && !utf8.RuneStart(b[cut]) {
+		cut-- // not in the middle of a character
+	}
+	return string(b[:cut]) + fmt.Sprintf("… (%d bytes in all)", len(b))
 }
 
 func errorResult(text string) *mcp.CallToolResult {

@@ -264,3 +264,15 @@ func TestMismatchWarningQuotesNoValue(t *testing.T) {
 		t.Errorf("the log quotes the result:\n%s", logs.String())
 	}
 }
+
+// TestExcerptCutsBetweenCharacters checks that a result quoted in an error
+// message is cut between characters, not inside one, which would show as
+// U+FFFD.
+func TestExcerptCutsBetweenCharacters(t *testing.T) {
+	for _, s := range []string{strings.Repeat("é", 1500), "a" + strings.Repeat("日", 1000), strings.Repeat("x", 1999) + "☘☘"} {
+		got := excerpt([]byte(s))
+		if !utf8.ValidString(got) || strings.ContainsRune(got, utf8.RuneError) || !strings.Contains(got, fmt.Sprintf("(%d bytes in all)", len(s))) {
+			t.Errorf("excerpt of %d bytes: %q", len(s), got[len(got)-40:])
+		}
+	}
+}
