@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
@@ -88,7 +89,9 @@ func (s *Server) RegisterWithSDK() {
 }
 
 // encodeResult marshals a result made by Call exactly as the SDK would,
-// copying the structured content as it is instead of re-compacting it.
+// copying the structured content (compact already) instead of re-compacting
+// it; like the SDK (CallToolResult.MarshalJSON uses json.Marshal) it
+// escapes HTML characters in it.
 func encodeResult(res *mcp.CallToolResult) []byte {
 	var text string
 	if len(res.Content) == 1 {
@@ -110,7 +113,7 @@ func encodeResult(res *mcp.CallToolResult) []byte {
 	buf = append(buf, "}]"...)
 	if raw != nil {
 		buf = append(buf, `,"structuredContent":`...)
-		buf = append(buf, raw...)
+		buf = appendEscapedHTML(buf, raw)
 	}
 	if res.IsError {
 		buf = append(buf, `,"isError":true`...)
@@ -124,4 +127,30 @@ func marshalResult(res *mcp.CallToolResult) []byte {
 		return encodeResult(errorResult("encoding the result: " + err.Error()))
 	}
 	return b
+}
+
+// appendEscapedHTML appends the valid compact JSON raw as json.Marshal
+// re-encodes it: '<', '>', '&', U+2028 and U+2029 escaped. Outside strings
+// valid JSON holds none of them.
+func appendEscapedHTML(buf, raw []byte) []byte {
+	if !bytes.ContainsAny(raw, "<>&\u2028\u2029") {
+		return append(buf, raw...)
+	}
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			buf = append(buf, raw[start:i]...)
+			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			start = i + 1
+		case c == 0xe2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xa8 || raw[i+2] == 0xa9):
+			buf = append(buf, raw[start:i]...)
+			buf = append(buf, '\\', 'u', '2', '0', '2', hex[raw[i+2]&0xf])
+			i += 2
+			start = i + 1
+		}
+	}
+	return append(buf, raw[start:]...)
 }

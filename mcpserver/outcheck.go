@@ -139,13 +139,24 @@ var jsonTypes = []string{"object", "array", "string", "number", "integer", "bool
 
 // check validates result, valid compact JSON, and returns "" or what is
 // wrong.
-func (c *outputCheck) check(result []byte) string {
+func (c *outputCheck) check(result []byte) string { return c.checkShowing(result, false) }
+
+// checkShowing is check; with redact, what it returns quotes no value of
+// the result, for logs, which may be kept where results should not be.
+func (c *outputCheck) checkShowing(result []byte, redact bool) string {
+	show := excerptValue
+	if redact {
+		show = jsonType
+	}
 	if c.full != nil {
 		var v any
 		if err := json.Unmarshal(result, &v); err != nil {
 			return err.Error()
 		}
 		if err := c.full.Validate(v); err != nil {
+			if redact {
+				return redactValidation(err.Error())
+			}
 			return err.Error()
 		}
 		return ""
@@ -172,7 +183,7 @@ func (c *outputCheck) check(result []byte) string {
 			return true
 		}
 		if pc.types != nil && !slices.ContainsFunc(pc.types, func(t string) bool { return hasType(value, t) }) {
-			problem = fmt.Sprintf("property %q: type: %s is not %s", name, excerptValue(value), strings.Join(pc.types, " or "))
+			problem = fmt.Sprintf("property %q: type: %s is not %s", name, show(value), strings.Join(pc.types, " or "))
 			return false
 		}
 		if pc.sub != nil {
@@ -182,7 +193,11 @@ func (c *outputCheck) check(result []byte) string {
 				return false
 			}
 			if err := pc.sub.Validate(v); err != nil {
-				problem = fmt.Sprintf("property %q: %v", name, err)
+				msg := err.Error()
+				if redact {
+					msg = redactValidation(msg)
+				}
+				problem = fmt.Sprintf("property %q: %s", name, msg)
 				return false
 			}
 		}
@@ -229,6 +244,47 @@ func hasType(v []byte, t string) bool {
 		return err == nil && f == float64(int64(f))
 	}
 	return false
+}
+
+// jsonType names the type of the valid JSON value v.
+func jsonType(v []byte) string {
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// redactValidation keeps of a jsonschema-go error the location and the
+// keyword that failed, without the value: "validating root: validating
+// /properties/pw: type: hunter2 has type …" becomes "/properties/pw: type".
+func redactValidation(msg string) string {
+	const marker = "validating "
+	i := strings.LastIndex(msg, marker)
+	if i < 0 {
+		return "the result does not match"
+	}
+	rest := msg[i+len(marker):]
+	j := strings.Index(rest, ": ")
+	if j < 0 {
+		return rest
+	}
+	keyword := rest[j+2:]
+	if k := strings.IndexAny(keyword, ": "); k >= 0 {
+		keyword = keyword[:k]
+	}
+	return rest[:j] + ": " + keyword
 }
 
 func excerptValue(v []byte) string {

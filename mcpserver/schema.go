@@ -7,40 +7,51 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// lazySchema is a tool's schema, compiled on the tool's first call:
-// compiling every schema of a large registry up front would hold up the
-// server's first answer. Tools with the same schema share one lazySchema,
-// and reloads keep those whose JSON did not change.
-type lazySchema struct {
+// Schemas are compiled on a tool's first call: compiling every schema of a
+// large registry up front would hold up the server's first answer. Tools
+// with the same schema share one value, and reloads keep those whose JSON
+// did not change. A schema used both as an inputSchema and as an
+// outputSchema gets one value of each type.
+
+// inputSchema is a tool's inputSchema, checking arguments.
+type inputSchema struct {
 	raw json.RawMessage
 
-	once   sync.Once
-	input  *jsonschema.Resolved // as an inputSchema
-	output *outputCheck         // as an outputSchema
-	err    error
+	once     sync.Once
+	resolved *jsonschema.Resolved
+	err      error
 
 	quickOnce sync.Once
-	quick     *quickCheck // as an inputSchema, if the schema allows
+	quick     *quickCheck // nil if the schema needs jsonschema-go
 }
 
 // quickCheck returns the quick check of arguments, or nil if the schema
 // needs jsonschema-go.
-func (l *lazySchema) quickCheck() *quickCheck {
+func (l *inputSchema) quickCheck() *quickCheck {
 	l.quickOnce.Do(func() { l.quick = newQuickCheck(l.raw) })
 	return l.quick
 }
 
 // inputCheck returns the compiled schema, for checking arguments.
-func (l *lazySchema) inputCheck() (*jsonschema.Resolved, error) {
-	l.once.Do(func() { l.input, l.err = compileSchema(l.raw) })
-	return l.input, l.err
+func (l *inputSchema) inputCheck() (*jsonschema.Resolved, error) {
+	l.once.Do(func() { l.resolved, l.err = compileSchema(l.raw) })
+	return l.resolved, l.err
+}
+
+// outputSchema is a tool's outputSchema, checking results.
+type outputSchema struct {
+	raw json.RawMessage
+
+	once  sync.Once
+	check *outputCheck
+	err   error
 }
 
 // compiles reports why the schema does not compile, if it does not,
 // compiling it only if the quick check cannot vouch for it: every schema the
 // quick check compiles, jsonschema-go compiles (FuzzQuickCheckCompiles).
-func (l *lazySchema) compiles() error {
-	if l.quickCheck() != nil {
+func (l *outputSchema) compiles() error {
+	if newQuickCheck(l.raw) != nil {
 		return nil
 	}
 	_, err := l.outputCheck()
@@ -48,9 +59,9 @@ func (l *lazySchema) compiles() error {
 }
 
 // outputCheck returns the prepared check of results.
-func (l *lazySchema) outputCheck() (*outputCheck, error) {
-	l.once.Do(func() { l.output, l.err = newOutputCheck(l.raw, compileSchema) })
-	return l.output, l.err
+func (l *outputSchema) outputCheck() (*outputCheck, error) {
+	l.once.Do(func() { l.check, l.err = newOutputCheck(l.raw, compileSchema) })
+	return l.check, l.err
 }
 
 func compileSchema(b json.RawMessage) (*jsonschema.Resolved, error) {

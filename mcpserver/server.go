@@ -34,8 +34,11 @@ const (
 	// timeout the user sets.
 	DefaultCallTimeout    = 90 * time.Second
 	DefaultMaxResultBytes = 8 << 20
-	DefaultPoolSize       = socketrpc.DefaultPoolSize
-	DefaultMaxInFlight    = 64
+	// MinMaxResultBytes is the least MaxResultBytes that leaves room for a
+	// result besides the envelope.
+	MinMaxResultBytes  = 4 << 10
+	DefaultPoolSize    = socketrpc.DefaultPoolSize
+	DefaultMaxInFlight = 64
 )
 
 // instructions tell the model how to read what the tools return.
@@ -56,13 +59,22 @@ type Config struct {
 	// found without a restart.
 	ResolveSocket func() string
 	CallTimeout   time.Duration
-	// MaxResultBytes caps the text of one tool result: larger results
-	// become isError instead of a message the client would reject.
+	// MaxResultBytes caps the JSON-RPC message that carries one tool
+	// result or backend error to the client, envelope included: a larger
+	// one becomes an isError result naming its size, instead of a message
+	// the client would reject (the TypeScript SDK drops the whole stdio
+	// session over 10 MiB).
 	MaxResultBytes int
 	// OutputSchemas publishes each tool's outputSchema and returns the
-	// result as structuredContent, validated against it.
+	// result as structuredContent, validated against it: a result that does
+	// not match becomes isError (--output-schemas=strict).
 	OutputSchemas bool
-	PoolSize      int // socket connections per backend
+	// CheckOutputs, when OutputSchemas is false, checks each result against
+	// its manifest's outputSchema anyway, without changing the result, and
+	// logs one warning per tool on its first mismatch
+	// (--output-schemas=warn).
+	CheckOutputs bool
+	PoolSize     int // socket connections per backend
 	// InsecureSocket skips the checks that a socket and the process behind
 	// it belong to this user.
 	InsecureSocket bool
@@ -82,6 +94,7 @@ func (c *Config) setDefaults() {
 	if c.MaxResultBytes <= 0 {
 		c.MaxResultBytes = DefaultMaxResultBytes
 	}
+	c.MaxResultBytes = max(c.MaxResultBytes, MinMaxResultBytes)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}
@@ -103,12 +116,14 @@ type Server struct {
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
-	visible   map[string][]byte      // MCP name → the tool as clients see it
-	defs      map[string]*mcp.Tool   // the same, for the SDK
-	inputs    map[string]*lazySchema // by their JSON, kept across reloads
-	outputs   map[string]*lazySchema
+	visible   map[string][]byte       // MCP name → the tool as clients see it
+	defs      map[string]*mcp.Tool    // the same, for the SDK
+	inputs    map[string]*inputSchema // by their JSON, kept across reloads
+	outputs   map[string]*outputSchema
 	sdkSynced bool                  // the SDK's server has every tool (RegisterWithSDK)
 	attached  map[Notifier]struct{} // stdio sessions served directly
+
+	warned sync.Map // tool name → struct{}: its result mismatch was logged
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -116,8 +131,9 @@ type route struct {
 	tool    manifest.Tool
 	client  *socketrpc.Client
 	timeout time.Duration
-	input   *lazySchema // arguments are checked against it
-	output  *lazySchema // nil: no structuredContent
+	input   *inputSchema  // arguments are checked against it
+	output  *outputSchema // advertised and enforced; nil: no structuredContent
+	check   *outputSchema // not advertised, results checked to warn the operator
 }
 
 type routeTable struct {
@@ -221,22 +237,9 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	defer s.mu.Unlock()
 
 	old := s.routes.Load()
-	// A schema is used as an input or an output schema, never both: a
-	// lazySchema is compiled for one use.
 	oldIn, oldOut := s.inputs, s.outputs
-	s.inputs = make(map[string]*lazySchema, len(oldIn))
-	s.outputs = make(map[string]*lazySchema, len(oldOut))
-	schema := func(m, old map[string]*lazySchema, b json.RawMessage) *lazySchema {
-		if l, ok := m[string(b)]; ok {
-			return l
-		}
-		l, ok := old[string(b)]
-		if !ok {
-			l = &lazySchema{raw: b}
-		}
-		m[string(b)] = l
-		return l
-	}
+	s.inputs = make(map[string]*inputSchema, len(oldIn))
+	s.outputs = make(map[string]*outputSchema, len(oldOut))
 	table := &routeTable{byName: make(map[string]*route, len(reg.Tools))}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
@@ -244,14 +247,20 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	for _, t := range reg.Tools {
 		def, r, err := s.prepare(t)
 		if err == nil {
-			r.input = schema(s.inputs, oldIn, t.InputSchema)
-			if def.OutputSchema != nil {
+			r.input = cachedSchema(s.inputs, oldIn, t.InputSchema, func(b json.RawMessage) *inputSchema { return &inputSchema{raw: b} })
+			out := func() *outputSchema {
+				return cachedSchema(s.outputs, oldOut, t.OutputSchema, func(b json.RawMessage) *outputSchema { return &outputSchema{raw: b} })
+			}
+			switch {
+			case def.OutputSchema != nil:
 				// Checked now, not on first use: a client that lists a schema
 				// it cannot compile may refuse the whole list.
-				r.output = schema(s.outputs, oldOut, t.OutputSchema)
+				r.output = out()
 				if err = r.output.compiles(); err != nil {
 					err = fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
 				}
+			case s.cfg.CheckOutputs && len(t.OutputSchema) > 0:
+				r.check = out()
 			}
 		}
 		if err != nil {
@@ -322,6 +331,20 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	return ch
 }
 
+// cachedSchema returns the schema value of b from m, else from old (the
+// previous registry's), else a new one.
+func cachedSchema[T any](m, old map[string]*T, b json.RawMessage, mk func(json.RawMessage) *T) *T {
+	if l, ok := m[string(b)]; ok {
+		return l
+	}
+	l, ok := old[string(b)]
+	if !ok {
+		l = mk(b)
+	}
+	m[string(b)] = l
+	return l
+}
+
 // listJSON is the tools/list result: the tools in name order.
 func listJSON(tools []manifest.Tool, visible map[string][]byte) []byte {
 	n := len(`{"tools":[]}`)
@@ -388,6 +411,10 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 	return def, r, nil
 }
 
+// replyMargin is how far past MaxResultBytes a backend's reply line is
+// read: compacting may shrink a reply, escaping only grows it.
+const replyMargin = 64 << 10
+
 // client returns the pooled client of a backend socket. s.mu must be held.
 func (s *Server) client(path string) *socketrpc.Client {
 	key, resolve := path, (func() string)(nil)
@@ -399,9 +426,10 @@ func (s *Server) client(path string) *socketrpc.Client {
 		c = socketrpc.New(path, socketrpc.Options{
 			Resolve:  resolve,
 			PoolSize: s.cfg.PoolSize,
-			// Read a little past the result limit, so that an oversized
-			// result is reported with its size rather than the socket's cap.
-			MaxResponseBytes: s.cfg.MaxResultBytes + 64<<10,
+			// A reply's result or error cannot make a message smaller than
+			// itself, so a reply over the message limit is refused as it is
+			// read; the margin is the reply's own envelope.
+			MaxResponseBytes: s.cfg.MaxResultBytes + replyMargin,
 			Insecure:         s.cfg.InsecureSocket,
 			Logger:           s.log,
 		})
@@ -515,10 +543,14 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 			return nil
 		}
 		s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
-		return s.callError(r, err)
+		if errors.Is(err, socketrpc.ErrTooLarge) {
+			return errorResult(fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
+				r.tool.Method, s.cfg.MaxResultBytes+replyMargin, s.cfg.MaxResultBytes))
+		}
+		return s.bounded(r, s.callError(r, err))
 	}
 	s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
-	return s.result(r, out)
+	return s.bounded(r, s.result(r, out))
 }
 
 // ServeStdio serves one MCP session over t until its input ends and the

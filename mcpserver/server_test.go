@@ -292,8 +292,10 @@ func TestEncodeResultMatchesSDK(t *testing.T) {
 			{Content: []mcp.Content{&mcp.TextContent{Text: text}}},
 			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true},
 			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(`{"x":[1,"y"]}`)},
+			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage("{\"<a&b>\":\"\u2028x\u2029 \u2027 é\"}")},
 		} {
-			// The SDK marshals without HTML escaping.
+			// The SDK marshals the message without HTML escaping, but
+			// TextContent and CallToolResult escape their own.
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false)

@@ -84,6 +84,7 @@ func (d *doctor) detail(s string) { fmt.Fprintln(d.out, "      "+s) }
 
 func (d *doctor) run(ctx context.Context) {
 	reg := d.checkManifests()
+	d.checkOutputSchemas(reg)
 	d.checkSocketPath()
 	connect, trusted := d.checkSocket(d.o.socket)
 	if connect && d.checkConnect(ctx, d.o.socket, reg) {
@@ -149,6 +150,55 @@ func (d *doctor) checkManifests() *manifest.Registry {
 		return nil
 	}
 	return reg
+}
+
+// checkOutputSchemas says what --output-schemas does with the manifests'
+// outputSchemas, and names those not to be trusted: under strict, a result
+// that does not match its schema turns a successful call into a failure.
+func (d *doctor) checkOutputSchemas(reg *manifest.Registry) {
+	if reg == nil {
+		return
+	}
+	srv := d.o.newServer(reg, d.log)
+	defer srv.Close()
+	n := 0
+	var untrusted []string
+	for _, t := range reg.Tools {
+		u := srv.OutputSchemaUse(t.Name)
+		if u.Use == "" {
+			continue
+		}
+		n++
+		if u.Problem != "" {
+			untrusted = append(untrusted, t.Name+": "+u.Problem)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	what := map[string]string{
+		"warn":   "checked, not advertised (mismatches are logged)",
+		"strict": "advertised and enforced",
+		"off":    "ignored",
+	}[d.o.outputSchemas]
+	schemas := fmt.Sprintf("%d tools' outputSchemas", n)
+	if n == 1 {
+		schemas = "1 tool's outputSchema"
+	}
+	line := fmt.Sprintf("outputSchemas (--output-schemas=%s): %s %s", d.o.outputSchemas, schemas, what)
+	if len(untrusted) > 0 {
+		line += fmt.Sprintf("; %d untrusted", len(untrusted))
+	}
+	switch {
+	case len(untrusted) > 0 && d.o.outputSchemas == "strict":
+		d.report(statusWarn, line+": successful calls of these tools will reach the model as failures",
+			"run with --output-schemas=warn (the default), or fix the manifests")
+	default:
+		d.report(statusOK, line, "")
+	}
+	for _, u := range untrusted {
+		d.detail(u)
+	}
 }
 
 func (d *doctor) checkSocketPath() {

@@ -280,8 +280,15 @@ func TestE2EListAndCall(t *testing.T) {
 			if err := json.Unmarshal([]byte(text(res)), &status); err != nil || status["status"] != "ok" {
 				t.Fatalf("server.status text = %q (%v)", text(res), err)
 			}
-			if res.StructuredContent == nil {
-				t.Error("server.status: no structuredContent although the tool declares an outputSchema")
+			// By default (--output-schemas=warn) outputSchemas are not
+			// advertised and results carry no structuredContent.
+			if res.StructuredContent != nil {
+				t.Error("server.status: structuredContent under the default --output-schemas=warn")
+			}
+			for _, tool := range list.Tools {
+				if tool.OutputSchema != nil {
+					t.Errorf("%s advertises an outputSchema under the default --output-schemas=warn", tool.Name)
+				}
 			}
 
 			res = callTool(t, cs, "tairseach_contacts_list", map[string]any{"limit": 2, "offset": 1})
@@ -402,22 +409,38 @@ func TestE2EResultTooLarge(t *testing.T) {
 	}
 }
 
-func TestE2EOutputSchemasOff(t *testing.T) {
+// TestE2EOutputSchemaModes checks each --output-schemas mode: whether
+// tools/list advertises outputSchemas and results carry structuredContent.
+func TestE2EOutputSchemaModes(t *testing.T) {
 	e := newEnv(t)
 	startBackend(t, e.socket)
-	cs := connect(t, e, "2025-11-25", "--output-schemas=off")
-	list, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range list.Tools {
-		if tool.OutputSchema != nil {
-			t.Fatalf("%s has an outputSchema with --output-schemas=off", tool.Name)
-		}
-	}
-	res := callTool(t, cs, "tairseach_server_status", nil)
-	if res.IsError || res.StructuredContent != nil {
-		t.Fatalf("--output-schemas=off: isError %v, structuredContent %v", res.IsError, res.StructuredContent)
+	for _, tt := range []struct {
+		flag       string
+		advertised bool
+	}{
+		{"", false}, {"--output-schemas=warn", false}, {"--output-schemas=off", false},
+		{"--output-schemas=strict", true}, {"--output-schemas=on", true},
+	} {
+		t.Run(tt.flag, func(t *testing.T) {
+			var extra []string
+			if tt.flag != "" {
+				extra = append(extra, tt.flag)
+			}
+			cs := connect(t, e, "2025-11-25", extra...)
+			list, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range list.Tools {
+				if (tool.OutputSchema != nil) != tt.advertised {
+					t.Fatalf("%s: outputSchema %s, want advertised %v", tool.Name, tool.OutputSchema, tt.advertised)
+				}
+			}
+			res := callTool(t, cs, "tairseach_server_status", nil)
+			if res.IsError || (res.StructuredContent != nil) != tt.advertised {
+				t.Fatalf("isError %v, structuredContent %v, want structuredContent %v", res.IsError, res.StructuredContent, tt.advertised)
+			}
+		})
 	}
 }
 

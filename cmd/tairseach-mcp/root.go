@@ -26,21 +26,22 @@ var version = "dev"
 
 // options are the flags shared by every command.
 type options struct {
-	transport      string
-	manifests      string
-	socket         string
-	prefix         string
-	callTimeout    time.Duration
-	drainTimeout   time.Duration
-	maxResultBytes int
-	poolSize       int
-	maxInFlight    int
-	outputSchemas  string
-	linger         bool
-	insecureSocket bool
-	logLevel       string
-	logFormat      string
-	http           httpOptions // --transport http
+	transport       string
+	manifests       string
+	socket          string
+	prefix          string
+	callTimeout     time.Duration
+	drainTimeout    time.Duration
+	maxResultBytes  int
+	poolSize        int
+	maxInFlight     int
+	outputSchemas   string // warn, strict or off
+	outputSchemasOn bool   // given as the deprecated "on"
+	linger          bool
+	insecureSocket  bool
+	logLevel        string
+	logFormat       string
+	http            httpOptions // --transport http
 
 	maxManifestBytes int64  // manifest.Options.MaxFileSize
 	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
@@ -127,11 +128,11 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
 	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call; the default covers the server's 60s script limit (a tool's timeoutMs overrides it)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes or a stop signal, how long to wait for calls in flight (default: the call timeout)")
-	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest tool result sent to the client; larger ones become an error")
+	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest message carrying a tool result or error to the client, in bytes; a larger one becomes an isError result")
 	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
 	f.IntVar(&o.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "most tool calls at once; more wait for a slot until their timeout")
 	f.Int64Var(&o.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxFileSize, "largest manifest file read; larger ones are skipped with an error")
-	f.StringVar(&o.outputSchemas, "output-schemas", "on", "publish outputSchemas and return structuredContent: on or off")
+	f.StringVar(&o.outputSchemas, "output-schemas", "warn", "warn: do not advertise outputSchemas, log results that do not match them; strict: advertise them, send structuredContent and fail results that do not match; off: ignore them")
 	f.BoolVar(&o.linger, "linger", false, "keep running after stdin closes, until interrupted")
 	f.BoolVar(&o.insecureSocket, "insecure-socket", false, "use sockets owned by another user, writable by others, or served by another user's process (dangerous)")
 	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
@@ -208,12 +209,15 @@ func (o *options) resolve(cmd *cobra.Command) error {
 		return usageError{fmt.Errorf("--transport %q: want stdio or http", o.transport)}
 	}
 	switch o.outputSchemas {
+	case "warn", "strict":
 	case "on", "true":
-		o.outputSchemas = "on"
+		// The old default, deprecated: it failed successful calls whose
+		// replies the manifests describe wrongly.
+		o.outputSchemas, o.outputSchemasOn = "strict", true
 	case "off", "false":
 		o.outputSchemas = "off"
 	default:
-		return usageError{fmt.Errorf("--output-schemas %q: want on or off", o.outputSchemas)}
+		return usageError{fmt.Errorf("--output-schemas %q: want warn, strict or off", o.outputSchemas)}
 	}
 	if o.callTimeout <= 0 {
 		return usageError{fmt.Errorf("--call-timeout %s: must be positive", o.callTimeout)}
@@ -221,8 +225,12 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	if o.drainTimeout <= 0 {
 		o.drainTimeout = o.callTimeout
 	}
-	if o.maxResultBytes <= 0 || o.poolSize <= 0 || o.maxInFlight <= 0 {
-		return usageError{errors.New("--max-result-bytes, --pool-size and --max-in-flight must be positive")}
+	if o.poolSize <= 0 || o.maxInFlight <= 0 {
+		return usageError{errors.New("--pool-size and --max-in-flight must be positive")}
+	}
+	if o.maxResultBytes < mcpserver.MinMaxResultBytes {
+		// 1 KiB of the limit is kept for the message's envelope.
+		return usageError{fmt.Errorf("--max-result-bytes %d: must be at least %d", o.maxResultBytes, mcpserver.MinMaxResultBytes)}
 	}
 	if o.maxManifestBytes <= 0 {
 		return usageError{fmt.Errorf("--max-manifest-bytes %d: must be positive", o.maxManifestBytes)}

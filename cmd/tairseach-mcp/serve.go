@@ -105,13 +105,17 @@ func applyReload(log zerolog.Logger, srv *mcpserver.Server, r manifest.Reload) {
 }
 
 func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
+	if o.outputSchemasOn {
+		log.Warn().Msg("--output-schemas=on is deprecated: it means strict now; the default, warn, does not fail successful calls whose replies do not match their outputSchema")
+	}
 	return mcpserver.Config{
 		Version:        version,
 		DefaultSocket:  o.socket,
 		ResolveSocket:  o.resolveSocket,
 		CallTimeout:    o.callTimeout,
 		MaxResultBytes: o.maxResultBytes,
-		OutputSchemas:  o.outputSchemas == "on",
+		OutputSchemas:  o.outputSchemas == "strict",
+		CheckOutputs:   o.outputSchemas == "warn",
 		PoolSize:       o.poolSize,
 		MaxInFlight:    o.maxInFlight,
 		InsecureSocket: o.insecureSocket,

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver"
 )
 
 type toolsFlags struct {
@@ -26,6 +27,12 @@ func newToolsCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
 manifest file and annotations. Annotations are shown compactly: ro (readOnlyHint), idem
 (idempotentHint), destr (destructiveHint), open (openWorldHint); !name marks a hint set to
 false, and a hint the manifest leaves out is not shown.
+
+OUTPUT says what the server does with the tool's outputSchema (see --output-schemas):
+checked (the default, warn: not advertised; results are checked and the first mismatch of
+each tool is logged), advertised (strict: sent to clients, results must match), ignored
+(off), or - for none. "untrusted" marks a schema that is not valid JSON Schema or that
+the real Tairseach server's replies are known not to match; the reasons follow the table.
 
 With --all, the tools that are not exposed follow, each with the reason.`,
 		Example: `  tairseach-mcp tools
@@ -58,6 +65,9 @@ type toolJSON struct {
 	Renamed      bool            `json:"renamed,omitempty"`
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// OutputSchemaUse and OutputSchemaProblem are mcpserver.OutputSchemaUse.
+	OutputSchemaUse     string `json:"outputSchemaUse,omitempty"`
+	OutputSchemaProblem string `json:"outputSchemaProblem,omitempty"`
 }
 
 // annotations are the hints as the manifest sets them; absent ones are omitted.
@@ -128,20 +138,30 @@ func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.W
 		fmt.Fprintln(stderr, "tairseach-mcp: some manifests or tools have errors; tairseach-mcp validate lists them")
 	}
 	if f.json {
-		return printToolsJSON(o, l, f.all, stdout)
+		return printToolsJSON(o, l, f.all, srv.OutputSchemaUse, stdout)
 	}
 	if len(l.exposed) == 0 {
 		fmt.Fprintf(stderr, "tairseach-mcp: no tools in %s\n", o.manifests)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if len(l.exposed) > 0 {
-		fmt.Fprintln(tw, "NAME\tMETHOD\tSOCKET\tFILE\tANNOTATIONS")
+		fmt.Fprintln(tw, "NAME\tMETHOD\tSOCKET\tFILE\tANNOTATIONS\tOUTPUT")
 		for _, t := range l.exposed {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Method, o.socketOf(t), t.File, hintFlags(t.Annotations))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Method, o.socketOf(t), t.File, hintFlags(t.Annotations), outputColumn(srv.OutputSchemaUse(t.Name)))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	printed := false
+	for _, t := range l.exposed {
+		if u := srv.OutputSchemaUse(t.Name); u.Problem != "" {
+			if !printed {
+				fmt.Fprintln(stdout)
+				printed = true
+			}
+			fmt.Fprintf(stdout, "%s: outputSchema untrusted: %s\n", t.Name, u.Problem)
+		}
 	}
 	if !f.all || len(l.skipped) == 0 {
 		return nil
@@ -165,7 +185,18 @@ func (o *options) socketOf(t manifest.Tool) string {
 	return o.socket
 }
 
-func printToolsJSON(o *options, l toolListing, all bool, stdout io.Writer) error {
+// outputColumn is the OUTPUT column of a tool.
+func outputColumn(u mcpserver.OutputSchemaUse) string {
+	switch {
+	case u.Use == "":
+		return "-"
+	case u.Problem != "":
+		return u.Use + ", untrusted"
+	}
+	return u.Use
+}
+
+func printToolsJSON(o *options, l toolListing, all bool, outputUse func(string) mcpserver.OutputSchemaUse, stdout io.Writer) error {
 	out := make([]toolJSON, 0, len(l.exposed))
 	for _, t := range l.exposed {
 		j := toolJSON{
@@ -173,6 +204,8 @@ func printToolsJSON(o *options, l toolListing, all bool, stdout io.Writer) error
 			File: t.File, ManifestID: t.ManifestID, Title: t.Title, Description: t.Description,
 			TimeoutMs: t.TimeoutMs, Renamed: t.Renamed, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		}
+		u := outputUse(t.Name)
+		j.OutputSchemaUse, j.OutputSchemaProblem = u.Use, u.Problem
 		if a := t.Annotations; a != (manifest.Annotations{}) {
 			j.Annotations = &annotations{a.Title, a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint}
 		}

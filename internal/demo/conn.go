@@ -125,7 +125,7 @@ func (s *Server) handleLine(ctx context.Context, c *connState, line []byte) {
 	line = bytes.TrimSpace(line)
 	switch {
 	case len(line) == 0:
-		writeResponse(c.w, response{err: &rpcError{Code: codeParseError, Message: "parse error: empty request"}})
+		writeResponse(c.w, response{err: &rpcError{Code: codeParseError, Message: "Empty request"}})
 	case line[0] == '[':
 		s.handleBatch(ctx, c, line)
 	default:

@@ -63,6 +63,11 @@ func New(logger zerolog.Logger, opts Options) *Server {
 		"demo.slow":       s.demoSlow,
 		"demo.fail":       s.demoFail,
 		"demo.blob":       s.demoBlob,
+		// Replies shaped like the real server's (realshapes.go).
+		"calendar.updateEvent": s.calendarUpdateEvent,
+		"calendar.deleteEvent": s.calendarDeleteEvent,
+		"op.vaults.list":       s.opVaultsList,
+		"demo.huge":            s.demoHuge,
 	}
 	for name := range s.methods {
 		s.names = append(s.names, name)
