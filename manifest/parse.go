@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
@@ -262,8 +263,20 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("got a JSON %s", jsonKind(c[0]))
 	}
 
-	// Scan the members for "type". jsonscan refuses invalid UTF-8, which
+	// The schema is sent to clients as it is: refuse invalid UTF-8, which
 	// json.Compact lets through.
+	if !utf8.Valid(c) {
+		i := 0
+		for i < len(c) {
+			r, size := utf8.DecodeRune(c[i:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			i += size
+		}
+		return nil, fmt.Errorf("invalid JSON at byte %d: invalid UTF-8 in string", i)
+	}
+	// Scan the members for "type".
 	var typ []byte
 	dup := false
 	err := jsonscan.Members(c, func(key, value []byte) bool {

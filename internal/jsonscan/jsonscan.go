@@ -6,16 +6,16 @@
 // properties; a schema's "type"): this package finds them without the two
 // passes and reflection of encoding/json, and without allocating. It accepts
 // exactly what encoding/json accepts, nesting included (at most MaxDepth
-// levels, so hostile input cannot exhaust the stack), except invalid UTF-8,
-// which JSON forbids (RFC 8259 §8.1) and encoding/json lets through; the
-// fuzz tests hold it to that.
+// levels, so hostile input cannot exhaust the stack); the fuzz tests hold it
+// to that. Like encoding/json it lets invalid UTF-8 in strings through: the
+// bridge repairs it where it writes messages (U+FFFD, as encoding/json does
+// when it decodes), rather than lose a whole result to one bad byte.
 package jsonscan
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects accepted, the same
@@ -221,9 +221,7 @@ func skipContainer(b []byte, i, depth int) (int, error) {
 	}
 }
 
-// skipString returns the end of the string starting at b[i] == '"'. Unlike
-// encoding/json, which replaces invalid UTF-8 when it decodes, it refuses it:
-// the bridge passes strings on without decoding them.
+// skipString returns the end of the string starting at b[i] == '"'.
 func skipString(b []byte, i int) (int, error) {
 	for i++; i < len(b); i++ {
 		for i < len(b) && plain[b[i]] {
@@ -252,21 +250,15 @@ func skipString(b []byte, i int) (int, error) {
 			}
 		case c < 0x20:
 			return i, &SyntaxError{i, "control character in string"}
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
-				return i, &SyntaxError{i, "invalid UTF-8 in string"}
-			}
-			i += size - 1
 		}
 	}
 	return i, &SyntaxError{i, "unterminated string"}
 }
 
-// plain marks the bytes that stand for themselves in a string: printable
-// ASCII other than '"' and '\\'.
+// plain marks the bytes that stand for themselves in a string: all but
+// control characters, '"' and '\\'.
 var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
+	for c := 0x20; c < 256; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
 	return t
