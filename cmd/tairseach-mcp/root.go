@@ -21,7 +21,8 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver"
 )
 
-// version is stamped at build time with -ldflags "-X main.version=…".
+// version is stamped at build time with -ldflags "-X main.version=…";
+// versionString falls back to what Go recorded in the binary.
 var version = "dev"
 
 // options are the flags shared by every command.
@@ -102,7 +103,7 @@ and forwards each call to the Tairseach server's Unix socket.
 
 Every flag can also be set by environment: TAIRSEACH_MANIFESTS, TAIRSEACH_SOCKET, and
 TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).`,
-		Version:       version,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
