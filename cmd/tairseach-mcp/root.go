@@ -140,7 +140,9 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
-	root.AddCommand(newConfigCmd(o, stdout))
+	root.AddCommand(newConfigCmd(o, stdout, stderr))
+	root.AddCommand(newInstallCmd(o, stdout, stderr))
+	root.AddCommand(newUninstallCmd(stdout, stderr))
 	root.AddCommand(newToolsCmd(o, stdout, stderr))
 	root.AddCommand(newValidateCmd(o, stdout, stderr))
 	root.AddCommand(newCallCmd(o, stdin, stdout, stderr))
