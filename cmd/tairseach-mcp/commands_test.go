@@ -30,6 +30,9 @@ var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus", "tairseach-m
 // exampleDir is manifests.example, relative so that output is stable.
 var exampleDir = filepath.Join("..", "..", "manifests.example")
 
+// typedDir has one tool with a property of each JSON type.
+var typedDir = filepath.Join("testdata", "typed")
+
 // fixedSocket is a socket path for output that never connects: it is not a
 // temporary path, so tables stay aligned the same way on every run.
 const fixedSocket = "/run/tairseach-test/tairseach.sock"
@@ -158,6 +161,10 @@ func TestGoldenOffline(t *testing.T) {
 		{name: "call_extra_argument", args: with(ex, "call", "contacts_list", "color=red"), wantCode: 2},
 		{name: "call_not_key_value", args: with(ex, "call", "demo.echo", "hello"), wantCode: 2},
 		{name: "call_bad_json", args: with(ex, "call", "demo.echo", `{"a":`), wantCode: 2},
+		{name: "call_not_an_integer", args: with(ex, "call", "contacts.search", "query=anna", "limit=abc"), wantCode: 2},
+		{name: "call_not_a_boolean", args: []string{"--manifests", typedDir, "--socket", fixedSocket, "call", "typed.echo", "flag=yes"}, wantCode: 2},
+		{name: "call_not_an_array", args: []string{"--manifests", typedDir, "--socket", fixedSocket, "call", "typed.echo", "tags=a,b"}, wantCode: 2},
+		{name: "call_not_a_whole_number", args: []string{"--manifests", typedDir, "--socket", fixedSocket, "call", "typed.echo", "n=1.5"}, wantCode: 2},
 	}, nil)
 }
 
@@ -178,6 +185,8 @@ func TestGoldenLive(t *testing.T) {
 		{name: "call_raw", args: with("call", "--raw", "contacts.get", "id=c-002")},
 		{name: "call_backend_error", args: with("call", "demo.fail"), wantCode: 1},
 		{name: "call_backend_error_raw", args: with("call", "--raw", "demo.fail"), wantCode: 1},
+		{name: "call_typed_by_schema", args: []string{"--manifests", typedDir, "--socket", e.socket, "call", "typed.echo", "id=123", "n=42", "x=1.5", "flag=true", `tags=["a","b"]`, `o={"k":1}`, "note=null", "mixed=7", "other=007"}},
+		{name: "call_typed_strings", args: []string{"--manifests", typedDir, "--socket", e.socket, "call", "typed.echo", `id="42"`, "note=hello", "mixed=abc", "id2=true"}},
 		{name: "call_pretty_and_compact", args: with("call", "--pretty", "--compact", "demo.echo"), wantCode: 2},
 		{name: "doctor_live", args: with("doctor")},
 		{name: "doctor_corpus", args: []string{"--manifests", corpusDir, "--socket", e.socket, "doctor"}},
@@ -448,7 +457,7 @@ func TestBuildArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := buildArgs(tt.argv, strings.NewReader(tt.stdin))
+			got, err := buildArgs(tt.argv, strings.NewReader(tt.stdin), nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
