@@ -51,11 +51,11 @@ returned an error (its text is still printed), 2 for an unknown tool or bad argu
   echo '{"id": "c-001"}' | tairseach-mcp call contacts.get -
   tairseach-mcp call --raw contacts.get id=c-001`,
 		Args: cobra.MinimumNArgs(1),
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return completeToolNames(o, cmd), cobra.ShellCompDirectiveNoFileComp
+			return completeToolNames(o, cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.pretty && f.compact {
@@ -70,7 +70,10 @@ returned an error (its text is still printed), 2 for an unknown tool or bad argu
 	return cmd
 }
 
-func completeToolNames(o *options, cmd *cobra.Command) []string {
+// completeToolNames completes a tool name in the form being typed: the MCP
+// name (tairseach_contacts_l), the name without the prefix (contacts_l) or
+// the manifest's name (contacts.l). An empty word gets the MCP names.
+func completeToolNames(o *options, cmd *cobra.Command, toComplete string) []string {
 	if o.resolve(cmd) != nil {
 		return nil
 	}
@@ -78,9 +81,18 @@ func completeToolNames(o *options, cmd *cobra.Command) []string {
 	if err != nil {
 		return nil
 	}
-	names := make([]string, 0, len(reg.Tools))
+	var names []string
+	add := func(n string) {
+		if strings.HasPrefix(n, toComplete) && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	for _, t := range reg.Tools {
-		names = append(names, t.Name)
+		add(t.Name)
+		if toComplete != "" {
+			add(strings.TrimPrefix(t.Name, o.prefix))
+			add(t.ToolName)
+		}
 	}
 	return names
 }

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -290,6 +291,8 @@ func TestExitCodes(t *testing.T) {
 		{"doctor with no socket", []string{"doctor"}, 1},
 		{"doctor with an argument", []string{"doctor", "now"}, 2},
 		{"completion", []string{"completion", "bash"}, 0},
+		{"mistyped command", []string{"instal"}, 2},
+		{"mistyped subcommand", []string{"config", "claud"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,6 +304,23 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("usage error without a diagnostic on stderr: %q", stderr)
 			}
 		})
+	}
+}
+
+func TestSuggestions(t *testing.T) {
+	cleanEnv(t)
+	for args, want := range map[string]string{
+		"instal":       `unknown command "instal"; did you mean install? (tairseach-mcp --help lists the commands)`,
+		"uninstal":     `did you mean uninstall?`,
+		"doctr":        `did you mean doctor?`,
+		"tool":         `did you mean tools?`,
+		"xyzzy":        `unknown command "xyzzy"; tairseach-mcp --help lists the commands`,
+		"config claud": `unknown command "claud"; did you mean claude? (tairseach-mcp config --help lists the commands)`,
+	} {
+		_, stderr, code := cli("", strings.Fields(args)...)
+		if code != 2 || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", args, code, stderr, want)
+		}
 	}
 }
 
@@ -317,8 +337,34 @@ func TestCompletion(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "tairseach_contacts_list\n") || !strings.Contains(stdout, "tairseach_server_status\n") {
 		t.Errorf("__complete call: exit %d, output:\n%s", code, stdout)
 	}
+	// Short and dotted names complete in the form being typed.
+	for word, want := range map[string][]string{
+		"tairseach_contacts_l": {"tairseach_contacts_list"},
+		"contacts_l":           {"contacts_list"},
+		"contacts.l":           {"contacts.list"},
+		"contacts.":            {"contacts.list", "contacts.search", "contacts.get"},
+		"server":               {"server_status", "server.status"},
+		"nope":                 nil,
+	} {
+		stdout, _, code := cli("", "__complete", "--manifests", exampleDir, "call", word)
+		got := strings.Fields(stdout[:strings.LastIndex(stdout, ":")])
+		slices.Sort(got)
+		slices.Sort(want)
+		if code != 0 || !slices.Equal(got, want) {
+			t.Errorf("__complete call %s: %q, want %q", word, got, want)
+		}
+	}
+	for _, cmd := range []string{"install", "uninstall"} {
+		stdout, _, _ := cli("", "__complete", cmd, "")
+		if got := strings.Fields(stdout[:strings.LastIndex(stdout, ":")]); !slices.Equal(got, clientNames()) {
+			t.Errorf("__complete %s: %q, want the clients", cmd, got)
+		}
+		if stdout, _, _ := cli("", "__complete", cmd, "cursor", ""); strings.Contains(stdout, "vscode") {
+			t.Errorf("__complete %s cursor: %q, want nothing after the client", cmd, stdout)
+		}
+	}
 	help, _, _ := cli("", "--help")
-	for _, c := range []string{"tools", "validate", "call", "doctor", "config", "completion"} {
+	for _, c := range []string{"tools", "validate", "call", "doctor", "config", "install", "uninstall", "completion"} {
 		if !regexp.MustCompile(`(?m)^  ` + c + `\s`).MatchString(help) {
 			t.Errorf("--help does not list %s:\n%s", c, help)
 		}

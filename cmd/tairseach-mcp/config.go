@@ -10,6 +10,8 @@ func newConfigCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
 	cfg := &cobra.Command{
 		Use:   "config",
 		Short: "Print configuration snippets for MCP clients",
+		Args:  unknownCommand,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cfg.AddCommand(&cobra.Command{
 		Use:   "claude",

@@ -135,8 +135,8 @@ Clients and their files (macOS; ~/.config on Linux):
   tairseach-mcp --socket /tmp/tairseach.sock install cursor
   tairseach-mcp install vscode --print
   tairseach-mcp --transport http install claude-code`,
-		Args:      exactClient,
-		ValidArgs: clientNames(),
+		Args:              exactClient,
+		ValidArgsFunction: completeClient,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := findClient(args[0])
 			if err != nil {
@@ -153,11 +153,11 @@ Clients and their files (macOS; ~/.config on Linux):
 func newUninstallCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f installFlags
 	cmd := &cobra.Command{
-		Use:       "uninstall CLIENT",
-		Short:     "Remove tairseach from an MCP client's configuration",
-		Long:      `Remove the "tairseach" server from an MCP client's configuration file, after backing the file up. Nothing else in the file changes.`,
-		Args:      exactClient,
-		ValidArgs: clientNames(),
+		Use:               "uninstall CLIENT",
+		Short:             "Remove tairseach from an MCP client's configuration",
+		Long:              `Remove the "tairseach" server from an MCP client's configuration file, after backing the file up. Nothing else in the file changes.`,
+		Args:              exactClient,
+		ValidArgsFunction: completeClient,
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := findClient(args[0])
 			if err != nil {
@@ -169,6 +169,13 @@ func newUninstallCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&f.config, "config", "", "the client's configuration file (default: its usual place)")
 	cmd.Flags().BoolVar(&f.print, "print", false, "print the file as it would be written, and write nothing")
 	return cmd
+}
+
+func completeClient(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return clientNames(), cobra.ShellCompDirectiveNoFileComp
 }
 
 func exactClient(_ *cobra.Command, args []string) error {

@@ -106,7 +106,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          unknownCommand,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return o.resolve(cmd)
 		},
@@ -117,6 +117,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("tairseach-mcp {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
@@ -148,6 +149,20 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	root.AddCommand(newCallCmd(o, stdin, stdout, stderr))
 	root.AddCommand(newDoctorCmd(o, stdout, stderr))
 	return root
+}
+
+// unknownCommand refuses arguments to a command that takes none but has
+// subcommands, suggesting the
+// commands closest to a mistyped one.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	hint := cmd.CommandPath() + " --help lists the commands"
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		hint = "did you mean " + strings.Join(s, " or ") + "? (" + hint + ")"
+	}
+	return usageError{fmt.Errorf("unknown command %q; %s", args[0], hint)}
 }
 
 // envName is the environment variable that backs flag name.
