@@ -111,6 +111,9 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 			return o.resolve(cmd)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.transport == "stdio" && stdinIsTerminal(stdin) {
+				greetTerminal(cmd, o, stderr)
+			}
 			return serve(cmd.Context(), o, stdin, stdout, stderr)
 		},
 	}
