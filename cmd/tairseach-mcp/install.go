@@ -417,12 +417,9 @@ type httpEntry struct {
 // buildEntry is the client's entry for this binary and these flags, and
 // notes for the user about what was carried or left out.
 func buildEntry(cmd *cobra.Command, o *options, c mcpClient) (json.RawMessage, []string, error) {
-	exe, err := os.Executable()
+	exe, err := executable()
 	if err != nil {
-		return nil, nil, fmt.Errorf("finding this binary: %w", err)
-	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
+		return nil, nil, err
 	}
 	args, left, notes := entryArgs(cmd)
 	if o.transport == "http" && c.urlKey != "" {
@@ -476,6 +473,39 @@ func buildHTTPEntry(o *options, c mcpClient, exe string, args, notes []string) (
 	}
 	notes = append(notes, fmt.Sprintf("%s connects to %s: keep the server running there, for example with %s", c.title, url, strings.Join(serveArgs, " ")))
 	return marshalEntry(e), notes, nil
+}
+
+// executable is the absolute path of this binary, symlinks resolved (a
+// client starts it from a directory and PATH of its own), except that a
+// Homebrew install is named by its opt link, which brew upgrade keeps valid,
+// rather than by the versioned Cellar directory it replaces.
+func executable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding this binary: %w", err)
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	return homebrewOpt(exe), nil
+}
+
+// homebrewOpt maps PREFIX/Cellar/NAME/VERSION/bin/BIN to
+// PREFIX/opt/NAME/bin/BIN when that leads to the same file.
+func homebrewOpt(exe string) string {
+	prefix, rest, ok := strings.Cut(exe, string(filepath.Separator)+"Cellar"+string(filepath.Separator))
+	if !ok {
+		return exe
+	}
+	parts := strings.Split(rest, string(filepath.Separator))
+	if len(parts) != 4 || parts[2] != "bin" {
+		return exe
+	}
+	opt := filepath.Join(prefix, "opt", parts[0], "bin", parts[3])
+	if real, err := filepath.EvalSymlinks(opt); err == nil && real == exe {
+		return opt
+	}
+	return exe
 }
 
 // readClientToken finds the bearer token a client must send to the HTTP

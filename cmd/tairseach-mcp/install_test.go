@@ -56,12 +56,9 @@ var fixtures = map[string]string{
 
 // exePath is what os.Executable resolves to in this test process.
 func exePath(t *testing.T) string {
-	exe, err := os.Executable()
+	exe, err := executable()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
 	}
 	return exe
 }
@@ -415,6 +412,29 @@ func TestDefaultPaths(t *testing.T) {
 		t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
 		if got := configPathOf(t, "vscode"); got != filepath.Join(home, "xdg", "Code", "User", "mcp.json") {
 			t.Errorf("vscode with XDG_CONFIG_HOME: %s", got)
+		}
+	}
+}
+
+func TestHomebrewOpt(t *testing.T) {
+	prefix := t.TempDir()
+	cellar := filepath.Join(prefix, "Cellar", "tairseach-mcp", "1.2.3", "bin", "tairseach-mcp")
+	writeFixture(t, cellar, "")
+	if got := homebrewOpt(cellar); got != cellar {
+		t.Errorf("without an opt link: %s, want the Cellar path", got)
+	}
+	if err := os.MkdirAll(filepath.Join(prefix, "opt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "Cellar", "tairseach-mcp", "1.2.3"), filepath.Join(prefix, "opt", "tairseach-mcp")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := homebrewOpt(cellar), filepath.Join(prefix, "opt", "tairseach-mcp", "bin", "tairseach-mcp"); got != want {
+		t.Errorf("with an opt link: %s, want %s", got, want)
+	}
+	for _, p := range []string{"/usr/local/bin/tairseach-mcp", filepath.Join(prefix, "Cellar", "x", "bin", "tairseach-mcp")} {
+		if got := homebrewOpt(p); got != p {
+			t.Errorf("homebrewOpt(%s) = %s", p, got)
 		}
 	}
 }
