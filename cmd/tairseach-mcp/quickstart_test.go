@@ -118,9 +118,18 @@ func TestQuickstart(t *testing.T) {
 	bin := filepath.Join(home, "bin", "tairseach-mcp")
 	copyFile(t, bridgeBin, bin, 0o755)
 
+	environ := []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin"}
+
+	// tairseach-mcp doctor
+	cmd := exec.Command(bin, "doctor")
+	cmd.Env = environ
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("doctor: %v\n%s", err, out)
+	}
+
 	// tairseach-mcp install claude-desktop
-	cmd := exec.Command(bin, "install", "claude-desktop")
-	cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin"}
+	cmd = exec.Command(bin, "install", "claude-desktop")
+	cmd.Env = environ
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "added the tairseach entry") {
 		t.Fatalf("install claude-desktop: %v\n%s", err, out)
