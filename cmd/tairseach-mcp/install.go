@@ -223,14 +223,18 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
 	if cf.members, err = parseObject(cf.data); err != nil {
-		return nil, fmt.Errorf("%s is not valid JSON (%v); left as it is: fix it, or move it aside and run this again", p, err)
+		hint := ""
+		if strings.Contains(err.Error(), "invalid character '/'") {
+			hint = " (" + c.title + " may accept comments; this command does not: remove them)"
+		}
+		return nil, fmt.Errorf("%s is not valid JSON (%v); left as it is: fix it%s, or move it aside and run this again", p, err, hint)
 	}
 	return cf, nil
 }
 
 // servers returns the client's server map, in file order.
 func (cf *configFile) servers(c mcpClient) ([]member, error) {
-	i := slices.IndexFunc(cf.members, func(m member) bool { return m.key == c.key })
+	i := lastIndex(cf.members, c.key)
 	if i < 0 || string(cf.members[i].value) == "null" {
 		return nil, nil
 	}
@@ -244,7 +248,7 @@ func (cf *configFile) servers(c mcpClient) ([]member, error) {
 // setServers replaces the client's server map, or appends it.
 func (cf *configFile) setServers(c mcpClient, servers []member) {
 	v := encodeObject(servers)
-	if i := slices.IndexFunc(cf.members, func(m member) bool { return m.key == c.key }); i >= 0 {
+	if i := lastIndex(cf.members, c.key); i >= 0 {
 		cf.members[i].value = v
 		return
 	}
@@ -256,6 +260,7 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if err != nil {
 		return err
 	}
+	secret := bytes.Contains(entry, []byte(`"Authorization"`))
 	cf, err := f.open(c)
 	if err != nil {
 		return err
@@ -264,8 +269,9 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(servers, func(m member) bool { return m.key == entryName })
-	if i >= 0 && sameJSON(servers[i].value, entry) && !f.print {
+	i := lastIndex(servers, entryName)
+	dups := countKey(servers, entryName) > 1
+	if i >= 0 && !dups && sameJSON(servers[i].value, entry) && !f.print {
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
 		}
@@ -276,8 +282,18 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if i >= 0 {
 		verb = "updated"
 		servers[i].value = entry
+		// A JSON object holds one value per name: the earlier ones go.
+		for j := i - 1; j >= 0; j-- {
+			if servers[j].key == entryName {
+				servers = slices.Delete(servers, j, j+1)
+			}
+		}
 	} else {
 		servers = append(servers, member{entryName, entry})
+	}
+	if secret && cf.data != nil && cf.mode&0o077 != 0 {
+		notes = append(notes, fmt.Sprintf("%s was readable by others (%04o); now 0600, as it holds the token", cf.shown, cf.mode))
+		cf.mode = 0o600
 	}
 	cf.setServers(c, servers)
 	for _, n := range notes {
@@ -303,8 +319,7 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(servers, func(m member) bool { return m.key == entryName })
-	if i < 0 {
+	if lastIndex(servers, entryName) < 0 {
 		if cf.data == nil {
 			fmt.Fprintf(stdout, "%s does not exist; no tairseach entry to remove\n", cf.shown)
 		} else {
@@ -323,6 +338,27 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "removed the tairseach entry from %s%s\n", cf.shown, backupNote(backup))
 	return nil
+}
+
+// lastIndex is the index of the last member named key, the one a JSON
+// parser keeps, or -1.
+func lastIndex(ms []member, key string) int {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func countKey(ms []member, key string) int {
+	n := 0
+	for _, m := range ms {
+		if m.key == key {
+			n++
+		}
+	}
+	return n
 }
 
 func backupNote(backup string) string {
@@ -346,7 +382,7 @@ func (cf *configFile) write() (backup string, err error) {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
 	if cf.data != nil {
-		if backup, err = writeBackup(cf.path, cf.data, cf.mode); err != nil {
+		if backup, err = writeBackup(cf.path, cf.data); err != nil {
 			return "", err
 		}
 	}
@@ -375,11 +411,12 @@ func (cf *configFile) write() (backup string, err error) {
 }
 
 // writeBackup copies data to path.bak, or to a timestamped name when that
-// exists already, never overwriting an earlier backup.
-func writeBackup(path string, data []byte, mode fs.FileMode) (string, error) {
+// exists already, never overwriting an earlier backup. Backups are 0600:
+// client files hold tokens.
+func writeBackup(path string, data []byte) (string, error) {
 	names := []string{path + ".bak", path + "." + time.Now().UTC().Format("20060102T150405Z") + ".bak"}
 	for _, name := range names {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -423,7 +460,8 @@ func buildEntry(cmd *cobra.Command, o *options, c mcpClient) (json.RawMessage, [
 	}
 	args, left, notes := entryArgs(cmd)
 	if o.transport == "http" && c.urlKey != "" {
-		return buildHTTPEntry(o, c, exe, args, notes)
+		// The flags go to the server's command line, shown in a note.
+		return buildHTTPEntry(o, c, exe, args, nil)
 	}
 	if len(left) > 0 {
 		why := c.title + " starts tairseach-mcp itself and talks to it on stdin and stdout"

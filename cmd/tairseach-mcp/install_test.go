@@ -381,6 +381,54 @@ func TestInstallCases(t *testing.T) {
 		}
 	})
 
+	t.Run("duplicate entries: the one a parser keeps is updated, the others go", func(t *testing.T) {
+		installHome(t)
+		path := configPathOf(t, "cursor")
+		writeFixture(t, path, `{"mcpServers": {"tairseach": {"command": "/old/one"}, "x": {"command": "y"}, "tairseach": {"command": "/old/two"}}}`)
+		for range 2 {
+			if _, stderr, code := cli("", "install", "cursor"); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+		}
+		b, _ := os.ReadFile(path)
+		ms, err := parseObject(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg struct{ MCPServers json.RawMessage }
+		_ = json.Unmarshal(b, &cfg)
+		servers, _ := parseObject(cfg.MCPServers)
+		if len(ms) != 1 || len(servers) != 2 || servers[0].key != "x" || servers[1].key != "tairseach" || strings.Contains(string(b), "/old/") {
+			t.Errorf("want x, then one new tairseach entry:\n%s", b)
+		}
+	})
+
+	t.Run("a token tightens a file others can read", func(t *testing.T) {
+		home := installHome(t)
+		writeFixture(t, filepath.Join(home, ".tairseach", "mcp-token"), "fedcba9876543210fedcba9876543210\n")
+		path := configPathOf(t, "windsurf")
+		writeFixture(t, path, "{}\n") // 0644
+		_, stderr, code := cli("", "--transport", "http", "install", "windsurf")
+		if code != 0 || !strings.Contains(stderr, "now 0600") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		for _, p := range []string{path, path + ".bak"} {
+			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: mode %v, %v; want 0600", p, fi.Mode().Perm(), err)
+			}
+		}
+	})
+
+	t.Run("comments in VS Code's file", func(t *testing.T) {
+		installHome(t)
+		path := configPathOf(t, "vscode")
+		writeFixture(t, path, "{\n  // my servers\n  \"servers\": {}\n}\n")
+		_, stderr, code := cli("", "install", "vscode")
+		if code != 1 || !strings.Contains(stderr, "line 2, column 3") || !strings.Contains(stderr, "remove them") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+
 	t.Run("unknown client", func(t *testing.T) {
 		installHome(t)
 		_, stderr, code := cli("", "install", "emacs")
