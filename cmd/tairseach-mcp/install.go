@@ -49,7 +49,12 @@ var mcpClients = []mcpClient{
 	},
 	{
 		name: "claude-code", title: "Claude Code", key: "mcpServers", typed: true, urlKey: "url",
-		path:     func(home, _ string) string { return filepath.Join(home, ".claude.json") },
+		path: func(home, _ string) string {
+			if dir := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(dir) {
+				return filepath.Join(dir, ".claude.json") // where Claude Code then keeps it
+			}
+			return filepath.Join(home, ".claude.json")
+		},
 		afterAdd: "new Claude Code sessions load it in every project (claude mcp list shows it)",
 	},
 	{

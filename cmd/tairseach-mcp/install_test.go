@@ -26,6 +26,7 @@ func installHome(t *testing.T) string {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("TAIRSEACH_MCP_TOKEN", "")
 	t.Setenv("TAIRSEACH_MCP_CALL_TIMEOUT", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	return home
 }
 
@@ -455,6 +456,10 @@ func TestDefaultPaths(t *testing.T) {
 		if got := configPathOf(t, name); got != filepath.Join(home, rel) {
 			t.Errorf("%s: %s, want $HOME/%s", name, got, rel)
 		}
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, "cc"))
+	if got := configPathOf(t, "claude-code"); got != filepath.Join(home, "cc", ".claude.json") {
+		t.Errorf("claude-code with CLAUDE_CONFIG_DIR: %s", got)
 	}
 	if !isDarwin {
 		t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
