@@ -510,16 +510,4 @@ func TestParseObject(t *testing.T) {
 	}
 }
 
-func maps_equal[K comparable, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 const isDarwin = runtime.GOOS == "darwin"
