@@ -67,23 +67,25 @@ func TestBareStartOnTerminal(t *testing.T) {
 			for !strings.Contains(stderr.String(), "\n") && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			// The terminal hangs up: stdin ends. The start-up lines, if
-			// any, are written before stdin is read, so by the exit.
-			master.Close()
+			// Ctrl-D: stdin ends. The start-up lines, if any, are written
+			// before stdin is read, so by the exit.
+			if _, err := master.Write([]byte{4}); err != nil {
+				t.Fatal(err)
+			}
 			select {
 			case <-done:
 			case <-time.After(20 * time.Second):
 				_ = cmd.Process.Kill()
 				<-done
-				t.Fatalf("the server did not stop when its terminal closed; stderr:\n%s", stderr.String())
+				t.Fatalf("the server did not stop at Ctrl-D; stderr:\n%s", stderr.String())
 			}
 			out := stderr.String()
 			first, rest, _ := strings.Cut(out, "\n")
 			if !strings.Contains(first, "waiting for an MCP client on stdin") || !strings.Contains(first, "tairseach-mcp install claude-desktop") {
 				t.Errorf("first line %q: want what this is and what to try", first)
 			}
-			if tt.logs != strings.Contains(rest, "serving") {
-				t.Errorf("log lines shown: %v, want %v; stderr:\n%s", !tt.logs, tt.logs, out)
+			if tt.logs != (rest != "") {
+				t.Errorf("log lines after the first: %v, want %v; stderr:\n%s", !tt.logs, tt.logs, out)
 			}
 		})
 	}
