@@ -312,7 +312,26 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 		return err
 	}
 	fmt.Fprintf(stdout, "%s the tairseach entry in %s%s\n%s\n", verb, cf.shown, backupNote(backup), c.afterAdd)
+	if missing := missingSetup(o); len(missing) > 0 {
+		verb := "does not exist yet, so " + c.title + " will see no tools until it does"
+		if len(missing) > 1 {
+			verb = "do not exist yet, so " + c.title + " will see no tools until they do"
+		}
+		fmt.Fprintf(stderr, "tairseach-mcp: %s %s; tairseach-mcp doctor checks the setup\n", strings.Join(missing, " and "), verb)
+	}
 	return nil
+}
+
+// missingSetup names what the server needs and does not find: the
+// manifests directory, the socket.
+func missingSetup(o *options) []string {
+	var missing []string
+	for _, p := range []string{o.manifests, o.socket} {
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	return missing
 }
 
 func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {

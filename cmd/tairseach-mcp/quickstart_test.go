@@ -131,7 +131,7 @@ func TestQuickstart(t *testing.T) {
 	cmd = exec.Command(bin, "install", "claude-desktop")
 	cmd.Env = environ
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "added the tairseach entry") {
+	if err != nil || !strings.Contains(string(out), "added the tairseach entry") || strings.Contains(string(out), "not exist") {
 		t.Fatalf("install claude-desktop: %v\n%s", err, out)
 	}
 	checkContacts(t, startEntry(t, claudeDesktopConfig(home), home))
