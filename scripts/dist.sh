@@ -21,6 +21,9 @@ else
 	sha256="shasum -a 256" # macOS
 fi
 
+case "$out" in
+/ | . | .. | "$HOME") echo "DIST=$out: name a directory of its own; it is emptied first" >&2; exit 2 ;;
+esac
 rm -rf "$out"
 mkdir -p "$out"
 for target in $targets; do
