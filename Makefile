@@ -8,7 +8,7 @@ CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
 # Pinned, fetched through the Go module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build test test-go lint demo bench fuzz soak clean
+.PHONY: all build dist test test-go lint demo bench fuzz soak clean
 
 all: build
 
@@ -18,6 +18,12 @@ build: export CGO_ENABLED = 0
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-mcp ./cmd/tairseach-mcp
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-demo ./cmd/tairseach-demo
+
+# Release archives for darwin/arm64, darwin/amd64, linux/amd64 and
+# linux/arm64 with checksums.txt, in dist/, as .goreleaser.yaml names them,
+# built with go alone (goreleaser release --clean makes a real release).
+dist:
+	GO='$(GO)' VERSION='$(VERSION)' sh scripts/dist.sh
 
 # The real MCP clients the end-to-end tests drive (MCP Inspector, the
 # TypeScript SDK), pinned in scripts/package-lock.json.
@@ -68,4 +74,4 @@ soak:
 	$(GO) run ./scripts/soak $(SOAK)
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -33,9 +35,12 @@ func newCallCmd(o *options, stdin io.Reader, stdout, stderr io.Writer) *cobra.Co
 
 NAME is the MCP name (tairseach_contacts_list), the name without the prefix (contacts_list)
 or the manifest's name (contacts.list). The arguments are one JSON object, "-" to read one
-from stdin, or key=value pairs: a value that parses as JSON (42, true, null, {"a":1}, "x")
-is taken as that JSON, any other value as a string. They are checked against the tool's
-inputSchema before the call.
+from stdin, or key=value pairs. A value is read as the type the tool's inputSchema gives
+its property: id=123 is the string "123" where id is a string, the number where it is a
+number; booleans are true or false; arrays and objects are JSON (quoted for the shell:
+tags='["a","b"]'); null only where the schema allows it. Where the schema says nothing, a
+value that parses as JSON is taken as that JSON, any other as a string. The arguments are
+then checked against the inputSchema before the call.
 
 The result's text is printed on stdout: JSON pretty-printed on a terminal and compact
 otherwise (--pretty and --compact force either). Exit status 0 on success, 1 when the tool
@@ -46,11 +51,11 @@ returned an error (its text is still printed), 2 for an unknown tool or bad argu
   echo '{"id": "c-001"}' | tairseach-mcp call contacts.get -
   tairseach-mcp call --raw contacts.get id=c-001`,
 		Args: cobra.MinimumNArgs(1),
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return completeToolNames(o, cmd), cobra.ShellCompDirectiveNoFileComp
+			return completeToolNames(o, cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.pretty && f.compact {
@@ -65,7 +70,10 @@ returned an error (its text is still printed), 2 for an unknown tool or bad argu
 	return cmd
 }
 
-func completeToolNames(o *options, cmd *cobra.Command) []string {
+// completeToolNames completes a tool name in the form being typed: the MCP
+// name (tairseach_contacts_l), the name without the prefix (contacts_l) or
+// the manifest's name (contacts.l). An empty word gets the MCP names.
+func completeToolNames(o *options, cmd *cobra.Command, toComplete string) []string {
 	if o.resolve(cmd) != nil {
 		return nil
 	}
@@ -73,18 +81,23 @@ func completeToolNames(o *options, cmd *cobra.Command) []string {
 	if err != nil {
 		return nil
 	}
-	names := make([]string, 0, len(reg.Tools))
+	var names []string
+	add := func(n string) {
+		if strings.HasPrefix(n, toComplete) && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	for _, t := range reg.Tools {
-		names = append(names, t.Name)
+		add(t.Name)
+		if toComplete != "" {
+			add(strings.TrimPrefix(t.Name, o.prefix))
+			add(t.ToolName)
+		}
 	}
 	return names
 }
 
 func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	args, err := buildArgs(argv, stdin)
-	if err != nil {
-		return usageError{err}
-	}
 	log := o.cliLogger(cmd, stderr)
 	reg, err := o.loadManifests(log)
 	if err != nil {
@@ -96,6 +109,10 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	tool, ok := findTool(srv, reg, o.prefix, name)
 	if !ok {
 		return usageError{unknownToolError(reg, o.prefix, name)}
+	}
+	args, err := buildArgs(argv, stdin, tool.InputSchema)
+	if err != nil {
+		return usageError{err}
 	}
 	if msg := srv.CheckArgs(tool.Name, args); msg != "" {
 		return usageError{fmt.Errorf("invalid arguments for %s: %s%s", tool.Name, msg, describeParams(tool.InputSchema))}
@@ -121,8 +138,9 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 }
 
 // buildArgs makes the arguments object from the command line: one JSON
-// object, "-" for one on stdin, or key=value pairs.
-func buildArgs(argv []string, stdin io.Reader) (json.RawMessage, error) {
+// object, "-" for one on stdin, or key=value pairs, each value read as the
+// type the tool's inputSchema gives its property.
+func buildArgs(argv []string, stdin io.Reader, schema json.RawMessage) (json.RawMessage, error) {
 	if len(argv) == 1 {
 		a := strings.TrimSpace(argv[0])
 		if a == "-" {
@@ -142,6 +160,10 @@ func buildArgs(argv []string, stdin io.Reader) (json.RawMessage, error) {
 			return buf.Bytes(), nil
 		}
 	}
+	var s jsonschema.Schema
+	if len(schema) > 0 && json.Unmarshal(schema, &s) != nil {
+		s = jsonschema.Schema{} // no types to go by
+	}
 	buf := []byte{'{'}
 	seen := map[string]bool{}
 	for i, kv := range argv {
@@ -153,27 +175,107 @@ func buildArgs(argv []string, stdin io.Reader) (json.RawMessage, error) {
 			return nil, fmt.Errorf("argument %q given twice", k)
 		}
 		seen[k] = true
+		val, err := argValue(k, v, s.Properties[k])
+		if err != nil {
+			return nil, err
+		}
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		kb, _ := json.Marshal(k)
 		buf = append(buf, kb...)
 		buf = append(buf, ':')
-		buf = append(buf, argValue(v)...)
+		buf = append(buf, val...)
 	}
 	return append(buf, '}'), nil
 }
 
-// argValue is v as JSON if it parses as JSON, else v as a JSON string.
-func argValue(v string) []byte {
-	if json.Valid([]byte(v)) {
-		var buf bytes.Buffer
-		if json.Compact(&buf, []byte(v)) == nil {
-			return buf.Bytes()
+// argValue is the JSON value of k=v for property schema p: v as JSON when
+// it is JSON of a type p allows, else v as a string when p allows strings.
+// Without types to go by, v is JSON if it parses as JSON, else a string.
+func argValue(k, v string, p *jsonschema.Schema) ([]byte, error) {
+	var types []string
+	if p != nil {
+		types = p.Types
+		if p.Type != "" {
+			types = []string{p.Type}
 		}
 	}
-	b, _ := json.Marshal(v)
-	return b
+	allows := func(t string) bool { return len(types) == 0 || slices.Contains(types, t) }
+	if kind := jsonKind(v); kind != "" {
+		integral := kind == "number" && isIntegral(v)
+		if allows(kind) || kind == "number" && integral && allows("integer") {
+			var buf bytes.Buffer
+			_ = json.Compact(&buf, []byte(v))
+			return buf.Bytes(), nil
+		}
+		if kind == "number" && allows("integer") && !allows("string") {
+			return nil, fmt.Errorf("%s=%s: %s is an integer; give a whole number, such as %s=10", k, v, k, k)
+		}
+	}
+	if allows("string") {
+		b, _ := json.Marshal(v)
+		return b, nil
+	}
+	return nil, fmt.Errorf("%s=%s: %s is %s; %s", k, v, k, describeTypes(types), typeHint(k, types))
+}
+
+// jsonKind is the JSON Schema type of v when v is one JSON value, else "".
+func jsonKind(v string) string {
+	if !json.Valid([]byte(v)) {
+		return ""
+	}
+	switch t := strings.TrimSpace(v); t[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func isIntegral(v string) bool {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	return err == nil && f == math.Trunc(f)
+}
+
+var typeArticles = map[string]string{"integer": "an integer", "number": "a number", "boolean": "a boolean",
+	"array": "an array", "object": "an object", "null": "null", "string": "a string"}
+
+func describeTypes(types []string) string {
+	names := make([]string, 0, len(types))
+	for _, t := range types {
+		if a, ok := typeArticles[t]; ok {
+			t = a
+		}
+		names = append(names, t)
+	}
+	return strings.Join(names, " or ")
+}
+
+// typeHint shows how to write a value of the first of types.
+func typeHint(k string, types []string) string {
+	switch types[0] {
+	case "integer":
+		return fmt.Sprintf("give a whole number, such as %s=10", k)
+	case "number":
+		return fmt.Sprintf("give a number, such as %s=1.5", k)
+	case "boolean":
+		return fmt.Sprintf("give %s=true or %s=false", k, k)
+	case "array":
+		return fmt.Sprintf(`give it as JSON, quoted for the shell: %s='["a","b"]'`, k)
+	case "object":
+		return fmt.Sprintf(`give it as JSON, quoted for the shell: %s='{"key":"value"}'`, k)
+	case "null":
+		return fmt.Sprintf("give %s=null or leave it out", k)
+	}
+	return "see tairseach-mcp tools --all"
 }
 
 func describeJSONError(err error) string {

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,6 +30,9 @@ var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus", "tairseach-m
 
 // exampleDir is manifests.example, relative so that output is stable.
 var exampleDir = filepath.Join("..", "..", "manifests.example")
+
+// typedDir has one tool with a property of each JSON type.
+var typedDir = filepath.Join("testdata", "typed")
 
 // fixedSocket is a socket path for output that never connects: it is not a
 // temporary path, so tables stay aligned the same way on every run.
@@ -158,6 +162,10 @@ func TestGoldenOffline(t *testing.T) {
 		{name: "call_extra_argument", args: with(ex, "call", "contacts_list", "color=red"), wantCode: 2},
 		{name: "call_not_key_value", args: with(ex, "call", "demo.echo", "hello"), wantCode: 2},
 		{name: "call_bad_json", args: with(ex, "call", "demo.echo", `{"a":`), wantCode: 2},
+		{name: "call_not_an_integer", args: with(ex, "call", "contacts.search", "query=anna", "limit=abc"), wantCode: 2},
+		{name: "call_not_a_boolean", args: []string{"--manifests", typedDir, "--socket", fixedSocket, "call", "typed.echo", "flag=yes"}, wantCode: 2},
+		{name: "call_not_an_array", args: []string{"--manifests", typedDir, "--socket", fixedSocket, "call", "typed.echo", "tags=a,b"}, wantCode: 2},
+		{name: "call_not_a_whole_number", args: []string{"--manifests", typedDir, "--socket", fixedSocket, "call", "typed.echo", "n=1.5"}, wantCode: 2},
 	}, nil)
 }
 
@@ -178,6 +186,8 @@ func TestGoldenLive(t *testing.T) {
 		{name: "call_raw", args: with("call", "--raw", "contacts.get", "id=c-002")},
 		{name: "call_backend_error", args: with("call", "demo.fail"), wantCode: 1},
 		{name: "call_backend_error_raw", args: with("call", "--raw", "demo.fail"), wantCode: 1},
+		{name: "call_typed_by_schema", args: []string{"--manifests", typedDir, "--socket", e.socket, "call", "typed.echo", "id=123", "n=42", "x=1.5", "flag=true", `tags=["a","b"]`, `o={"k":1}`, "note=null", "mixed=7", "other=007"}},
+		{name: "call_typed_strings", args: []string{"--manifests", typedDir, "--socket", e.socket, "call", "typed.echo", `id="42"`, "note=hello", "mixed=abc", "id2=true"}},
 		{name: "call_pretty_and_compact", args: with("call", "--pretty", "--compact", "demo.echo"), wantCode: 2},
 		{name: "doctor_live", args: with("doctor")},
 		{name: "doctor_corpus", args: []string{"--manifests", corpusDir, "--socket", e.socket, "doctor"}},
@@ -281,6 +291,8 @@ func TestExitCodes(t *testing.T) {
 		{"doctor with no socket", []string{"doctor"}, 1},
 		{"doctor with an argument", []string{"doctor", "now"}, 2},
 		{"completion", []string{"completion", "bash"}, 0},
+		{"mistyped command", []string{"instal"}, 2},
+		{"mistyped subcommand", []string{"config", "claud"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -292,6 +304,23 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("usage error without a diagnostic on stderr: %q", stderr)
 			}
 		})
+	}
+}
+
+func TestSuggestions(t *testing.T) {
+	cleanEnv(t)
+	for args, want := range map[string]string{
+		"instal":       `unknown command "instal"; did you mean install? (tairseach-mcp --help lists the commands)`,
+		"uninstal":     `did you mean uninstall?`,
+		"doctr":        `did you mean doctor?`,
+		"tool":         `did you mean tools?`,
+		"xyzzy":        `unknown command "xyzzy"; tairseach-mcp --help lists the commands`,
+		"config claud": `unknown command "claud"; did you mean claude? (tairseach-mcp config --help lists the commands)`,
+	} {
+		_, stderr, code := cli("", strings.Fields(args)...)
+		if code != 2 || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", args, code, stderr, want)
+		}
 	}
 }
 
@@ -308,8 +337,34 @@ func TestCompletion(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "tairseach_contacts_list\n") || !strings.Contains(stdout, "tairseach_server_status\n") {
 		t.Errorf("__complete call: exit %d, output:\n%s", code, stdout)
 	}
+	// Short and dotted names complete in the form being typed.
+	for word, want := range map[string][]string{
+		"tairseach_contacts_l": {"tairseach_contacts_list"},
+		"contacts_l":           {"contacts_list"},
+		"contacts.l":           {"contacts.list"},
+		"contacts.":            {"contacts.list", "contacts.search", "contacts.get"},
+		"server":               {"server_status", "server.status"},
+		"nope":                 nil,
+	} {
+		stdout, _, code := cli("", "__complete", "--manifests", exampleDir, "call", word)
+		got := strings.Fields(stdout[:strings.LastIndex(stdout, ":")])
+		slices.Sort(got)
+		slices.Sort(want)
+		if code != 0 || !slices.Equal(got, want) {
+			t.Errorf("__complete call %s: %q, want %q", word, got, want)
+		}
+	}
+	for _, cmd := range []string{"install", "uninstall"} {
+		stdout, _, _ := cli("", "__complete", cmd, "")
+		if got := strings.Fields(stdout[:strings.LastIndex(stdout, ":")]); !slices.Equal(got, clientNames()) {
+			t.Errorf("__complete %s: %q, want the clients", cmd, got)
+		}
+		if stdout, _, _ := cli("", "__complete", cmd, "cursor", ""); strings.Contains(stdout, "vscode") {
+			t.Errorf("__complete %s cursor: %q, want nothing after the client", cmd, stdout)
+		}
+	}
 	help, _, _ := cli("", "--help")
-	for _, c := range []string{"tools", "validate", "call", "doctor", "config", "completion"} {
+	for _, c := range []string{"tools", "validate", "call", "doctor", "config", "install", "uninstall", "completion"} {
 		if !regexp.MustCompile(`(?m)^  ` + c + `\s`).MatchString(help) {
 			t.Errorf("--help does not list %s:\n%s", c, help)
 		}
@@ -448,7 +503,7 @@ func TestBuildArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := buildArgs(tt.argv, strings.NewReader(tt.stdin))
+			got, err := buildArgs(tt.argv, strings.NewReader(tt.stdin), nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)

@@ -6,5 +6,6 @@ package main
 import "os"
 
 func main() {
+	version = versionString()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -21,7 +21,8 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver"
 )
 
-// version is stamped at build time with -ldflags "-X main.version=…".
+// version is stamped at build time with -ldflags "-X main.version=…";
+// versionString falls back to what Go recorded in the binary.
 var version = "dev"
 
 // options are the flags shared by every command.
@@ -104,20 +105,24 @@ and forwards each call to the Tairseach server's Unix socket.
 
 Every flag can also be set by environment: TAIRSEACH_MANIFESTS, TAIRSEACH_SOCKET, and
 TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).`,
-		Version:       version,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          unknownCommand,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return o.resolve(cmd)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.transport == "stdio" && stdinIsTerminal(stdin) {
+				greetTerminal(cmd, o, stderr)
+			}
 			return serve(cmd.Context(), o, stdin, stdout, stderr)
 		},
 	}
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("tairseach-mcp {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
@@ -141,12 +146,28 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
-	root.AddCommand(newConfigCmd(o, stdout))
+	root.AddCommand(newConfigCmd(o, stdout, stderr))
+	root.AddCommand(newInstallCmd(o, stdout, stderr))
+	root.AddCommand(newUninstallCmd(stdout, stderr))
 	root.AddCommand(newToolsCmd(o, stdout, stderr))
 	root.AddCommand(newValidateCmd(o, stdout, stderr))
 	root.AddCommand(newCallCmd(o, stdin, stdout, stderr))
 	root.AddCommand(newDoctorCmd(o, stdout, stderr))
 	return root
+}
+
+// unknownCommand refuses arguments to a command that takes none but has
+// subcommands, suggesting the
+// commands closest to a mistyped one.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	hint := cmd.CommandPath() + " --help lists the commands"
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		hint = "did you mean " + strings.Join(s, " or ") + "? (" + hint + ")"
+	}
+	return usageError{fmt.Errorf("unknown command %q; %s", args[0], hint)}
 }
 
 // envName is the environment variable that backs flag name.

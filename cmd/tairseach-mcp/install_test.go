@@ -1,0 +1,513 @@
+package main
+
+// Tests of install and uninstall: each client's file under a temporary
+// HOME, before and after, as golden files in testdata/install.
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// installHome is a temporary HOME with no TAIRSEACH_* settings.
+func installHome(t *testing.T) string {
+	t.Helper()
+	cleanEnv(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("TAIRSEACH_MCP_TOKEN", "")
+	t.Setenv("TAIRSEACH_MCP_CALL_TIMEOUT", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	return home
+}
+
+// fixtures are client files with another server and settings of their own,
+// in an order that is not alphabetical.
+var fixtures = map[string]string{
+	"mcpServers": `{
+  "theme": "dark",
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x"}
+    }
+  },
+  "numStartups": 12,
+  "alpha": {"nested": [1, 2, {"b": null}]}
+}
+`,
+	"servers": `{
+  "servers": {
+    "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"}
+  },
+  "inputs": []
+}
+`,
+}
+
+// exePath is what os.Executable resolves to in this test process.
+func exePath(t *testing.T) string {
+	exe, err := executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// dirSnapshot is every file in dir: name → content, and mtimes.
+func dirSnapshot(t *testing.T, dir string) (files map[string]string, mtimes map[string]time.Time) {
+	t.Helper()
+	files, mtimes = map[string]string{}, map[string]time.Time{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := e.Info()
+		files[e.Name()] = string(b)
+		mtimes[e.Name()] = fi.ModTime()
+	}
+	return files, mtimes
+}
+
+var stampRE = regexp.MustCompile(`\.\d{8}T\d{6}Z\.bak`)
+
+// installGolden is the golden text of one run: the file before, the
+// command's transcript, and every file of the directory after.
+func installGolden(t *testing.T, home, before string, args []string, stdout, stderr string, code int, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	if before == "" {
+		before = "(no file)\n"
+	}
+	fmt.Fprintf(&b, "-- before --\n%s", before)
+	b.WriteString(transcript(args, stdout, stderr, code, nil))
+	files, _ := dirSnapshot(t, dir)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "-- after: %s --\n%s", n, files[n])
+	}
+	s := strings.ReplaceAll(b.String(), exePath(t), "$EXE")
+	s = strings.ReplaceAll(s, home, "$HOME")
+	return stampRE.ReplaceAllString(s, ".$TIME.bak")
+}
+
+var fixedFlags = []string{"--manifests", "/srv/tairseach/manifests", "--socket", fixedSocket}
+
+func configPathOf(t *testing.T, name string) string {
+	t.Helper()
+	c, err := findClient(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.defaultPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func writeFixture(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInstallClients installs into a missing file and into a file with
+// another server, runs it again, and uninstalls, for every client.
+func TestInstallClients(t *testing.T) {
+	for _, c := range mcpClients {
+		t.Run(c.name, func(t *testing.T) {
+			t.Run("fresh", func(t *testing.T) {
+				home := installHome(t)
+				path := configPathOf(t, c.name)
+				args := append(slices.Clone(fixedFlags), "install", c.name)
+				stdout, stderr, code := cli("", args...)
+				if code != 0 {
+					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+				}
+				modes := map[string]os.FileMode{path: 0o600}
+				if filepath.Dir(path) != home {
+					modes[filepath.Dir(path)] = 0o700
+				}
+				for p, want := range modes {
+					if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+						t.Errorf("%s: %v, mode %v; want %v", p, err, fi.Mode().Perm(), want)
+					}
+				}
+				checkGolden(t, filepath.Join("install", c.name+"_fresh"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
+			})
+
+			t.Run("merge, again, uninstall", func(t *testing.T) {
+				home := installHome(t)
+				path := configPathOf(t, c.name)
+				dir := filepath.Dir(path)
+				before := fixtures[c.key]
+				writeFixture(t, path, before)
+				args := append(slices.Clone(fixedFlags), "install", c.name)
+				stdout, stderr, code := cli("", args...)
+				if code != 0 {
+					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+				}
+				if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+					t.Errorf("the file's mode was not kept: %v %v", fi.Mode(), err)
+				}
+				checkGolden(t, filepath.Join("install", c.name+"_merge"), installGolden(t, home, before, args, stdout, stderr, code, dir))
+
+				// Again: nothing written, no second backup.
+				files, mtimes := dirSnapshot(t, dir)
+				time.Sleep(10 * time.Millisecond)
+				stdout, stderr, code = cli("", args...)
+				if code != 0 || !strings.Contains(stdout, "nothing changed") {
+					t.Errorf("second install: exit %d, stdout %q, stderr %q; want nothing changed", code, stdout, stderr)
+				}
+				files2, mtimes2 := dirSnapshot(t, dir)
+				if !maps.Equal(files, files2) || !maps.Equal(mtimes, mtimes2) {
+					t.Errorf("second install changed the directory:\nbefore %v\nafter  %v", mtimes, mtimes2)
+				}
+
+				// Uninstall: back to the first file, its formatting aside.
+				os.Remove(path + ".bak")
+				uargs := []string{"uninstall", c.name}
+				stdout, stderr, code = cli("", uargs...)
+				if code != 0 {
+					t.Fatalf("uninstall: exit %d\n%s%s", code, stdout, stderr)
+				}
+				after, _ := os.ReadFile(path)
+				if !sameJSON(after, json.RawMessage(before)) {
+					t.Errorf("uninstall did not restore the file:\n%s\nwant\n%s", after, before)
+				}
+				installed, _ := os.ReadFile(path + ".bak")
+				checkGolden(t, filepath.Join("install", c.name+"_uninstall"), installGolden(t, home, string(installed), uargs, stdout, stderr, code, dir))
+
+				// Nothing left to remove.
+				stdout, stderr, code = cli("", uargs...)
+				if code != 0 || !strings.Contains(stdout, "no tairseach entry") {
+					t.Errorf("second uninstall: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+				}
+			})
+		})
+	}
+}
+
+// TestInstallHTTP writes URL entries with the bearer token for the clients
+// that take them.
+func TestInstallHTTP(t *testing.T) {
+	for _, c := range mcpClients {
+		if c.urlKey == "" {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			home := installHome(t)
+			tokenFile := filepath.Join(home, "token")
+			if err := os.WriteFile(tokenFile, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := configPathOf(t, c.name)
+			args := append(slices.Clone(fixedFlags), "--transport", "http", "--listen", "0.0.0.0:9876", "--auth-token-file", tokenFile, "install", c.name)
+			stdout, stderr, code := cli("", args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			checkGolden(t, filepath.Join("install", c.name+"_http"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
+		})
+	}
+	t.Run("token from ~/.tairseach/mcp-token", func(t *testing.T) {
+		home := installHome(t)
+		writeFixture(t, filepath.Join(home, ".tairseach", "mcp-token"), "fedcba9876543210fedcba9876543210\n")
+		stdout, stderr, code := cli("", "--transport", "http", "install", "cursor", "--print")
+		if code != 0 || !strings.Contains(stdout, `"Authorization": "Bearer fedcba9876543210fedcba9876543210"`) || !strings.Contains(stdout, `"url": "http://127.0.0.1:8765/mcp"`) {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+	})
+}
+
+// TestInstallCases: the cases one client is enough for.
+func TestInstallCases(t *testing.T) {
+	t.Run("install_unparseable", func(t *testing.T) {
+		home := installHome(t)
+		path := configPathOf(t, "claude-desktop")
+		before := "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }\n}\n"
+		writeFixture(t, path, before)
+		args := []string{"install", "claude-desktop"}
+		stdout, stderr, code := cli("", args...)
+		if code != 1 || !strings.Contains(stderr, path) || !strings.Contains(stderr, "line 4") {
+			t.Errorf("exit %d, stderr %q: want 1 and a message naming the file and the line", code, stderr)
+		}
+		checkGolden(t, filepath.Join("install", "install_unparseable"), installGolden(t, home, before, args, stdout, stderr, code, filepath.Dir(path)))
+	})
+
+	t.Run("install_not_an_object", func(t *testing.T) {
+		home := installHome(t)
+		path := configPathOf(t, "cursor")
+		before := "[]\n"
+		writeFixture(t, path, before)
+		args := []string{"uninstall", "cursor"}
+		stdout, stderr, code := cli("", args...)
+		if code != 1 {
+			t.Errorf("exit %d, want 1", code)
+		}
+		checkGolden(t, filepath.Join("install", "install_not_an_object"), installGolden(t, home, before, args, stdout, stderr, code, filepath.Dir(path)))
+	})
+
+	t.Run("install_print", func(t *testing.T) {
+		home := installHome(t)
+		path := configPathOf(t, "cursor")
+		before := fixtures["mcpServers"]
+		writeFixture(t, path, before)
+		args := append(slices.Clone(fixedFlags), "install", "cursor", "--print")
+		stdout, stderr, code := cli("", args...)
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+		checkGolden(t, filepath.Join("install", "install_print"), installGolden(t, home, before, args, stdout, stderr, code, filepath.Dir(path)))
+	})
+
+	t.Run("install_env", func(t *testing.T) {
+		home := installHome(t)
+		t.Setenv("TAIRSEACH_SOCKET", "/run/tairseach-env/tairseach.sock")
+		t.Setenv("TAIRSEACH_MANIFESTS", "~/manifests")
+		t.Setenv("TAIRSEACH_MCP_CALL_TIMEOUT", "1m")
+		path := configPathOf(t, "claude-code")
+		args := []string{"--prefix", "ts_", "install", "claude-code"}
+		stdout, stderr, code := cli("", args...)
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+		checkGolden(t, filepath.Join("install", "install_env"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
+	})
+
+	t.Run("install_http_left_out", func(t *testing.T) {
+		home := installHome(t)
+		t.Setenv("TAIRSEACH_MCP_LISTEN", "127.0.0.1:9999")
+		path := configPathOf(t, "claude-desktop")
+		args := append(slices.Clone(fixedFlags), "--transport", "http", "--stateless", "--linger", "install", "claude-desktop")
+		stdout, stderr, code := cli("", args...)
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+		got, _ := os.ReadFile(path)
+		for _, bad := range []string{"transport", "listen", "stateless", "linger"} {
+			if strings.Contains(string(got), bad) {
+				t.Errorf("the stdio entry carries %s:\n%s", bad, got)
+			}
+		}
+		checkGolden(t, filepath.Join("install", "install_http_left_out"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
+	})
+
+	t.Run("uninstall_missing_file", func(t *testing.T) {
+		installHome(t)
+		stdout, stderr, code := cli("", "uninstall", "windsurf")
+		if code != 0 || !strings.Contains(stdout, "does not exist; no tairseach entry to remove") {
+			t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+		if _, err := os.Stat(configPathOf(t, "windsurf")); err == nil {
+			t.Error("uninstall created the file")
+		}
+	})
+
+	t.Run("changed flags: updated, and the first backup kept", func(t *testing.T) {
+		home := installHome(t)
+		path := configPathOf(t, "cursor")
+		writeFixture(t, path, fixtures["mcpServers"])
+		for _, prefix := range []string{"a_", "b_"} {
+			if _, stderr, code := cli("", "--prefix", prefix, "install", "cursor"); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+		}
+		files, _ := dirSnapshot(t, filepath.Dir(path))
+		if files["mcp.json.bak"] != fixtures["mcpServers"] {
+			t.Errorf("mcp.json.bak is not the original file:\n%s", files["mcp.json.bak"])
+		}
+		var stamped int
+		for n, content := range files {
+			if stampRE.MatchString(n) {
+				stamped++
+				if !strings.Contains(content, "--prefix=a_") {
+					t.Errorf("%s does not hold the first install:\n%s", n, content)
+				}
+			}
+		}
+		if stamped != 1 || !strings.Contains(files["mcp.json"], "--prefix=b_") {
+			t.Errorf("want one timestamped backup and the new prefix; files: %v", files)
+		}
+		_ = home
+	})
+
+	t.Run("--config through a symlink", func(t *testing.T) {
+		home := installHome(t)
+		real := filepath.Join(home, "dotfiles", "claude.json")
+		writeFixture(t, real, "{}")
+		link := filepath.Join(home, "link.json")
+		if err := os.Symlink(real, link); err != nil {
+			t.Fatal(err)
+		}
+		if _, stderr, code := cli("", "install", "claude-desktop", "--config", link); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the symlink was replaced: %v %v", fi.Mode(), err)
+		}
+		if b, _ := os.ReadFile(real); !strings.Contains(string(b), `"tairseach"`) {
+			t.Errorf("the linked file was not written:\n%s", b)
+		}
+	})
+
+	t.Run("config claude prints what install --print would write", func(t *testing.T) {
+		installHome(t)
+		writeFixture(t, configPathOf(t, "claude-desktop"), fixtures["mcpServers"])
+		a, _, c1 := cli("", append(slices.Clone(fixedFlags), "config", "claude")...)
+		b, _, c2 := cli("", append(slices.Clone(fixedFlags), "install", "claude-desktop", "--print")...)
+		if c1 != 0 || c2 != 0 || a != b || !strings.Contains(a, `"github"`) || !strings.Contains(a, `"--socket=`+fixedSocket+`"`) {
+			t.Errorf("config claude (exit %d):\n%s\ninstall --print (exit %d):\n%s", c1, a, c2, b)
+		}
+	})
+
+	t.Run("duplicate entries: the one a parser keeps is updated, the others go", func(t *testing.T) {
+		installHome(t)
+		path := configPathOf(t, "cursor")
+		writeFixture(t, path, `{"mcpServers": {"tairseach": {"command": "/old/one"}, "x": {"command": "y"}, "tairseach": {"command": "/old/two"}}}`)
+		for range 2 {
+			if _, stderr, code := cli("", "install", "cursor"); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+		}
+		b, _ := os.ReadFile(path)
+		ms, err := parseObject(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg struct{ MCPServers json.RawMessage }
+		_ = json.Unmarshal(b, &cfg)
+		servers, _ := parseObject(cfg.MCPServers)
+		if len(ms) != 1 || len(servers) != 2 || servers[0].key != "x" || servers[1].key != "tairseach" || strings.Contains(string(b), "/old/") {
+			t.Errorf("want x, then one new tairseach entry:\n%s", b)
+		}
+	})
+
+	t.Run("a token tightens a file others can read", func(t *testing.T) {
+		home := installHome(t)
+		writeFixture(t, filepath.Join(home, ".tairseach", "mcp-token"), "fedcba9876543210fedcba9876543210\n")
+		path := configPathOf(t, "windsurf")
+		writeFixture(t, path, "{}\n") // 0644
+		_, stderr, code := cli("", "--transport", "http", "install", "windsurf")
+		if code != 0 || !strings.Contains(stderr, "now 0600") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		for _, p := range []string{path, path + ".bak"} {
+			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: mode %v, %v; want 0600", p, fi.Mode().Perm(), err)
+			}
+		}
+	})
+
+	t.Run("comments in VS Code's file", func(t *testing.T) {
+		installHome(t)
+		path := configPathOf(t, "vscode")
+		writeFixture(t, path, "{\n  // my servers\n  \"servers\": {}\n}\n")
+		_, stderr, code := cli("", "install", "vscode")
+		if code != 1 || !strings.Contains(stderr, "line 2, column 3") || !strings.Contains(stderr, "remove them") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+
+	t.Run("unknown client", func(t *testing.T) {
+		installHome(t)
+		_, stderr, code := cli("", "install", "emacs")
+		if code != 2 || !strings.Contains(stderr, "claude-desktop, claude-code, cursor, vscode, windsurf") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+}
+
+func TestDefaultPaths(t *testing.T) {
+	home := installHome(t)
+	want := map[string]string{
+		"claude-desktop": ".config/Claude/claude_desktop_config.json",
+		"claude-code":    ".claude.json",
+		"cursor":         ".cursor/mcp.json",
+		"vscode":         ".config/Code/User/mcp.json",
+		"windsurf":       ".codeium/windsurf/mcp_config.json",
+	}
+	if isDarwin {
+		want["claude-desktop"] = "Library/Application Support/Claude/claude_desktop_config.json"
+		want["vscode"] = "Library/Application Support/Code/User/mcp.json"
+	}
+	for name, rel := range want {
+		if got := configPathOf(t, name); got != filepath.Join(home, rel) {
+			t.Errorf("%s: %s, want $HOME/%s", name, got, rel)
+		}
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, "cc"))
+	if got := configPathOf(t, "claude-code"); got != filepath.Join(home, "cc", ".claude.json") {
+		t.Errorf("claude-code with CLAUDE_CONFIG_DIR: %s", got)
+	}
+	if !isDarwin {
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+		if got := configPathOf(t, "vscode"); got != filepath.Join(home, "xdg", "Code", "User", "mcp.json") {
+			t.Errorf("vscode with XDG_CONFIG_HOME: %s", got)
+		}
+	}
+}
+
+func TestHomebrewOpt(t *testing.T) {
+	prefix := t.TempDir()
+	cellar := filepath.Join(prefix, "Cellar", "tairseach-mcp", "1.2.3", "bin", "tairseach-mcp")
+	writeFixture(t, cellar, "")
+	if got := homebrewOpt(cellar); got != cellar {
+		t.Errorf("without an opt link: %s, want the Cellar path", got)
+	}
+	if err := os.MkdirAll(filepath.Join(prefix, "opt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "Cellar", "tairseach-mcp", "1.2.3"), filepath.Join(prefix, "opt", "tairseach-mcp")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := homebrewOpt(cellar), filepath.Join(prefix, "opt", "tairseach-mcp", "bin", "tairseach-mcp"); got != want {
+		t.Errorf("with an opt link: %s, want %s", got, want)
+	}
+	for _, p := range []string{"/usr/local/bin/tairseach-mcp", filepath.Join(prefix, "Cellar", "x", "bin", "tairseach-mcp")} {
+		if got := homebrewOpt(p); got != p {
+			t.Errorf("homebrewOpt(%s) = %s", p, got)
+		}
+	}
+}
+
+func TestParseObject(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"a":1,"a":2}`, ""},
+		{``, ""},
+		{"  \n", ""},
+		{`{"a":1} {}`, "more after the top-level object"},
+		{`{"a":1`, "unexpected end"},
+		{`"x"`, "the top level is a string"},
+		{`null`, "the top level is null"},
+		{"{\n  // comment\n}", "line 2, column 3"},
+	} {
+		_, err := parseObject([]byte(tt.in))
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("parseObject(%q) = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+const isDarwin = runtime.GOOS == "darwin"
