@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -69,25 +70,101 @@ func (r *route) mismatch(o *outputSchema, text []byte, redact bool) string {
 	return ""
 }
 
-// checkQuietly checks a result against an outputSchema that is not
-// advertised, and logs the first mismatch of each tool. The result is sent
-// either way: the real server's replies do not always match its manifests,
-// and a success must not reach the model as a failure.
+// checkQuietly has a result checked, in the background, against an
+// outputSchema that is not advertised, and the first mismatch of each tool
+// logged. The result is sent either way: the real server's replies do not
+// always match its manifests, and a success must not reach the model as a
+// failure.
 func (s *Server) checkQuietly(r *route, text []byte) {
 	if _, done := s.warned.Load(r.tool.Name); done {
 		return
 	}
+	s.checks.submit(checkJob{r, text}, s.checkNow)
+}
+
+// checkNow checks a result and logs its tool's first mismatch.
+func (s *Server) checkNow(j checkJob) {
+	if _, done := s.warned.Load(j.r.tool.Name); done {
+		return
+	}
 	// The log quotes nothing of the result: it may hold secrets
 	// (op.items.get), and logs are kept where results are not.
-	problem := r.mismatch(r.check, text, true)
+	problem := j.r.mismatch(j.r.check, j.text, true)
 	if problem == "" {
 		return
 	}
-	if _, done := s.warned.LoadOrStore(r.tool.Name, struct{}{}); done {
+	if _, done := s.warned.LoadOrStore(j.r.tool.Name, struct{}{}); done {
 		return
 	}
-	s.log.Warn().Str("tool", r.tool.Name).Str("file", r.tool.File).Str("mismatch", problem).
+	s.log.Warn().Str("tool", j.r.tool.Name).Str("file", j.r.tool.File).Str("mismatch", problem).
 		Msg("a result does not match the tool's outputSchema; it was sent as it is (the schema is not advertised); further mismatches of this tool are not logged")
+}
+
+// checkJob is a result to check; text is never written again (it is the
+// text content sent to the client).
+type checkJob struct {
+	r    *route
+	text []byte
+}
+
+// checker runs result checks on one goroutine, off the calls' path: a check
+// may decode the result (jsonschema-go), which would cost a call several
+// times its round trip. The goroutine starts with the first check and is
+// stopped by stop; when checks come faster than it runs them, the surplus
+// is skipped, as they only warn.
+type checker struct {
+	once     sync.Once
+	stopOnce sync.Once
+	jobs     chan checkJob
+	quit     chan struct{}
+	done     chan struct{} // closed when the goroutine has returned
+}
+
+const checkQueue = 64
+
+func (c *checker) submit(j checkJob, run func(checkJob)) {
+	c.once.Do(func() {
+		c.jobs = make(chan checkJob, checkQueue)
+		c.quit = make(chan struct{})
+		c.done = make(chan struct{})
+		go c.loop(run)
+	})
+	select {
+	case c.jobs <- j:
+	default: // busy: this one goes unchecked
+	}
+}
+
+// loop owns nothing but the jobs it takes; on quit it runs those already
+// queued, so that a stopping server still logs what it saw.
+func (c *checker) loop(run func(checkJob)) {
+	defer close(c.done)
+	for {
+		select {
+		case j := <-c.jobs:
+			run(j)
+		case <-c.quit:
+			for {
+				select {
+				case j := <-c.jobs:
+					run(j)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// stop stops the goroutine, if it started, and waits for it.
+func (c *checker) stop() {
+	c.once.Do(func() {}) // no goroutine may start after this
+	c.stopOnce.Do(func() {
+		if c.quit != nil {
+			close(c.quit)
+			<-c.done
+		}
+	})
 }
 
 // validUTF8 returns the JSON b with each byte that is not UTF-8 replaced by

@@ -255,6 +255,10 @@ func TestMismatchWarningQuotesNoValue(t *testing.T) {
 				t.Fatalf("%s: isError %v, %s; want the result as it is", tt.tool, res.IsError, textOf(res))
 			}
 		}
+		// The check runs in the background.
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), `"level":"warn","tool":"`+tt.tool+`"`) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		out := logs.String()
 		if n := strings.Count(out, `"level":"warn","tool":"`+tt.tool+`"`); n != 1 || !strings.Contains(out, tt.want) {
 			t.Errorf("%s: %d warnings, want 1 with %s:\n%s", tt.tool, n, tt.want, out)
@@ -275,4 +279,29 @@ func TestExcerptCutsBetweenCharacters(t *testing.T) {
 			t.Errorf("excerpt of %d bytes: %q", len(s), got[len(got)-40:])
 		}
 	}
+}
+
+// TestCheckerStopsOnClose checks that Close stops the goroutine checking
+// results in the background, after the checks already queued, and that a
+// call after Close neither starts it again nor blocks.
+func TestCheckerStopsOnClose(t *testing.T) {
+	var logs lockedBuffer
+	srv := New(Config{DefaultSocket: startDemo(t), CheckOutputs: true, Logger: zerolog.New(&logs)}, registryOf(t, `{"id":"t","tools":[
+		{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object","required":["x"]}}],
+		"implementation":{"methods":{"t":"demo.echo"}}}`))
+	if res := srv.Call(context.Background(), "tairseach_t", json.RawMessage(`{}`)); res.IsError {
+		t.Fatal(textOf(res))
+	}
+	srv.Close()
+	select {
+	case <-srv.checks.done:
+	default:
+		t.Fatal("the checker still runs after Close")
+	}
+	if !strings.Contains(logs.String(), `required: missing properties: [\"x\"]`) {
+		t.Errorf("the check queued before Close was not run:\n%s", logs.String())
+	}
+	// A check submitted after Close is skipped, without blocking.
+	srv.checks.submit(checkJob{srv.routes.Load().byName["tairseach_t"], []byte(`{}`)}, func(checkJob) { t.Error("a check ran after Close") })
+	srv.Close()
 }

@@ -124,6 +124,7 @@ type Server struct {
 	attached  map[Notifier]struct{} // stdio sessions served directly
 
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
+	checks checker  // checks results against unadvertised outputSchemas
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -210,8 +211,10 @@ func (s *Server) MCP() *mcp.Server {
 	return s.mcp
 }
 
-// Close closes the backend connections.
+// Close closes the backend connections and stops the background checks of
+// results.
 func (s *Server) Close() error {
+	s.checks.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.clients {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -70,7 +71,8 @@ func TestShellPipes(t *testing.T) {
 			input: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tairseach_server_status","arguments":{}}}`,
 			check: func(t *testing.T, m map[string]any) {
 				res, _ := m["result"].(map[string]any)
-				if m["id"] != float64(3) || res["isError"] == true || res["structuredContent"] == nil {
+				content, _ := res["content"].([]any)
+				if m["id"] != float64(3) || res["isError"] == true || len(content) != 1 || !strings.Contains(fmt.Sprint(content[0]), `"status":"ok"`) {
 					t.Fatalf("tools/call response: %v", m)
 				}
 			},
