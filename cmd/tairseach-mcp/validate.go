@@ -200,7 +200,7 @@ func validateFiles(rep *report, paths []string, opts manifest.Options) {
 	)
 	for _, p := range paths {
 		rel := filepath.ToSlash(p)
-		data, err := os.ReadFile(p)
+		data, err := manifest.ReadFile(p, opts)
 		if err != nil {
 			errs = append(errs, &manifest.FileError{Path: rel, Err: errors.New(describeOSError(err))})
 			continue
@@ -323,10 +323,10 @@ func (c *checker) locator(rel string) *locator {
 	}
 	var l *locator
 	name := c.path(rel)
-	if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() <= manifest.DefaultMaxFileSize {
-		if data, err := os.ReadFile(name); err == nil {
-			l = newLocator(data)
-		}
+	// The file is read again, as the loader reads it: it may have been
+	// replaced by a FIFO since, which must not block.
+	if data, err := manifest.ReadFile(name, manifest.Options{}); err == nil {
+		l = newLocator(data)
 	}
 	c.locs[rel] = l
 	return l
