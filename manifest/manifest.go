@@ -68,6 +68,9 @@ type Tool struct {
 	// Title is annotations.title, or the tool's "title" when that is absent.
 	Title string
 	// InputSchema is compact JSON: always an object whose "type" is "object".
+	// It and OutputSchema are JSON Schema that jsonschema-go resolves, without
+	// $ref cycles and within MaxSchemaDepth and MaxSchemaSize, so that
+	// validating any instance against them terminates.
 	InputSchema json.RawMessage
 	// OutputSchema is compact JSON or nil; when set, an object whose "type" is "object".
 	OutputSchema json.RawMessage
@@ -114,8 +117,11 @@ const (
 	Duplicate
 	// Conflict: an earlier tool has the same MCP name but another method or socket.
 	Conflict
-	// BadSchema: the input schema is not an object schema.
+	// BadSchema: the input schema is not an object schema, or cannot be
+	// validated with (see Tool.InputSchema).
 	BadSchema
+	// BadOutputSchema: the output schema cannot be validated with.
+	BadOutputSchema
 )
 
 // String returns a short human phrase for r.
@@ -131,6 +137,8 @@ func (r SkipReason) String() string {
 		return "conflicting name"
 	case BadSchema:
 		return "invalid input schema"
+	case BadOutputSchema:
+		return "invalid output schema"
 	}
 	return fmt.Sprintf("unknown reason %d", int(r))
 }

@@ -154,11 +154,21 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 	}
 	if in == nil {
 		in = json.RawMessage(`{"type":"object"}`)
+	} else if err := checkSchema(in); err != nil {
+		skip(BadSchema, err.Error())
+		problem(Error, "tool %s is not exposed: its inputSchema cannot be used: %v", toolName, err)
+		return
 	}
 	out, err := normaliseSchema(t.OutputSchema)
 	if err != nil {
 		out = nil
 		problem(Warning, `outputSchema dropped: it must be a JSON Schema object with "type": "object" (%v)`, err)
+	} else if out != nil {
+		if err := checkSchema(out); err != nil {
+			skip(BadOutputSchema, err.Error())
+			problem(Error, "tool %s is not exposed: its outputSchema cannot be used: %v", toolName, err)
+			return
+		}
 	}
 	timeout := t.TimeoutMs
 	if timeout < 0 {

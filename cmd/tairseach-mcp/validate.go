@@ -10,13 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
@@ -290,20 +288,6 @@ func (c *checker) check(reg *manifest.Registry) {
 	}
 	for _, t := range reg.Tools {
 		loc := c.locator(t.File)
-		for _, s := range []struct {
-			field  string
-			schema json.RawMessage
-		}{{"inputSchema", t.InputSchema}, {"outputSchema", t.OutputSchema}} {
-			if len(s.schema) == 0 {
-				continue
-			}
-			if err := compileSchema(s.schema); err != nil {
-				f := finding{File: c.path(t.File), Severity: sevError, Tool: t.ToolName,
-					Message: fmt.Sprintf("tool %s: %s is not valid JSON Schema: %v", t.ToolName, s.field, err)}
-				f.Line, f.Column, _ = loc.tool(t.ToolName, s.field)
-				c.rep.add(f)
-			}
-		}
 		if t.Renamed {
 			f := finding{File: c.path(t.File), Severity: sevInfo, Tool: t.ToolName,
 				Message: fmt.Sprintf("tool %s is exposed as %s", t.ToolName, t.Name)}
@@ -330,73 +314,6 @@ func (c *checker) locator(rel string) *locator {
 	}
 	c.locs[rel] = l
 	return l
-}
-
-// compileSchema checks that schema is JSON Schema that jsonschema-go, which
-// the server validates with, accepts.
-func compileSchema(schema json.RawMessage) error {
-	_, err := resolveSchema(schema)
-	return err
-}
-
-func resolveSchema(schema json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("%s: got a JSON %s, want %s", schemaField(te.Field), te.Value, jsonKindOf(te.Type))
-		}
-		return nil, err
-	}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		// "jsonschema.Schema: <anonymous schema>: pattern: …" → "pattern: …"
-		msg := strings.TrimPrefix(err.Error(), "jsonschema.Schema: ")
-		msg = strings.TrimPrefix(msg, "<anonymous schema>: ")
-		return nil, errors.New(msg)
-	}
-	return r, nil
-}
-
-// schemaField cleans up the field path of a decoding error in
-// jsonschema.Schema, which names the package's internal types.
-func schemaField(field string) string {
-	var parts []string
-	for p := range strings.SplitSeq(field, ".") {
-		if p != "" && p != "schemaWithoutMethods" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return "schema"
-	}
-	return strings.Join(parts, ".")
-}
-
-// jsonKindOf names the JSON type a Go type is decoded from.
-func jsonKindOf(t reflect.Type) string {
-	if t == nil {
-		return "a value"
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return jsonKindOf(t.Elem())
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Map:
-		return "object"
-	case reflect.Struct:
-		return "a schema object"
-	}
-	return t.String()
 }
 
 // locator finds where things are in a manifest, to give findings a line

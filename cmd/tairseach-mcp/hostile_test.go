@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Manifests whose schemas refer to themselves: {"$ref":"#"} and $defs
+// a → b → a. jsonschema-go recursed on them until the process died.
+const (
+	selfRefManifest = `{"id":"selfref","tools":[
+  {"name":"selfref.bad","inputSchema":{"type":"object","$ref":"#"}}],
+ "implementation":{"type":"internal","methods":{"selfref.bad":"demo.echo"}}}`
+	cycleManifest = `{"id":"cycle","tools":[
+  {"name":"cycle.bad","inputSchema":{"type":"object","$ref":"#/$defs/a",
+   "$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}}],
+ "implementation":{"type":"internal","methods":{"cycle.bad":"demo.echo"}}}`
+)
+
+// closeAndWait ends the bridge's input and reports how it exited.
+func closeAndWait(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	start := time.Now()
+	if err := cs.Close(); err != nil {
+		t.Fatalf("bridge did not exit 0 at end of input: %v (after %v)", err, time.Since(start))
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("bridge took %v to exit at end of input", d)
+	}
+}
+
+func TestE2ESelfReferentialSchemas(t *testing.T) {
+	e := newEnv(t)
+	e.manifests = copyExamples(t)
+	for name, m := range map[string]string{"selfref.json": selfRefManifest, "cycle.json": cycleManifest} {
+		if err := os.WriteFile(filepath.Join(e.manifests, name), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startBackend(t, e.socket)
+	cs := connect(t, e, "2025-11-25")
+
+	names := toolNames(t, cs)
+	for _, bad := range []string{"tairseach_selfref_bad", "tairseach_cycle_bad"} {
+		if slices.Contains(names, bad) {
+			t.Errorf("tools/list has %s, whose schema refers to itself", bad)
+		}
+	}
+	if !slices.Contains(names, "tairseach_demo_echo") {
+		t.Fatalf("tools/list = %v, want tairseach_demo_echo", names)
+	}
+	for range 2 {
+		if res := callTool(t, cs, "tairseach_demo_echo", map[string]any{"x": 1.0}); res.IsError {
+			t.Fatalf("good tool: %s", text(res))
+		}
+		for _, bad := range []string{"tairseach_selfref_bad", "tairseach_cycle_bad"} {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: bad, Arguments: map[string]any{"x": 1}})
+			if err == nil && !res.IsError {
+				t.Fatalf("calling %s succeeded: %s", bad, text(res))
+			}
+		}
+	}
+	closeAndWait(t, cs)
+
+	// validate names both files with a position and exits 1.
+	out, err := exec.Command(bridgeBin, "validate", e.manifests).Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("validate: %v, want exit status 1\n%s", err, out)
+	}
+	for _, file := range []string{"selfref.json", "cycle.json"} {
+		re := regexp.MustCompile(regexp.QuoteMeta(filepath.Join(e.manifests, file)) + `:\d+:\d+: error: tool \S+ is not exposed: its inputSchema cannot be used: \$ref cycle`)
+		if !re.Match(out) {
+			t.Errorf("validate output does not report %s with a line and column:\n%s", file, out)
+		}
+	}
+}
+
+// TestE2ESpecialFiles puts a FIFO, a symbolic link to /dev/zero, a socket
+// and a directory named like manifests in the directory at start and while
+// it is reloaded, swapping a manifest for a FIFO over and over: tools/list
+// still answers and end of input still ends the bridge.
+func TestE2ESpecialFiles(t *testing.T) {
+	e := newEnv(t)
+	e.manifests = copyExamples(t)
+	special := func(prefix string) {
+		t.Helper()
+		dir := e.manifests
+		if err := syscall.Mkfifo(filepath.Join(dir, prefix+"fifo.json"), 0o644); err != nil {
+			t.Fatalf("mkfifo: %v", err)
+		}
+		if err := os.Symlink("/dev/zero", filepath.Join(dir, prefix+"zero.json")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(dir, prefix+"dir.json"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("unix", filepath.Join(dir, prefix+"s.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+	}
+	special("")
+	startBackend(t, e.socket)
+	cs := connect(t, e, "2025-11-25", "--drain-timeout", "1s")
+	if names := toolNames(t, cs); !slices.Contains(names, "tairseach_demo_echo") {
+		t.Fatalf("tools/list = %v", names)
+	}
+
+	// During reloads: new special files, and a manifest swapped with a FIFO
+	// as fast as possible.
+	special("late-")
+	swap := filepath.Join(e.manifests, "swap.json")
+	deadline := time.Now().Add(2 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		tmp := filepath.Join(e.manifests, ".swap.tmp")
+		if i%2 == 0 {
+			if err := os.WriteFile(tmp, []byte(extraManifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := syscall.Mkfifo(tmp, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, swap); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := cs.ListTools(ctx, nil)
+			cancel()
+			if err != nil {
+				t.Fatalf("tools/list during reloads: %v", err)
+			}
+		}
+	}
+	// Leave the FIFO in place, let the last reload happen, then list again.
+	if err := syscall.Mkfifo(filepath.Join(e.manifests, ".swap.tmp"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(e.manifests, ".swap.tmp"), swap); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	names := toolNames(t, cs)
+	if !slices.Contains(names, "tairseach_demo_echo") || slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "extra") }) {
+		t.Fatalf("tools/list after the swaps = %v, want the examples without extra.echo", names)
+	}
+	closeAndWait(t, cs)
+}
