@@ -60,7 +60,9 @@ type Tool struct {
 	Name string
 	// ToolName is the name as written in the manifest, e.g. "contacts.list".
 	ToolName string
-	// Method is the socket method from implementation.methods.
+	// Method is the socket method: from implementation.methods, or for a
+	// tool of a script or proxy manifest bound in implementation.toolBindings,
+	// the tool name, under which the server serves it.
 	Method string
 	// Socket is implementation.socket; "" means the default socket.
 	Socket      string
@@ -111,7 +113,8 @@ type SkipReason int
 const (
 	// Hidden: the tool has "mcp_expose" or "mcpExpose" set to false.
 	Hidden SkipReason = iota + 1
-	// NoMethod: implementation.methods has no entry for the tool.
+	// NoMethod: implementation.methods has no entry for the tool, nor, in a
+	// script or proxy manifest, implementation.toolBindings.
 	NoMethod
 	// Duplicate: an earlier tool has the same MCP name, method and socket.
 	Duplicate

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -40,9 +41,24 @@ type annotationsJSON struct {
 }
 
 type implJSON struct {
+	// Type is "internal", "script" or "proxy"; "" is read as "internal".
+	Type    string            `json:"type"`
 	Socket  string            `json:"socket"`
 	Methods map[string]string `json:"methods"`
+	// ToolBindings of script and proxy manifests: the server serves each
+	// bound tool under its tool name. The values are for the server.
+	ToolBindings map[string]json.RawMessage `json:"toolBindings"`
 }
+
+// Implementation types.
+const (
+	implInternal = "internal"
+	implScript   = "script"
+	implProxy    = "proxy"
+)
+
+// bound reports whether the manifest's tools are served through toolBindings.
+func (impl implJSON) bound() bool { return impl.Type == implScript || impl.Type == implProxy }
 
 // schemaFix is the advice given with every rejected input schema.
 const schemaFix = `inputSchema must be a JSON Schema object with "type": "object"`
@@ -93,6 +109,20 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 	if m.Implementation != nil {
 		impl = *m.Implementation
 	}
+	switch impl.Type {
+	case "", implInternal, implScript, implProxy:
+	default:
+		fe := &FileError{Path: rel, Err: fmt.Errorf("implementation.type %q is not one of %s, %s, %s",
+			clip(impl.Type, 40), implInternal, implScript, implProxy)}
+		if off, ok := valueOffset(data, "implementation", "type"); ok {
+			fe.Line, fe.Column = lineCol(data, off)
+		}
+		return nil, fe
+	}
+	if len(impl.ToolBindings) > 0 && !impl.bound() {
+		f.Problems = append(f.Problems, Problem{File: rel, Severity: Warning,
+			Message: fmt.Sprintf(`implementation.toolBindings is ignored in an %q manifest (set "type": "script" or "proxy", or use implementation.methods)`, cmp.Or(impl.Type, implInternal))})
+	}
 
 	names := make(map[string]bool, len(*m.Tools))
 	for _, t := range *m.Tools {
@@ -111,6 +141,21 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 			File: rel, Tool: k, Severity: Warning,
 			Message: fmt.Sprintf("method mapping for %s has no tool", k),
 		})
+	}
+	if impl.bound() {
+		orphans = orphans[:0]
+		for k := range impl.ToolBindings {
+			if !names[k] {
+				orphans = append(orphans, k)
+			}
+		}
+		slices.Sort(orphans)
+		for _, k := range orphans {
+			f.Problems = append(f.Problems, Problem{
+				File: rel, Tool: k, Severity: Warning,
+				Message: fmt.Sprintf("tool binding for %s has no tool", k),
+			})
+		}
 	}
 	return f, nil
 }
@@ -136,6 +181,17 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 	}
 
 	method, ok := impl.Methods[toolName]
+	if !ok && impl.bound() {
+		// The server serves script and proxy tools under their tool name.
+		if _, bound := impl.ToolBindings[toolName]; bound {
+			method, ok = toolName, true
+		} else {
+			detail := fmt.Sprintf("no entry in implementation.toolBindings of this %s manifest", impl.Type)
+			skip(NoMethod, detail)
+			problem(Warning, "tool %s is not exposed: %s (add %q: {...} with how the server runs it)", toolName, detail, toolName)
+			return
+		}
+	}
 	if !ok || method == "" {
 		detail := "no entry in implementation.methods"
 		if ok {

@@ -160,3 +160,27 @@ func TestE2ESpecialFiles(t *testing.T) {
 	}
 	closeAndWait(t, cs)
 }
+
+// TestE2EScriptTool calls the script tool of manifests.example, which has
+// toolBindings and no methods, through the bridge: the backend receives the
+// tool name as the method, as the real server expects.
+func TestE2EScriptTool(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	cs := connect(t, e, "2025-11-25")
+	if names := toolNames(t, cs); !slices.Contains(names, "tairseach_word_count") {
+		t.Fatalf("tools/list = %v, want tairseach_word_count", names)
+	}
+	res := callTool(t, cs, "tairseach_word_count", map[string]any{"text": "three little words\nand two"})
+	if res.IsError {
+		t.Fatalf("word_count: %s", text(res))
+	}
+	want := map[string]any{"words": 5.0, "lines": 2.0, "characters": 26.0}
+	if !jsonEqual(res.StructuredContent, want) {
+		t.Fatalf("word_count = %v (%s), want %v", res.StructuredContent, text(res), want)
+	}
+	// Its inputSchema is enforced like any other tool's.
+	if res := callTool(t, cs, "tairseach_word_count", map[string]any{}); !res.IsError {
+		t.Fatalf("word_count without text succeeded: %s", text(res))
+	}
+}

@@ -36,9 +36,15 @@ func newValidateCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
 With no arguments it checks the --manifests directory. A DIR is loaded the way the server
 loads it; FILE arguments are checked together, as if they were the only manifests.
 
-Errors: invalid JSON, missing or mistyped fields, an inputSchema that is not an object schema,
-an inputSchema or outputSchema that is not valid JSON Schema. Warnings: a tool without a method,
-a method without a tool, duplicate and conflicting tool names, duplicate manifest ids. Infos
+Manifests of the three implementation types are understood: internal (tools mapped to socket
+methods by implementation.methods), script and proxy (tools bound by implementation.toolBindings,
+called under their tool name).
+
+Errors: invalid JSON, missing or mistyped fields, an unknown implementation.type, an inputSchema
+that is not an object schema, an inputSchema or outputSchema that is not valid JSON Schema or
+cannot be validated safely (a $ref cycle, a remote $ref, an unknown type name, a pattern that
+does not compile, nesting deeper than 64). Warnings: a tool without a method or binding, a method
+or binding without a tool, duplicate and conflicting tool names, duplicate manifest ids. Infos
 (shown with -v): names rewritten for MCP (contacts.list → tairseach_contacts_list) or cut to
 64 characters, tools hidden by mcp_expose.
 
@@ -263,11 +269,15 @@ func (c *checker) check(reg *manifest.Registry) {
 			}
 			var ok bool
 			if f.Line, f.Column, ok = loc.tool(p.Tool, field); !ok {
-				// A method mapping without a tool: point at its key.
-				f.Line, f.Column, _ = loc.key("/implementation/methods/" + p.Tool)
+				// A method mapping or tool binding without a tool: point at its key.
+				if f.Line, f.Column, ok = loc.key("/implementation/methods/" + p.Tool); !ok {
+					f.Line, f.Column, _ = loc.key("/implementation/toolBindings/" + p.Tool)
+				}
 			}
 		case strings.HasPrefix(p.Message, "manifest id"):
 			f.Line, f.Column, _ = loc.value("/id")
+		case strings.HasPrefix(p.Message, "implementation.toolBindings"):
+			f.Line, f.Column, _ = loc.key("/implementation/toolBindings")
 		}
 		c.rep.add(f)
 	}

@@ -190,7 +190,7 @@ func TestServerStatus(t *testing.T) {
 	if got.Status != "ok" || got.Version != "1.2.3" || got.UptimeSeconds == nil || *got.UptimeSeconds < 0 {
 		t.Errorf("status = %+v", got)
 	}
-	want := []string{"contacts.get", "contacts.list", "contacts.search", "demo.blob", "demo.echo", "demo.fail", "demo.slow", "server.status"}
+	want := []string{"contacts.get", "contacts.list", "contacts.search", "demo.blob", "demo.echo", "demo.fail", "demo.slow", "server.status", "word_count"}
 	if !slices.Equal(got.Methods, want) {
 		t.Errorf("methods = %v, want %v", got.Methods, want)
 	}
