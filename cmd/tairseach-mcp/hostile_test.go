@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -184,3 +186,87 @@ func TestE2EScriptTool(t *testing.T) {
 		t.Fatalf("word_count without text succeeded: %s", text(res))
 	}
 }
+
+// TestE2EHostileManifests loads a directory of hostile manifests and
+// entries: the bridge starts, lists only well-formed tools whose every
+// string is valid UTF-8 and whose names are valid MCP names, serves a good
+// tool, and exits 0 at end of input.
+func TestE2EHostileManifests(t *testing.T) {
+	e := newEnv(t)
+	e.manifests = copyExamples(t)
+	dir := e.manifests
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Invalid UTF-8 and control characters in names, titles and descriptions.
+	write("utf8.json", "{\"id\":\"u\",\"tools\":[{\"name\":\"bad\xffname\\u0007\",\"title\":\"t\xc3\",\"description\":\"d\xed\xa0\x80 \\ud800 \\u0000 end\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"p\xfe\":{\"description\":\"\xff\"}}}}],"+
+		"\"implementation\":{\"methods\":{\"bad\xffname\\u0007\":\"demo.echo\"}}}")
+	// Names that collide after sanitising, in one file and with demo.json,
+	// which sorts first and keeps the name.
+	write("zcollide.json", `{"id":"c","tools":[{"name":"demo.echo"},{"name":"demo_echo"},{"name":"demo echo"}],"implementation":{"methods":{"demo.echo":"demo.slow","demo_echo":"demo.fail","demo echo":"demo.echo"}}}`)
+	// Duplicate keys, a byte order mark, a name made only of symbols.
+	write("dupkeys.json", "\xef\xbb\xbf"+`{"id":"d","id":"d2","tools":[{"name":"dup","name":"dup2"},{"name":"duptype","inputSchema":{"type":"object","type":"string"}},{"name":"!!!"}],"implementation":{"methods":{"dup2":"demo.echo","duptype":"demo.echo","!!!":"demo.echo"}}}`)
+	// Nesting beyond encoding/json's limit, and a schema nested beyond ours.
+	write("deep.json", `{"id":"deep","tools":[{"name":"deep","annotations":{"x":`+strings.Repeat("[", 20000)+strings.Repeat("]", 20000)+`}}]}`)
+	write("deepschema.json", `{"id":"ds","tools":[{"name":"ds","inputSchema":{"type":"object"`+strings.Repeat(`,"properties":{"a":{"type":"object"`, 200)+strings.Repeat("}}", 200)+`}}],"implementation":{"methods":{"ds":"demo.echo"}}}`)
+	// A symbolic link loop, a link out of the tree, a dangling link, deep directories.
+	if err := os.Symlink(".", filepath.Join(dir, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	outside := shortDir(t)
+	if err := os.WriteFile(filepath.Join(outside, "out.json"), []byte(`{"id":"out","tools":[{"name":"out.echo"}],"implementation":{"methods":{"out.echo":"demo.echo"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "nope.json"), filepath.Join(dir, "dangling.json")); err != nil {
+		t.Fatal(err)
+	}
+	write(strings.Repeat("d/", 100)+"deepdir.json", `{"id":"dd","tools":[{"name":"deepdir.echo"}],"implementation":{"methods":{"deepdir.echo":"demo.echo"}}}`)
+
+	startBackend(t, e.socket)
+	cs := connect(t, e, "2025-11-25", "--drain-timeout", "1s")
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.Valid(b) || !validToolName.MatchString(tool.Name) {
+			t.Errorf("tool %q: invalid name or UTF-8: %s", tool.Name, b)
+		}
+	}
+	for _, want := range []string{"tairseach_demo_echo", "tairseach_out_echo", "tairseach_deepdir_echo", "tairseach_dup2", "tairseach____", "tairseach_bad_name_"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+	for _, unwanted := range []string{"tairseach_deep", "tairseach_ds", "tairseach_dup", "tairseach_duptype"} {
+		if slices.Contains(names, unwanted) {
+			t.Errorf("tools/list has %s", unwanted)
+		}
+	}
+	// demo.echo of demo.json keeps its name; the colliding tools do not take it over.
+	if res := callTool(t, cs, "tairseach_demo_echo", map[string]any{"k": "v"}); res.IsError || text(res) != `{"k":"v"}` {
+		t.Fatalf("tairseach_demo_echo: isError %v, %s", res.IsError, text(res))
+	}
+	if res := callTool(t, cs, "tairseach_bad_name_", map[string]any{"k": "v"}); res.IsError {
+		t.Fatalf("tairseach_bad_name_: %s", text(res))
+	}
+	closeAndWait(t, cs)
+}
+
+var validToolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
