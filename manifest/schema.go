@@ -140,6 +140,14 @@ func (g *schemaGraph) walk(v any, ptr string, depth int) error {
 			delete(obj, k)
 		}
 	}
+	// encoding/json, and so jsonschema-go, also takes "AnyOf" or "ANYOF"
+	// for anyOf: refuse such spellings rather than check the schema
+	// differently from how it is used.
+	for k := range obj {
+		if kw := foldedKeyword(k); kw != "" {
+			return at(ptr, "%q: keywords are case-sensitive; did you mean %q?", k, kw)
+		}
+	}
 	for _, k := range stringKeywords {
 		if x, ok := obj[k]; ok {
 			if _, ok := x.(string); !ok {
@@ -344,6 +352,27 @@ func (g *schemaGraph) walk(v any, ptr string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// otherKeywords are the keywords jsonschema-go reads that the lists above lack.
+var otherKeywords = []string{"$dynamicRef", "$vocabulary", "const", "contentSchema", "default", "dependencies",
+	"dependentRequired", "enum", "examples", "items", "required", "type"}
+
+// foldedKeyword returns the keyword k matches when case is ignored, as
+// encoding/json matches keys, if k is not that keyword itself; else "".
+func foldedKeyword(k string) string {
+	for _, list := range [][]string{schemaKeywords, schemaArrayKeywords, schemaMapKeywords, stringKeywords,
+		numberKeywords, countKeywords, boolKeywords, otherKeywords} {
+		for _, kw := range list {
+			if k == kw {
+				return ""
+			}
+			if strings.EqualFold(k, kw) {
+				return kw
+			}
+		}
+	}
+	return ""
 }
 
 // link resolves every $ref to the pointer of its target.

@@ -77,6 +77,9 @@ func TestCheckSchema(t *testing.T) {
 		{"$vocabulary", `{"$vocabulary":{"x":true},"type":"object"}`, "$vocabulary"},
 		{"duplicate anchor", `{"type":"object","$defs":{"a":{"$anchor":"x"},"b":{"$anchor":"x"}}}`, "also defined at"},
 		{"too deep", nested(MaxSchemaDepth), "nested more than 64 deep"},
+		{"keyword case", `{"type":"object","AnYOf":[{"$ref":"#"}]}`, `"AnYOf": keywords are case-sensitive; did you mean "anyOf"?`},
+		{"keyword Unicode fold", "{\"type\":\"object\",\"propertie\u017f\":{\"a\":{\"$ref\":\"#\"}}}", `did you mean "properties"?`},
+		{"type case", `{"type":"object","TYPE":"string"}`, `did you mean "type"?`},
 		{"exponential", doubling(30), "expands to more than"},
 		{"deep through refs", deepRefs(MaxSchemaDepth + 5), "nested more than 64 deep through $ref"},
 	} {
