@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"regexp"
@@ -53,6 +54,9 @@ func checkSchema(schema json.RawMessage) error {
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("invalid JSON: data after the schema")
 	}
 	g := &schemaGraph{nodes: map[string]*schemaNode{}, anchors: map[string]string{}}
 	if err := g.walk(v, "", 1); err != nil {
