@@ -270,3 +270,69 @@ func TestE2EHostileManifests(t *testing.T) {
 }
 
 var validToolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// TestE2EManifestDirReplaced removes the manifests directory while the
+// bridge watches it, brings it back as a symbolic link to another
+// directory, then renames it away: tools/list always answers and follows,
+// and end of input ends the bridge.
+func TestE2EManifestDirReplaced(t *testing.T) {
+	e := newEnv(t)
+	e.manifests = copyExamples(t)
+	startBackend(t, e.socket)
+	notes := make(chan struct{}, 64)
+	cs := connectWith(t, e, "2025-11-25", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case notes <- struct{}{}:
+			default:
+			}
+		},
+	}, "--drain-timeout", "1s")
+	waitTools := func(what string, ok func([]string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			names := toolNames(t, cs)
+			if ok(names) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: tools/list = %v", what, names)
+			}
+			select {
+			case <-notes:
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	has := func(name string) func([]string) bool {
+		return func(names []string) bool { return slices.Contains(names, name) }
+	}
+	waitTools("start", has("tairseach_demo_echo"))
+
+	if err := os.RemoveAll(e.manifests); err != nil {
+		t.Fatal(err)
+	}
+	waitTools("directory removed", func(names []string) bool { return len(names) == 0 })
+
+	other := filepath.Join(shortDir(t), "other")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "extra.json"), []byte(extraManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, e.manifests); err != nil {
+		t.Fatal(err)
+	}
+	waitTools("directory back as a symbolic link", has("tairseach_extra_echo"))
+	if res := callTool(t, cs, "tairseach_extra_echo", map[string]any{"k": "v"}); res.IsError {
+		t.Fatalf("extra.echo: %s", text(res))
+	}
+
+	if err := os.Rename(e.manifests, e.manifests+".old"); err != nil {
+		t.Fatal(err)
+	}
+	waitTools("directory renamed away", func(names []string) bool { return len(names) == 0 })
+	closeAndWait(t, cs)
+}
