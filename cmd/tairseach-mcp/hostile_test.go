@@ -336,3 +336,25 @@ func TestE2EManifestDirReplaced(t *testing.T) {
 	waitTools("directory renamed away", func(names []string) bool { return len(names) == 0 })
 	closeAndWait(t, cs)
 }
+
+// TestValidateSpecialFileArgs: validate given a FIFO or /dev/zero as a FILE
+// refuses it at once, instead of blocking on the FIFO or reading for ever.
+func TestValidateSpecialFileArgs(t *testing.T) {
+	dir := shortDir(t)
+	fifo := filepath.Join(dir, "pipe.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	for _, arg := range []string{fifo, "/dev/zero"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		out, err := exec.CommandContext(ctx, bridgeBin, "validate", arg).CombinedOutput()
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("validate %s: %v, want exit status 1\n%s", arg, err, out)
+		}
+		if !strings.Contains(string(out), arg+": error: reading file: not a regular file") {
+			t.Errorf("validate %s:\n%s", arg, out)
+		}
+	}
+}
