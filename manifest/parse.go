@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // manifestJSON is the part of a manifest file the package reads; other keys are ignored.
@@ -208,6 +209,7 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 		problem(Error, "tool %s is not exposed: %s (%v)", toolName, schemaFix, err)
 		return
 	}
+	in = validUTF8(in)
 	if in == nil {
 		in = json.RawMessage(`{"type":"object"}`)
 	} else if err := checkSchema(in); err != nil {
@@ -216,6 +218,7 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 		return
 	}
 	out, err := normaliseSchema(t.OutputSchema)
+	out = validUTF8(out)
 	if err != nil {
 		out = nil
 		problem(Warning, `outputSchema dropped: it must be a JSON Schema object with "type": "object" (%v)`, err)
@@ -259,6 +262,17 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 		}
 	}
 	f.Tools = append(f.Tools, tool)
+}
+
+// validUTF8 returns the JSON schema with every invalid UTF-8 sequence
+// replaced by U+FFFD, as encoding/json decodes strings: schemas are passed to
+// clients as they are, and all that is written to them must be UTF-8. Bytes
+// outside strings are ASCII in valid JSON, so the result is valid JSON.
+func validUTF8(schema json.RawMessage) json.RawMessage {
+	if schema == nil || utf8.Valid(schema) {
+		return schema
+	}
+	return bytes.ToValidUTF8(schema, []byte("\uFFFD"))
 }
 
 // MCPName returns the MCP name of the manifest tool toolName under prefix:

@@ -358,3 +358,52 @@ func TestValidateSpecialFileArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioToolsListValidUTF8 reads tools/list from the real binary's stdout
+// as bytes: invalid UTF-8 in a manifest's names, texts and schemas never
+// reaches the wire.
+func TestStdioToolsListValidUTF8(t *testing.T) {
+	dir := shortDir(t)
+	manifests := filepath.Join(dir, "manifests")
+	if err := os.Mkdir(manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := "{\"id\":\"u\xff\",\"tools\":[{\"name\":\"bad\xffname\",\"title\":\"t\xc3\",\"description\":\"d\xed\xa0\x80\",\"annotations\":{\"title\":\"a\xfe\"}," +
+		"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"p\xfe\":{\"type\":\"string\",\"description\":\"\xff\",\"enum\":[\"\xc0\xaf\"]}}}," +
+		"\"outputSchema\":{\"type\":\"object\",\"title\":\"o\xff\"}}],\"implementation\":{\"methods\":{\"bad\xffname\":\"demo.echo\"}}}"
+	if err := os.WriteFile(filepath.Join(manifests, "utf8.json"), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startRaw(t, "--manifests", manifests, "--socket", filepath.Join(dir, "s.sock"))
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	for {
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
+				t.Fatal("stdout closed before the tools/list response")
+			}
+			if !utf8.ValidString(l) {
+				t.Fatalf("invalid UTF-8 on stdout: %q", l)
+			}
+			var msg struct {
+				ID     *int `json:"id"`
+				Result struct {
+					Tools []json.RawMessage `json:"tools"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(l), &msg); err != nil {
+				t.Fatalf("stdout line is not JSON: %q", l)
+			}
+			if msg.ID != nil && *msg.ID == 1 {
+				if len(msg.Result.Tools) != 1 {
+					t.Fatalf("tools/list: %s", l)
+				}
+				return
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no tools/list response within 20s")
+		}
+	}
+}
