@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
@@ -88,9 +89,33 @@ type finding struct {
 
 func (f finding) String() string {
 	if f.Line > 0 {
-		return fmt.Sprintf("%s:%d:%d: %s: %s", f.File, f.Line, f.Column, f.Severity, f.Message)
+		return fmt.Sprintf("%s:%d:%d: %s: %s", printable(f.File), f.Line, f.Column, f.Severity, printable(f.Message))
 	}
-	return fmt.Sprintf("%s: %s: %s", f.File, f.Severity, f.Message)
+	return fmt.Sprintf("%s: %s: %s", printable(f.File), f.Severity, printable(f.Message))
+}
+
+// printable escapes control characters and invalid UTF-8, which come from
+// manifests (tool names, file names) and must not reach a terminal as they
+// are: an escape sequence could rewrite what the user reads.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // report is the outcome of validate, also its --json form.
