@@ -293,7 +293,14 @@ func (c *checker) check(reg *manifest.Registry) {
 				}
 			}
 			var ok bool
-			if f.Line, f.Column, ok = loc.tool(p.Tool, field); !ok {
+			if sub, found := schemaPointer(p.Message); found && strings.HasSuffix(field, "Schema") {
+				// Point into the schema, where the check found the problem.
+				f.Line, f.Column, ok = loc.toolValue(p.Tool, field+sub)
+			}
+			if !ok {
+				f.Line, f.Column, ok = loc.tool(p.Tool, field)
+			}
+			if !ok {
 				// A method mapping or tool binding without a tool: point at its key.
 				if f.Line, f.Column, ok = loc.key("/implementation/methods/" + p.Tool); !ok {
 					f.Line, f.Column, _ = loc.key("/implementation/toolBindings/" + p.Tool)
@@ -379,7 +386,7 @@ func newLocator(data []byte) *locator {
 
 func (l *locator) walk(dec *json.Decoder, body []byte, ptr string, depth int) error {
 	l.values[ptr] = skipSeparators(body, dec.InputOffset()) + l.base
-	if depth == 4 {
+	if depth == 4 && !inSchema(ptr) || depth == maxLocatorDepth {
 		var skip json.RawMessage
 		return dec.Decode(&skip)
 	}
@@ -423,6 +430,32 @@ func (l *locator) walk(dec *json.Decoder, body []byte, ptr string, depth int) er
 	return nil
 }
 
+// maxLocatorDepth bounds how deep the locator indexes a tool's schemas:
+// deeper than the manifest package accepts them.
+const maxLocatorDepth = 4 + 2*manifest.MaxSchemaDepth + 2
+
+// inSchema reports whether ptr is inside a tool's inputSchema or
+// outputSchema, which the locator indexes deeper than the rest.
+func inSchema(ptr string) bool {
+	parts := strings.SplitN(ptr, "/", 5) // "", "tools", N, field, rest
+	return len(parts) == 5 && parts[1] == "tools" && (parts[3] == "inputSchema" || parts[3] == "outputSchema")
+}
+
+// schemaPointer returns the JSON Pointer in a message about a schema
+// ("… cannot be used: at /properties/n: …"), unescaped the way the locator
+// spells pointers.
+func schemaPointer(msg string) (string, bool) {
+	_, rest, ok := strings.Cut(msg, "cannot be used: at /")
+	if !ok {
+		return "", false
+	}
+	ptr, _, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return "", false
+	}
+	return "/" + strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr), true
+}
+
 // skipSeparators returns the offset of the next value at or after off.
 func skipSeparators(b []byte, off int64) int64 {
 	for off < int64(len(b)) && strings.IndexByte(" \t\r\n,:", b[off]) >= 0 {
@@ -455,6 +488,19 @@ func (l *locator) key(ptr string) (line, col int, ok bool) {
 	}
 	line, col = lineCol(l.data, off)
 	return line, col, true
+}
+
+// toolValue returns the position of the value at path below the first tool
+// named name, e.g. "inputSchema/properties/n".
+func (l *locator) toolValue(name, path string) (line, col int, ok bool) {
+	if l == nil {
+		return 0, 0, false
+	}
+	i, ok := l.tools[name]
+	if !ok {
+		return 0, 0, false
+	}
+	return l.value("/tools/" + strconv.Itoa(i) + "/" + path)
 }
 
 // tool returns the position of field in the first tool named name, or of
