@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+	"unicode/utf8"
 )
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -15,6 +16,11 @@ func checkToolInvariants(t *testing.T, tool Tool) {
 	t.Helper()
 	if !validName.MatchString(tool.Name) || !ValidName(tool.Name) {
 		t.Errorf("tool %q: invalid name", tool.Name)
+	}
+	for _, s := range []string{tool.Description, tool.Title, tool.Annotations.Title, tool.Method, tool.Socket, string(tool.InputSchema), string(tool.OutputSchema)} {
+		if !utf8.ValidString(s) {
+			t.Errorf("tool %q: invalid UTF-8 in %q", tool.Name, s)
+		}
 	}
 	checkObjectSchema(t, tool.Name, "InputSchema", tool.InputSchema)
 	if tool.OutputSchema != nil {
@@ -51,6 +57,7 @@ func FuzzParseFile(f *testing.F) {
 		f.Add(data, "tairseach_")
 	}
 	f.Add([]byte(`{"tools":[{"name":"a","inputSchema":{}}],"implementation":{"methods":{"a":"a"}}}`), "")
+	f.Add([]byte("{\"tools\":[{\"name\":\"a\xff\",\"description\":\"\xc3\",\"inputSchema\":{\"properties\":{\"\xfe\":{}}}}],\"implementation\":{\"type\":\"script\",\"toolBindings\":{\"a\xff\":{}}}}"), "")
 	f.Fuzz(func(t *testing.T, data []byte, prefix string) {
 		file, err := ParseFile("fuzz/x.json", data, Options{Prefix: prefix, MaxFileSize: 1 << 16})
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/rs/zerolog"
 )
@@ -129,9 +130,33 @@ func asFileError(rel string, err error) *FileError {
 	return &FileError{Path: rel, Err: err}
 }
 
-// readCapped reads a regular file of at most limit bytes.
+// ReadFile reads the manifest file name as Load does: opened without
+// blocking, refused unless the opened descriptor is a regular file, and read
+// up to the size limit of opts. A FIFO, device, socket or directory put in
+// place of a manifest, even between a directory scan and the open, gives an
+// error instead of blocking the caller.
+func ReadFile(name string, opts Options) ([]byte, error) {
+	return readCapped(name, opts.maxFileSize())
+}
+
+// testHookBeforeOpen, when set by a test, runs just before readCapped opens a
+// file, to swap the file for another kind between the scan and the open.
+var testHookBeforeOpen func(name string)
+
+// readCapped reads a regular file of at most limit bytes. The file is opened
+// with O_NONBLOCK, so that opening a FIFO with no writer returns at once, and
+// its type is checked on the opened descriptor, so that no rename between a
+// check and the open can make it block. Symbolic links are followed on
+// purpose: the scan keeps links to manifest files.
 func readCapped(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
+	if testHookBeforeOpen != nil {
+		testHookBeforeOpen(name)
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		// A Unix socket, or a device without its driver, cannot be opened.
+		return nil, fmt.Errorf("reading file: not a regular file but a socket or device (%w)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading file: %w", err)
 	}
@@ -141,7 +166,7 @@ func readCapped(name string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("reading file: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading file: not a regular file (%v)", fi.Mode().Type())
+		return nil, fmt.Errorf("reading file: not a regular file but a %s (replace it with a regular .json file, or rename it so that it does not end in .json)", fileKind(fi.Mode()))
 	}
 	if fi.Size() > limit {
 		return nil, tooLarge(fi.Size(), limit)
@@ -167,6 +192,25 @@ func readCapped(name string, limit int64) ([]byte, error) {
 		return nil, tooLarge(int64(len(data)), limit)
 	}
 	return data, nil
+}
+
+// fileKind names the type of a file that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeCharDevice != 0:
+		return "character device"
+	case t&fs.ModeDevice != 0:
+		return "device"
+	case t.IsDir():
+		return "directory"
+	case t&fs.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return fmt.Sprintf("special file (%v)", m.Type())
 }
 
 // Scan returns the candidate manifest files under dir as sorted, slash

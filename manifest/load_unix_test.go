@@ -3,11 +3,14 @@
 package manifest
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestScanSkipsNonRegularFiles(t *testing.T) {
@@ -72,4 +75,84 @@ func TestLoadUnreadable(t *testing.T) {
 	if _, err := Load(root, Options{}); err == nil {
 		t.Error("Load of an unreadable directory succeeded")
 	}
+}
+
+// TestLoadSpecialFileSwappedIn replaces a manifest by a FIFO, a socket, a
+// directory and a symbolic link to /dev/zero between the scan and the open:
+// Load must report the file and never block on it.
+func TestLoadSpecialFileSwappedIn(t *testing.T) {
+	swaps := map[string]func(t *testing.T, name string){
+		"fifo": func(t *testing.T, name string) {
+			if err := syscall.Mkfifo(name, 0o644); err != nil {
+				t.Fatalf("mkfifo: %v", err)
+			}
+		},
+		"socket": func(t *testing.T, name string) {
+			l, err := net.Listen("unix", name)
+			if err != nil {
+				t.Fatalf("listen: %v", err)
+			}
+			t.Cleanup(func() { l.Close() })
+		},
+		"directory": func(t *testing.T, name string) {
+			if err := os.Mkdir(name, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"dev-zero": func(t *testing.T, name string) { symlink(t, "/dev/zero", name) },
+	}
+	for kind, swap := range swaps {
+		t.Run(kind, func(t *testing.T) {
+			dir := shortTempDir(t)
+			writeTree(t, dir, map[string]string{
+				"a.json": manifestJSONFor("a", "", "a=a"),
+				"b.json": manifestJSONFor("b", "", "b=b"),
+			})
+			victim := filepath.Join(dir, "b.json")
+			testHookBeforeOpen = func(name string) {
+				if name != victim {
+					return
+				}
+				if err := os.Remove(name); err != nil {
+					t.Error(err)
+					return
+				}
+				swap(t, name)
+			}
+			t.Cleanup(func() { testHookBeforeOpen = nil })
+
+			done := make(chan *Registry, 1)
+			go func() {
+				r, err := Load(dir, Options{})
+				if err != nil {
+					t.Errorf("Load: %v", err)
+				}
+				done <- r
+			}()
+			var r *Registry
+			select {
+			case r = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Load blocked on a special file")
+			}
+			if !slices.Equal(r.Files, []string{"a.json"}) {
+				t.Errorf("Files = %q, want [a.json]", r.Files)
+			}
+			if len(r.FileErrors) != 1 || r.FileErrors[0].Path != "b.json" ||
+				!strings.Contains(r.FileErrors[0].Error(), "not a regular file") {
+				t.Errorf("FileErrors = %v, want b.json: not a regular file", r.FileErrors)
+			}
+		})
+	}
+}
+
+// shortTempDir returns a temporary directory with a path short enough for a
+// Unix socket.
+func shortTempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

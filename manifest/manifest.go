@@ -60,7 +60,9 @@ type Tool struct {
 	Name string
 	// ToolName is the name as written in the manifest, e.g. "contacts.list".
 	ToolName string
-	// Method is the socket method from implementation.methods.
+	// Method is the socket method: from implementation.methods, or for a
+	// tool of a script or proxy manifest bound in implementation.toolBindings,
+	// the tool name, under which the server serves it.
 	Method string
 	// Socket is implementation.socket; "" means the default socket.
 	Socket      string
@@ -68,6 +70,9 @@ type Tool struct {
 	// Title is annotations.title, or the tool's "title" when that is absent.
 	Title string
 	// InputSchema is compact JSON: always an object whose "type" is "object".
+	// It and OutputSchema are JSON Schema that jsonschema-go resolves, without
+	// $ref cycles and within MaxSchemaDepth and MaxSchemaSize, so that
+	// validating any instance against them terminates.
 	InputSchema json.RawMessage
 	// OutputSchema is compact JSON or nil; when set, an object whose "type" is "object".
 	OutputSchema json.RawMessage
@@ -108,14 +113,18 @@ type SkipReason int
 const (
 	// Hidden: the tool has "mcp_expose" or "mcpExpose" set to false.
 	Hidden SkipReason = iota + 1
-	// NoMethod: implementation.methods has no entry for the tool.
+	// NoMethod: implementation.methods has no entry for the tool, nor, in a
+	// script or proxy manifest, implementation.toolBindings.
 	NoMethod
 	// Duplicate: an earlier tool has the same MCP name, method and socket.
 	Duplicate
 	// Conflict: an earlier tool has the same MCP name but another method or socket.
 	Conflict
-	// BadSchema: the input schema is not an object schema.
+	// BadSchema: the input schema is not an object schema, or cannot be
+	// validated with (see Tool.InputSchema).
 	BadSchema
+	// BadOutputSchema: the output schema cannot be validated with.
+	BadOutputSchema
 )
 
 // String returns a short human phrase for r.
@@ -131,6 +140,8 @@ func (r SkipReason) String() string {
 		return "conflicting name"
 	case BadSchema:
 		return "invalid input schema"
+	case BadOutputSchema:
+		return "invalid output schema"
 	}
 	return fmt.Sprintf("unknown reason %d", int(r))
 }

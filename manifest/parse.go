@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -43,9 +44,24 @@ type annotationsJSON struct {
 }
 
 type implJSON struct {
+	// Type is "internal", "script" or "proxy"; "" is read as "internal".
+	Type    string            `json:"type"`
 	Socket  string            `json:"socket"`
 	Methods map[string]string `json:"methods"`
+	// ToolBindings of script and proxy manifests: the server serves each
+	// bound tool under its tool name. The values are for the server.
+	ToolBindings map[string]json.RawMessage `json:"toolBindings"`
 }
+
+// Implementation types.
+const (
+	implInternal = "internal"
+	implScript   = "script"
+	implProxy    = "proxy"
+)
+
+// bound reports whether the manifest's tools are served through toolBindings.
+func (impl implJSON) bound() bool { return impl.Type == implScript || impl.Type == implProxy }
 
 // schemaFix is the advice given with every rejected input schema.
 const schemaFix = `inputSchema must be a JSON Schema object with "type": "object"`
@@ -96,6 +112,20 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 	if m.Implementation != nil {
 		impl = *m.Implementation
 	}
+	switch impl.Type {
+	case "", implInternal, implScript, implProxy:
+	default:
+		fe := &FileError{Path: rel, Err: fmt.Errorf("implementation.type %q is not one of %s, %s, %s",
+			clip(impl.Type, 40), implInternal, implScript, implProxy)}
+		if off, ok := valueOffset(data, "implementation", "type"); ok {
+			fe.Line, fe.Column = lineCol(data, off)
+		}
+		return nil, fe
+	}
+	if len(impl.ToolBindings) > 0 && !impl.bound() {
+		f.Problems = append(f.Problems, Problem{File: rel, Severity: Warning,
+			Message: fmt.Sprintf(`implementation.toolBindings is ignored in an %q manifest (set "type": "script" or "proxy", or use implementation.methods)`, cmp.Or(impl.Type, implInternal))})
+	}
 
 	names := make(map[string]bool, len(*m.Tools))
 	for _, t := range *m.Tools {
@@ -114,6 +144,21 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 			File: rel, Tool: k, Severity: Warning,
 			Message: fmt.Sprintf("method mapping for %s has no tool", k),
 		})
+	}
+	if impl.bound() {
+		orphans = orphans[:0]
+		for k := range impl.ToolBindings {
+			if !names[k] {
+				orphans = append(orphans, k)
+			}
+		}
+		slices.Sort(orphans)
+		for _, k := range orphans {
+			f.Problems = append(f.Problems, Problem{
+				File: rel, Tool: k, Severity: Warning,
+				Message: fmt.Sprintf("tool binding for %s has no tool", k),
+			})
+		}
 	}
 	return f, nil
 }
@@ -139,6 +184,17 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 	}
 
 	method, ok := impl.Methods[toolName]
+	if !ok && impl.bound() {
+		// The server serves script and proxy tools under their tool name.
+		if _, bound := impl.ToolBindings[toolName]; bound {
+			method, ok = toolName, true
+		} else {
+			detail := fmt.Sprintf("no entry in implementation.toolBindings of this %s manifest", impl.Type)
+			skip(NoMethod, detail)
+			problem(Warning, "tool %s is not exposed: %s (add %q: {...} with how the server runs it)", toolName, detail, toolName)
+			return
+		}
+	}
 	if !ok || method == "" {
 		detail := "no entry in implementation.methods"
 		if ok {
@@ -155,13 +211,25 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 		problem(Error, "tool %s is not exposed: %s (%v)", toolName, schemaFix, err)
 		return
 	}
+	in = validUTF8(in)
 	if in == nil {
 		in = json.RawMessage(`{"type":"object"}`)
+	} else if err := checkSchema(in); err != nil {
+		skip(BadSchema, err.Error())
+		problem(Error, "tool %s is not exposed: its inputSchema cannot be used: %v", toolName, err)
+		return
 	}
 	out, err := normaliseSchema(t.OutputSchema)
+	out = validUTF8(out)
 	if err != nil {
 		out = nil
 		problem(Warning, `outputSchema dropped: it must be a JSON Schema object with "type": "object" (%v)`, err)
+	} else if out != nil {
+		if err := checkSchema(out); err != nil {
+			skip(BadOutputSchema, err.Error())
+			problem(Error, "tool %s is not exposed: its outputSchema cannot be used: %v", toolName, err)
+			return
+		}
 	}
 	timeout := t.TimeoutMs
 	if timeout < 0 {
@@ -196,6 +264,17 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 		}
 	}
 	f.Tools = append(f.Tools, tool)
+}
+
+// validUTF8 returns the JSON schema with every invalid UTF-8 sequence
+// replaced by U+FFFD, as encoding/json decodes strings: schemas are passed to
+// clients as they are, and all that is written to them must be UTF-8. Bytes
+// outside strings are ASCII in valid JSON, so the result is valid JSON.
+func validUTF8(schema json.RawMessage) json.RawMessage {
+	if schema == nil || utf8.Valid(schema) {
+		return schema
+	}
+	return bytes.ToValidUTF8(schema, []byte("\uFFFD"))
 }
 
 // MCPName returns the MCP name of the manifest tool toolName under prefix:
@@ -263,19 +342,6 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("got a JSON %s", jsonKind(c[0]))
 	}
 
-	// The schema is sent to clients as it is: refuse invalid UTF-8, which
-	// json.Compact lets through.
-	if !utf8.Valid(c) {
-		i := 0
-		for i < len(c) {
-			r, size := utf8.DecodeRune(c[i:])
-			if r == utf8.RuneError && size == 1 {
-				break
-			}
-			i += size
-		}
-		return nil, fmt.Errorf("invalid JSON at byte %d: invalid UTF-8 in string", i)
-	}
 	// Scan the members for "type".
 	var typ []byte
 	dup := false

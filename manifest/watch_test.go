@@ -456,6 +456,30 @@ func TestWatchDirectoryRecreated(t *testing.T) {
 	h.waitTools("f", "h")
 }
 
+// TestWatchSymlinkedDirectoryRepointed: the manifests directory is a
+// symbolic link, pointed elsewhere (ln -sfn) and then renamed away; the
+// watch on the link follows its target, so only the parent sees this.
+func TestWatchSymlinkedDirectoryRepointed(t *testing.T) {
+	parent := t.TempDir()
+	one, two := filepath.Join(parent, "one"), filepath.Join(parent, "two")
+	writeTree(t, one, map[string]string{"a.json": tool("a")})
+	writeTree(t, two, map[string]string{"b.json": tool("b")})
+	dir := filepath.Join(parent, "manifests")
+	symlink(t, one, dir)
+	h := startWatcher(t, dir, WatchOptions{})
+	h.waitTools("a")
+
+	// ln -sfn two manifests: a new link renamed over the old one.
+	symlink(t, two, filepath.Join(parent, ".tmp-link"))
+	must(t, os.Rename(filepath.Join(parent, ".tmp-link"), dir))
+	h.waitTools("b")
+
+	must(t, os.Rename(dir, filepath.Join(parent, "gone")))
+	h.waitTools()
+	symlink(t, one, dir)
+	h.waitTools("a")
+}
+
 func TestWatchBurst(t *testing.T) {
 	dir := t.TempDir()
 	// Files go into new directories too, which must be watched before the

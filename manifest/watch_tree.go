@@ -29,6 +29,8 @@ type tree struct {
 	present  bool        // root is a directory
 	rootInfo os.FileInfo // root's identity while present
 	ancestor string      // the watched nearest existing ancestor of root while root is missing
+	// parentWatched: root's parent is watched, to see root replaced while present.
+	parentWatched bool
 
 	files        map[string]*fileState // by slash path relative to root
 	dirs         map[string]*dirState  // walked directories by slash path; "" is root
@@ -130,6 +132,7 @@ func (t *tree) checkRoot() (rescan bool) {
 			}
 			rescan = !t.present || !os.SameFile(t.rootInfo, fi)
 			t.present, t.rootInfo = true, fi
+			t.watchParent(true)
 			return rescan
 		}
 		if t.present {
@@ -137,6 +140,7 @@ func (t *tree) checkRoot() (rescan bool) {
 			t.present, t.rootInfo = false, nil
 			t.drop("")
 		}
+		t.watchParent(false)
 		if t.fsw == nil {
 			return false
 		}
@@ -156,6 +160,29 @@ func (t *tree) checkRoot() (rescan bool) {
 		// Look again: root or a deeper ancestor may have appeared before the watch.
 	}
 	return false
+}
+
+// watchParent watches root's parent directory while root is present, or
+// stops. The watch on root itself follows a symbolic link to its target, so
+// only the parent sees the link renamed, removed or pointed elsewhere
+// (ln -sfn); the drain goroutine keeps only the parent's events about root.
+func (t *tree) watchParent(on bool) {
+	if t.fsw == nil || on == t.parentWatched {
+		return
+	}
+	parent := filepath.Dir(t.root)
+	if parent == t.root {
+		return // the file system root has no parent
+	}
+	if on {
+		if err := t.fsw.Add(parent); err != nil {
+			t.log.Debug().Err(err).Str("dir", parent).Msg("cannot watch the manifest directory's parent; replacing the directory is seen only on reload")
+			return
+		}
+	} else if parent != t.ancestor {
+		_ = t.fsw.Remove(parent)
+	}
+	t.parentWatched = on
 }
 
 // watchNew watches a directory just created in a walked one, before the

@@ -151,6 +151,8 @@ func TestGoldenOffline(t *testing.T) {
 		{name: "validate_bad_dir", args: []string{"validate", "-v", bad}, wantCode: 1},
 		{name: "validate_bad_dir_json", args: []string{"validate", "--json", bad}, wantCode: 1},
 		{name: "validate_files", args: []string{"validate", filepath.Join(bad, "schemas.json"), filepath.Join(bad, "pair_a.json"), filepath.Join(bad, "pair_b.json")}, wantCode: 1},
+		{name: "validate_hostile_schemas", args: []string{"validate", filepath.Join("testdata", "hostile")}, wantCode: 1},
+		{name: "validate_implementation_types", args: []string{"validate", "-v", filepath.Join("testdata", "impl")}, wantCode: 1},
 		{name: "validate_good_file", args: []string{"validate", filepath.Join(exampleDir, "server.json")}},
 		{name: "validate_no_such_file", args: []string{"validate", filepath.Join(bad, "nope.json"), filepath.Join(exampleDir, "demo.json")}, wantCode: 1},
 		{name: "validate_missing_dir", args: []string{"--manifests", missing, "validate"}, wantCode: 1},

@@ -129,6 +129,11 @@ func TestE2EReloadOnSIGHUP(t *testing.T) {
 	cs, cmd := connectCmd(t, e, "2025-11-25", &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notes <- struct{}{} },
 	})
+	// The manifests load after initialize: wait for them, so that the
+	// edit below is not part of the first load.
+	if names := toolNames(t, cs); !slices.Contains(names, "tairseach_server_status") {
+		t.Fatalf("tools/list = %v", names)
+	}
 	// A hard link edited from outside the watched tree changes the file
 	// without any event inside it: only SIGHUP can tell the server.
 	outside := filepath.Join(shortDir(t), "server.json")

@@ -10,13 +10,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
@@ -38,9 +37,15 @@ func newValidateCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
 With no arguments it checks the --manifests directory. A DIR is loaded the way the server
 loads it; FILE arguments are checked together, as if they were the only manifests.
 
-Errors: invalid JSON, missing or mistyped fields, an inputSchema that is not an object schema,
-an inputSchema or outputSchema that is not valid JSON Schema. Warnings: a tool without a method,
-a method without a tool, duplicate and conflicting tool names, duplicate manifest ids. Infos
+Manifests of the three implementation types are understood: internal (tools mapped to socket
+methods by implementation.methods), script and proxy (tools bound by implementation.toolBindings,
+called under their tool name).
+
+Errors: invalid JSON, missing or mistyped fields, an unknown implementation.type, an inputSchema
+that is not an object schema, an inputSchema or outputSchema that is not valid JSON Schema or
+cannot be validated safely (a $ref cycle, a remote $ref, an unknown type name, a pattern that
+does not compile, nesting deeper than 64). Warnings: a tool without a method or binding, a method
+or binding without a tool, duplicate and conflicting tool names, duplicate manifest ids. Infos
 (shown with -v): names rewritten for MCP (contacts.list → tairseach_contacts_list) or cut to
 64 characters, tools hidden by mcp_expose.
 
@@ -84,9 +89,33 @@ type finding struct {
 
 func (f finding) String() string {
 	if f.Line > 0 {
-		return fmt.Sprintf("%s:%d:%d: %s: %s", f.File, f.Line, f.Column, f.Severity, f.Message)
+		return fmt.Sprintf("%s:%d:%d: %s: %s", printable(f.File), f.Line, f.Column, f.Severity, printable(f.Message))
 	}
-	return fmt.Sprintf("%s: %s: %s", f.File, f.Severity, f.Message)
+	return fmt.Sprintf("%s: %s: %s", printable(f.File), f.Severity, printable(f.Message))
+}
+
+// printable escapes control characters and invalid UTF-8, which come from
+// manifests (tool names, file names) and must not reach a terminal as they
+// are: an escape sequence could rewrite what the user reads.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // report is the outcome of validate, also its --json form.
@@ -200,7 +229,7 @@ func validateFiles(rep *report, paths []string, opts manifest.Options) {
 	)
 	for _, p := range paths {
 		rel := filepath.ToSlash(p)
-		data, err := os.ReadFile(p)
+		data, err := manifest.ReadFile(p, opts)
 		if err != nil {
 			errs = append(errs, &manifest.FileError{Path: rel, Err: errors.New(describeOSError(err))})
 			continue
@@ -264,12 +293,23 @@ func (c *checker) check(reg *manifest.Registry) {
 				}
 			}
 			var ok bool
-			if f.Line, f.Column, ok = loc.tool(p.Tool, field); !ok {
-				// A method mapping without a tool: point at its key.
-				f.Line, f.Column, _ = loc.key("/implementation/methods/" + p.Tool)
+			if sub, found := schemaPointer(p.Message); found && strings.HasSuffix(field, "Schema") {
+				// Point into the schema, where the check found the problem.
+				f.Line, f.Column, ok = loc.toolValue(p.Tool, field+sub)
+			}
+			if !ok {
+				f.Line, f.Column, ok = loc.tool(p.Tool, field)
+			}
+			if !ok {
+				// A method mapping or tool binding without a tool: point at its key.
+				if f.Line, f.Column, ok = loc.key("/implementation/methods/" + p.Tool); !ok {
+					f.Line, f.Column, _ = loc.key("/implementation/toolBindings/" + p.Tool)
+				}
 			}
 		case strings.HasPrefix(p.Message, "manifest id"):
 			f.Line, f.Column, _ = loc.value("/id")
+		case strings.HasPrefix(p.Message, "implementation.toolBindings"):
+			f.Line, f.Column, _ = loc.key("/implementation/toolBindings")
 		}
 		c.rep.add(f)
 	}
@@ -290,20 +330,6 @@ func (c *checker) check(reg *manifest.Registry) {
 	}
 	for _, t := range reg.Tools {
 		loc := c.locator(t.File)
-		for _, s := range []struct {
-			field  string
-			schema json.RawMessage
-		}{{"inputSchema", t.InputSchema}, {"outputSchema", t.OutputSchema}} {
-			if len(s.schema) == 0 {
-				continue
-			}
-			if err := compileSchema(s.schema); err != nil {
-				f := finding{File: c.path(t.File), Severity: sevError, Tool: t.ToolName,
-					Message: fmt.Sprintf("tool %s: %s is not valid JSON Schema: %v", t.ToolName, s.field, err)}
-				f.Line, f.Column, _ = loc.tool(t.ToolName, s.field)
-				c.rep.add(f)
-			}
-		}
 		if t.Renamed {
 			f := finding{File: c.path(t.File), Severity: sevInfo, Tool: t.ToolName,
 				Message: fmt.Sprintf("tool %s is exposed as %s", t.ToolName, t.Name)}
@@ -323,80 +349,13 @@ func (c *checker) locator(rel string) *locator {
 	}
 	var l *locator
 	name := c.path(rel)
-	if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() <= manifest.DefaultMaxFileSize {
-		if data, err := os.ReadFile(name); err == nil {
-			l = newLocator(data)
-		}
+	// The file is read again, as the loader reads it: it may have been
+	// replaced by a FIFO since, which must not block.
+	if data, err := manifest.ReadFile(name, manifest.Options{}); err == nil {
+		l = newLocator(data)
 	}
 	c.locs[rel] = l
 	return l
-}
-
-// compileSchema checks that schema is JSON Schema that jsonschema-go, which
-// the server validates with, accepts.
-func compileSchema(schema json.RawMessage) error {
-	_, err := resolveSchema(schema)
-	return err
-}
-
-func resolveSchema(schema json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("%s: got a JSON %s, want %s", schemaField(te.Field), te.Value, jsonKindOf(te.Type))
-		}
-		return nil, err
-	}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		// "jsonschema.Schema: <anonymous schema>: pattern: …" → "pattern: …"
-		msg := strings.TrimPrefix(err.Error(), "jsonschema.Schema: ")
-		msg = strings.TrimPrefix(msg, "<anonymous schema>: ")
-		return nil, errors.New(msg)
-	}
-	return r, nil
-}
-
-// schemaField cleans up the field path of a decoding error in
-// jsonschema.Schema, which names the package's internal types.
-func schemaField(field string) string {
-	var parts []string
-	for p := range strings.SplitSeq(field, ".") {
-		if p != "" && p != "schemaWithoutMethods" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return "schema"
-	}
-	return strings.Join(parts, ".")
-}
-
-// jsonKindOf names the JSON type a Go type is decoded from.
-func jsonKindOf(t reflect.Type) string {
-	if t == nil {
-		return "a value"
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return jsonKindOf(t.Elem())
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Map:
-		return "object"
-	case reflect.Struct:
-		return "a schema object"
-	}
-	return t.String()
 }
 
 // locator finds where things are in a manifest, to give findings a line
@@ -427,7 +386,7 @@ func newLocator(data []byte) *locator {
 
 func (l *locator) walk(dec *json.Decoder, body []byte, ptr string, depth int) error {
 	l.values[ptr] = skipSeparators(body, dec.InputOffset()) + l.base
-	if depth == 4 {
+	if depth == 4 && !inSchema(ptr) || depth == maxLocatorDepth {
 		var skip json.RawMessage
 		return dec.Decode(&skip)
 	}
@@ -471,6 +430,32 @@ func (l *locator) walk(dec *json.Decoder, body []byte, ptr string, depth int) er
 	return nil
 }
 
+// maxLocatorDepth bounds how deep the locator indexes a tool's schemas:
+// deeper than the manifest package accepts them.
+const maxLocatorDepth = 4 + 2*manifest.MaxSchemaDepth + 2
+
+// inSchema reports whether ptr is inside a tool's inputSchema or
+// outputSchema, which the locator indexes deeper than the rest.
+func inSchema(ptr string) bool {
+	parts := strings.SplitN(ptr, "/", 5) // "", "tools", N, field, rest
+	return len(parts) == 5 && parts[1] == "tools" && (parts[3] == "inputSchema" || parts[3] == "outputSchema")
+}
+
+// schemaPointer returns the JSON Pointer in a message about a schema
+// ("… cannot be used: at /properties/n: …"), unescaped the way the locator
+// spells pointers.
+func schemaPointer(msg string) (string, bool) {
+	_, rest, ok := strings.Cut(msg, "cannot be used: at /")
+	if !ok {
+		return "", false
+	}
+	ptr, _, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return "", false
+	}
+	return "/" + strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr), true
+}
+
 // skipSeparators returns the offset of the next value at or after off.
 func skipSeparators(b []byte, off int64) int64 {
 	for off < int64(len(b)) && strings.IndexByte(" \t\r\n,:", b[off]) >= 0 {
@@ -503,6 +488,19 @@ func (l *locator) key(ptr string) (line, col int, ok bool) {
 	}
 	line, col = lineCol(l.data, off)
 	return line, col, true
+}
+
+// toolValue returns the position of the value at path below the first tool
+// named name, e.g. "inputSchema/properties/n".
+func (l *locator) toolValue(name, path string) (line, col int, ok bool) {
+	if l == nil {
+		return 0, 0, false
+	}
+	i, ok := l.tools[name]
+	if !ok {
+		return 0, 0, false
+	}
+	return l.value("/tools/" + strconv.Itoa(i) + "/" + path)
 }
 
 // tool returns the position of field in the first tool named name, or of

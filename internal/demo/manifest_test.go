@@ -26,6 +26,7 @@ func TestExampleManifests(t *testing.T) {
 		"demo.slow":       {`{"ms":1}`},
 		"demo.fail":       {`{}`},
 		"demo.blob":       {`{}`, `{"bytes":10}`},
+		"word_count":      {`{"text":""}`, `{"text":"two words\nand a line"}`},
 	}
 	failing := map[string]int{"demo.fail": -32001}
 
@@ -53,7 +54,9 @@ func TestExampleManifests(t *testing.T) {
 				OutputSchema *jsonschema.Schema `json:"outputSchema"`
 			} `json:"tools"`
 			Implementation struct {
-				Methods map[string]string `json:"methods"`
+				Type         string                     `json:"type"`
+				Methods      map[string]string          `json:"methods"`
+				ToolBindings map[string]json.RawMessage `json:"toolBindings"`
 			} `json:"implementation"`
 		}
 		if err := json.Unmarshal(data, &m); err != nil {
@@ -63,6 +66,9 @@ func TestExampleManifests(t *testing.T) {
 			t.Run(tool.Name, func(t *testing.T) {
 				c.t = t
 				method := m.Implementation.Methods[tool.Name]
+				if _, bound := m.Implementation.ToolBindings[tool.Name]; bound && method == "" && m.Implementation.Type == "script" {
+					method = tool.Name // served under its tool name
+				}
 				if method == "" || tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
 					t.Fatalf("%s: incomplete tool (method %q)", file, method)
 				}

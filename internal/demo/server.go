@@ -63,6 +63,7 @@ func New(logger zerolog.Logger, opts Options) *Server {
 		"demo.slow":       s.demoSlow,
 		"demo.fail":       s.demoFail,
 		"demo.blob":       s.demoBlob,
+		"word_count":      s.wordCount, // a script tool, served under its name (script.go)
 		// Replies shaped like the real server's (realshapes.go).
 		"calendar.updateEvent": s.calendarUpdateEvent,
 		"calendar.deleteEvent": s.calendarDeleteEvent,
