@@ -114,7 +114,7 @@ var hostileCases = []hostileCase{
 	// A Go client cannot decode a number out of a double's range.
 	{name: "number out of range", reply: result(`{"m":1e400}`), text: `{"m":1e400}`, strictError: "out of range of a double"},
 	{name: "integer out of range", reply: result(`{"m":[` + "1" + strings.Repeat("0", 320) + `]}`), contains: "10000000", strictError: "out of range of a double"},
-	{name: "nesting deeper than encoding/json reads", reply: result(`{"d":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`), isError: true, contains: "nesting too deep", strictError: "nesting too deep"},
+	{name: "nesting deeper than encoding/json reads", reply: result(`{"d":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`), isError: true, contains: "nesting deeper than 10000 levels", strictError: "nesting deeper than 10000 levels"},
 	{name: "every character to escape", reply: result(`{"s":"\u0000\u001f\b\f\n\r\t\"\\/<>&\u2028\u2029\u007f"}`),
 		text: `{"s":"\u0000\u001f\b\f\n\r\t\"\\/<>&\u2028\u2029\u007f"}`},
 	{name: "raw U+2028 and U+2029", reply: result("{\"s\":\"a\u2028b\u2029c\"}"), text: "{\"s\":\"a\u2028b\u2029c\"}"},
