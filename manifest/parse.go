@@ -339,7 +339,7 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	c := buf.Bytes()
 	if c[0] != '{' {
-		return nil, fmt.Errorf("got a JSON %s", jsonKind(c[0]))
+		return nil, fmt.Errorf("got a JSON %s", jsonscan.Kind(c))
 	}
 
 	// Scan the members for "type".
@@ -371,23 +371,6 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf(`got "type": %s`, clip(string(typ), 40))
 	}
 	return slices.Clip(c), nil
-}
-
-// jsonKind names the JSON type starting with byte b.
-func jsonKind(b byte) string {
-	switch b {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }
 
 func clip(s string, n int) string {

@@ -246,24 +246,18 @@ func hasType(v []byte, t string) bool {
 	return false
 }
 
-// jsonType names the type of the valid JSON value v.
+// jsonType names the type of the valid JSON value v, with its article.
 func jsonType(v []byte) string {
-	if len(v) == 0 {
+	switch k := jsonscan.Kind(v); k {
+	case "":
 		return "nothing"
+	case "null":
+		return k
+	case "object", "array":
+		return "an " + k
+	default:
+		return "a " + k
 	}
-	switch v[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }
 
 // redactValidation keeps of a jsonschema-go error the location and the

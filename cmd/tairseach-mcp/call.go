@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
 )
@@ -225,19 +226,7 @@ func jsonKind(v string) string {
 	if !json.Valid([]byte(v)) {
 		return ""
 	}
-	switch t := strings.TrimSpace(v); t[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
+	return jsonscan.Kind([]byte(v))
 }
 
 func isIntegral(v string) bool {

@@ -344,3 +344,27 @@ func KeyIs(key []byte, name string) bool {
 	}
 	return string(key) == name
 }
+
+// Kind names the JSON Schema type of the JSON value starting at the first
+// byte of b that is not white space ("object", "array", "string",
+// "boolean", "null" or "number"), or returns "" when b is only white space.
+// It looks at that byte alone: b must be valid JSON for the name to be right.
+func Kind(b []byte) string {
+	i := SkipSpace(b, 0)
+	if i >= len(b) {
+		return ""
+	}
+	switch b[i] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}

@@ -207,3 +207,14 @@ func BenchmarkMembers1MB(b *testing.B) {
 		}
 	}
 }
+
+func TestKind(t *testing.T) {
+	for in, want := range map[string]string{
+		` {"a":1}`: "object", "[1]": "array", `"s"`: "string", "true": "boolean", "false": "boolean",
+		"null": "null", "-1.5e3": "number", "0": "number", " \n\t": "", "": "",
+	} {
+		if got := Kind([]byte(in)); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
