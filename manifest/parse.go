@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -132,35 +133,24 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 		names[*t.Name] = true
 		f.addTool(t, impl, opts.Prefix)
 	}
-	var orphans []string
-	for k := range impl.Methods {
-		if !names[k] {
-			orphans = append(orphans, k)
-		}
-	}
-	slices.Sort(orphans)
-	for _, k := range orphans {
-		f.Problems = append(f.Problems, Problem{
-			File: rel, Tool: k, Severity: Warning,
-			Message: fmt.Sprintf("method mapping for %s has no tool", k),
-		})
-	}
+	warnOrphans(f, rel, "method mapping", impl.Methods, names)
 	if impl.bound() {
-		orphans = orphans[:0]
-		for k := range impl.ToolBindings {
-			if !names[k] {
-				orphans = append(orphans, k)
-			}
-		}
-		slices.Sort(orphans)
-		for _, k := range orphans {
+		warnOrphans(f, rel, "tool binding", impl.ToolBindings, names)
+	}
+	return f, nil
+}
+
+// warnOrphans warns of each key of entries, in name order, that names no
+// tool of the file.
+func warnOrphans[V any](f *File, rel, what string, entries map[string]V, names map[string]bool) {
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
+		if !names[k] {
 			f.Problems = append(f.Problems, Problem{
 				File: rel, Tool: k, Severity: Warning,
-				Message: fmt.Sprintf("tool binding for %s has no tool", k),
+				Message: fmt.Sprintf("%s for %s has no tool", what, k),
 			})
 		}
 	}
-	return f, nil
 }
 
 // addTool normalises t and appends it to f.Tools, or records why it is skipped.
