@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
@@ -31,6 +32,9 @@ type CallHandler interface {
 	// Attach sends tools/list_changed to n when the tools change, until
 	// detach is called.
 	Attach(n Notifier) (detach func())
+	// ServerInfoJSON returns the server's Implementation as JSON, as the
+	// go-sdk puts it in the _meta of a 2026-07-28 result.
+	ServerInfoJSON() []byte
 }
 
 // Notifier is a session the server can tell about changes.
@@ -52,6 +56,9 @@ func (s *Server) CallJSON(ctx context.Context, name string, args json.RawMessage
 	}
 	return encodeResult(res)
 }
+
+// ServerInfoJSON implements CallHandler.
+func (s *Server) ServerInfoJSON() []byte { return s.info }
 
 // ListJSON implements CallHandler.
 func (s *Server) ListJSON() []byte { return s.routes.Load().list }
@@ -110,12 +117,23 @@ func encodeResult(res *mcp.CallToolResult) []byte {
 	buf = append(buf, "}]"...)
 	if raw != nil {
 		buf = append(buf, `,"structuredContent":`...)
-		buf = append(buf, raw...)
+		buf = appendHTMLEscaped(buf, raw) // as json.Marshal does to a RawMessage
 	}
 	if res.IsError {
 		buf = append(buf, `,"isError":true`...)
 	}
 	return append(buf, '}')
+}
+
+// appendHTMLEscaped appends compact JSON with <, >, &, U+2028 and U+2029
+// escaped inside strings, as encoding/json marshals a json.RawMessage.
+func appendHTMLEscaped(buf, raw []byte) []byte {
+	if !bytes.ContainsAny(raw, "<>&\u2028\u2029") {
+		return append(buf, raw...)
+	}
+	var b bytes.Buffer
+	json.HTMLEscape(&b, raw)
+	return append(buf, b.Bytes()...)
 }
 
 func marshalResult(res *mcp.CallToolResult) []byte {

@@ -85,9 +85,10 @@ func (c *Config) setDefaults() {
 // Server is the MCP server for one registry at a time. Apply swaps the
 // registry; calls in flight finish against the route they started with.
 type Server struct {
-	cfg Config
-	log zerolog.Logger
-	mcp *mcp.Server
+	cfg  Config
+	log  zerolog.Logger
+	mcp  *mcp.Server
+	info []byte // serverInfo as JSON
 
 	routes atomic.Pointer[routeTable] // read on every call
 	slots  chan struct{}              // one token per call in flight
@@ -134,7 +135,9 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		attached: make(map[Notifier]struct{}),
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}, list: []byte(`{"tools":[]}`)})
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}, &mcp.ServerOptions{
+	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
+	s.info, _ = json.Marshal(impl)
+	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(newSlogHandler(cfg.Logger)),
 		Capabilities: &mcp.ServerCapabilities{
@@ -294,15 +297,17 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		close(s.ready)
 		return ch
 	}
-	if !s.sdkSynced {
-		if !ch.Empty() {
-			for n := range s.attached {
-				n.Notify("notifications/tools/list_changed")
-			}
+	// Stdio sessions are told here (their transport drops the go-sdk's own
+	// notification, which it also sends when it is first given the tools);
+	// the go-sdk notifies the other sessions.
+	if !ch.Empty() {
+		for n := range s.attached {
+			n.Notify("notifications/tools/list_changed")
 		}
+	}
+	if !s.sdkSynced {
 		return ch
 	}
-	// The SDK notifies every session of its own changes.
 	if len(ch.Removed) > 0 {
 		s.mcp.RemoveTools(ch.Removed...)
 	}
@@ -512,12 +517,15 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 }
 
 // ServeStdio serves one MCP session over t until its input ends and the
-// requests already received are answered, or ctx is cancelled.
+// requests already received are answered. When ctx is cancelled (SIGINT,
+// SIGTERM) it ends the session as end of input does, even if the input
+// stays open: no more reading, calls in flight get the drain timeout.
 func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
 	if t.Calls == nil {
 		t.Calls = s
 	}
-	ss, err := s.mcp.Connect(ctx, t, nil)
+	// The session ends through t.Stop, never by the go-sdk seeing ctx done.
+	ss, err := s.mcp.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
@@ -526,7 +534,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_ = ss.Close()
+		t.Stop()
 		err = <-done
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) && ctx.Err() == nil {
