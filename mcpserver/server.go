@@ -142,7 +142,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		Logger:       slog.New(newSlogHandler(cfg.Logger)),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools: &mcp.ToolCapabilities{ListChanged: true},
-			// Deprecated by the 2026-07-28 draft, still part of 2025-11-25,
+			// Deprecated by 2026-07-28, still part of 2025-11-25,
 			// whose clients (and the conformance suite) use logging/setLevel.
 			//lint:ignore SA1019 see above
 			Logging: &mcp.LoggingCapabilities{},
