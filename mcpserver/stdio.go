@@ -428,7 +428,10 @@ func (c *stdioConn) call(in *incoming) {
 			idKind(in.id)))
 		return
 	}
-	newProto, validNew := c.classify(in)
+	// params are decoded once, for the dispatcher and the _meta check.
+	var params map[string]json.RawMessage
+	paramsOK := len(in.params) > 0 && in.params[0] == '{' && json.Unmarshal(in.params, &params) == nil
+	newProto, validNew := classify(params["_meta"])
 	c.mu.Lock()
 	if _, dup := c.keys[key]; dup {
 		c.mu.Unlock()
@@ -471,7 +474,7 @@ func (c *stdioConn) call(in *incoming) {
 	}
 	// A request that claims 2026-07-28 with a _meta not certainly valid is
 	// the go-sdk's to judge.
-	if c.direct && newProto == validNew && c.serveDirectly(n, req, validNew) {
+	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, req, params, validNew) {
 		return
 	}
 	c.send(req)
@@ -560,24 +563,22 @@ const newProtocol = "2026-07-28"
 // whether its _meta is, by the spec, certainly valid: protocolVersion
 // 2026-07-28, clientCapabilities an object, clientInfo absent or an
 // Implementation. Anything else is left to the go-sdk to judge.
-func (c *stdioConn) classify(in *incoming) (newProto, valid bool) {
-	if len(in.params) == 0 || in.params[0] != '{' {
+func classify(rawMeta json.RawMessage) (newProto, valid bool) {
+	if len(rawMeta) == 0 || rawMeta[0] != '{' {
 		return false, false
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(in.params, &p) != nil || p.Meta == nil {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(rawMeta, &meta) != nil {
 		return false, false
 	}
 	var version string
-	if json.Unmarshal(p.Meta[protocolVersionKey], &version) != nil || version < newProtocol {
+	if json.Unmarshal(meta[protocolVersionKey], &version) != nil || version < newProtocol {
 		return false, false
 	}
 	if version != newProtocol {
 		return true, false
 	}
-	caps := p.Meta["io.modelcontextprotocol/clientCapabilities"]
+	caps := meta["io.modelcontextprotocol/clientCapabilities"]
 	var cv struct {
 		mcp.ClientCapabilities
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
@@ -585,7 +586,7 @@ func (c *stdioConn) classify(in *incoming) (newProto, valid bool) {
 	if len(caps) == 0 || caps[0] != '{' || json.Unmarshal(caps, &cv) != nil {
 		return true, false
 	}
-	if info, ok := p.Meta["io.modelcontextprotocol/clientInfo"]; ok {
+	if info, ok := meta["io.modelcontextprotocol/clientInfo"]; ok {
 		var impl mcp.Implementation
 		if len(info) == 0 || info[0] != '{' || json.Unmarshal(info, &impl) != nil {
 			return true, false
@@ -607,15 +608,11 @@ func (c *stdioConn) classify(in *incoming) (newProto, valid bool) {
 //
 // Everything else, tools/list included (its result carries fields the
 // go-sdk's options decide), goes to the go-sdk.
-func (c *stdioConn) serveDirectly(n int64, req *jsonrpc.Request, newProto bool) bool {
+func (c *stdioConn) serveDirectly(n int64, req *jsonrpc.Request, p map[string]json.RawMessage, newProto bool) bool {
 	if req.Method != "tools/call" {
 		return false
 	}
 	if newProto && !c.newWritten.Load() || !newProto && !c.initWritten.Load() {
-		return false
-	}
-	var p map[string]json.RawMessage
-	if len(req.Params) == 0 || req.Params[0] != '{' || json.Unmarshal(req.Params, &p) != nil {
 		return false
 	}
 	var name string
