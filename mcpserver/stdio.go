@@ -310,11 +310,11 @@ type incoming struct {
 
 // dispatch decodes one line and sends it on its way.
 func (c *stdioConn) dispatch(line []byte) {
-	in, resp := c.decode(line)
+	in, ok, resp := c.decode(line)
 	switch {
 	case resp != nil:
 		c.send(resp) // a response to a request of the server
-	case in == nil:
+	case !ok:
 		// Answered already.
 	case len(in.id) == 0:
 		c.notification(in)
@@ -324,8 +324,9 @@ func (c *stdioConn) dispatch(line []byte) {
 }
 
 // decode parses one line. For a line that is not a JSON-RPC 2.0 message it
-// writes the error response and returns nils.
-func (c *stdioConn) decode(line []byte) (*incoming, jsonrpc.Message) {
+// writes the error response and returns ok false; a response to a request
+// of the server comes back as resp.
+func (c *stdioConn) decode(line []byte) (in incoming, ok bool, resp jsonrpc.Message) {
 	var w struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -337,11 +338,11 @@ func (c *stdioConn) decode(line []byte) (*incoming, jsonrpc.Message) {
 		// A response to a request of the server (ping).
 		msg, derr := jsonrpc.DecodeMessage(line)
 		if resp, ok := msg.(*jsonrpc.Response); ok && derr == nil && (resp.Result != nil || resp.Error != nil) {
-			return nil, resp
+			return in, false, resp
 		}
 		c.writeErrorRawID(validRawID(w.ID), jsonrpc.CodeInvalidRequest,
 			`invalid request: no "method"; expected {"jsonrpc":"2.0","id":…,"method":…,"params":…}`)
-		return nil, nil
+		return in, false, nil
 	}
 	if err == nil && w.JSONRPC != "2.0" {
 		err = fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.JSONRPC)
@@ -349,9 +350,9 @@ func (c *stdioConn) decode(line []byte) (*incoming, jsonrpc.Message) {
 	if err == nil {
 		if *w.Method == "" {
 			c.writeErrorRawID(validRawID(w.ID), jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
-			return nil, nil
+			return in, false, nil
 		}
-		return &incoming{id: w.ID, method: *w.Method, params: w.Params}, nil
+		return incoming{id: w.ID, method: *w.Method, params: w.Params}, true, nil
 	}
 	switch {
 	case !json.Valid(line):
@@ -373,7 +374,7 @@ func (c *stdioConn) decode(line []byte) (*incoming, jsonrpc.Message) {
 		c.writeErrorRawID(validRawID(probe.ID), jsonrpc.CodeInvalidRequest,
 			"invalid request: "+err.Error()+`; expected {"jsonrpc":"2.0","id":…,"method":…,"params":…}`)
 	}
-	return nil, nil
+	return in, false, nil
 }
 
 // jsonSyntaxError describes why line is not JSON.
@@ -420,7 +421,7 @@ func requestKey(raw json.RawMessage) (string, bool) {
 }
 
 // call registers a request under a private id and dispatches it.
-func (c *stdioConn) call(in *incoming) {
+func (c *stdioConn) call(in incoming) {
 	key, ok := requestKey(in.id)
 	if !ok {
 		c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
@@ -448,8 +449,6 @@ func (c *stdioConn) call(in *incoming) {
 		c.initID = n
 	}
 	c.mu.Unlock()
-	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
-	req := &jsonrpc.Request{ID: id, Method: in.method, Params: in.params}
 
 	if (newProto || in.method == "server/discover") && !c.registered && c.calls != nil {
 		// The go-sdk answers this revision's tools/list, so it must know
@@ -474,10 +473,11 @@ func (c *stdioConn) call(in *incoming) {
 	}
 	// A request that claims 2026-07-28 with a _meta not certainly valid is
 	// the go-sdk's to judge.
-	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, req, params, validNew) {
+	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew) {
 		return
 	}
-	c.send(req)
+	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
+	c.send(&jsonrpc.Request{ID: id, Method: in.method, Params: in.params})
 }
 
 // send hands msg to the go-sdk, unless the session is closed.
@@ -520,7 +520,7 @@ func (c *stdioConn) implicitInitialize() *jsonrpc.Request {
 // notification handles a message without id. A cancellation is matched to
 // the request it names: a call served directly is cancelled here, one the
 // go-sdk serves is cancelled by the go-sdk, under its own id.
-func (c *stdioConn) notification(in *incoming) {
+func (c *stdioConn) notification(in incoming) {
 	req := &jsonrpc.Request{Method: in.method, Params: in.params}
 	if in.method == "notifications/cancelled" {
 		var p map[string]json.RawMessage
@@ -608,8 +608,8 @@ func classify(rawMeta json.RawMessage) (newProto, valid bool) {
 //
 // Everything else, tools/list included (its result carries fields the
 // go-sdk's options decide), goes to the go-sdk.
-func (c *stdioConn) serveDirectly(n int64, req *jsonrpc.Request, p map[string]json.RawMessage, newProto bool) bool {
-	if req.Method != "tools/call" {
+func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto bool) bool {
+	if method != "tools/call" {
 		return false
 	}
 	if newProto && !c.newWritten.Load() || !newProto && !c.initWritten.Load() {
