@@ -15,8 +15,8 @@ import (
 // without the SDK's per-request decoding and result encoding: on the hot
 // path of every call these cost more than the socket round trip itself.
 type CallHandler interface {
-	// Ready is closed once the handler has its tools; HasTool, ListJSON
-	// and CallJSON may be used only after it is.
+	// Ready is closed once the handler has its tools; HasTool and CallJSON
+	// may be used only after it is.
 	Ready() <-chan struct{}
 	// HasTool reports whether name is a tool the handler serves; other
 	// calls go through the SDK (which answers unknown tools).
@@ -24,8 +24,6 @@ type CallHandler interface {
 	// CallJSON calls the tool and returns the CallToolResult as JSON, or
 	// nil when ctx was cancelled.
 	CallJSON(ctx context.Context, name string, args json.RawMessage) []byte
-	// ListJSON returns the ListToolsResult as JSON.
-	ListJSON() []byte
 	// RegisterWithSDK makes the SDK's server know every tool, for a session
 	// whose tool requests the SDK must answer itself.
 	RegisterWithSDK()
@@ -59,9 +57,6 @@ func (s *Server) CallJSON(ctx context.Context, name string, args json.RawMessage
 
 // ServerInfoJSON implements CallHandler.
 func (s *Server) ServerInfoJSON() []byte { return s.info }
-
-// ListJSON implements CallHandler.
-func (s *Server) ListJSON() []byte { return s.routes.Load().list }
 
 // Attach implements CallHandler.
 func (s *Server) Attach(n Notifier) (detach func()) {

@@ -115,7 +115,6 @@ type route struct {
 
 type routeTable struct {
 	byName map[string]*route
-	list   []byte // the tools/list result
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
@@ -134,7 +133,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[Notifier]struct{}),
 	}
-	s.routes.Store(&routeTable{byName: map[string]*route{}, list: []byte(`{"tools":[]}`)})
+	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
 	s.info, _ = json.Marshal(impl)
 	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
@@ -285,7 +284,6 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	slices.Sort(ch.Removed)
 	slices.Sort(ch.Changed)
 
-	table.list = listJSON(reg.Tools, visible)
 	// Route first, so a tool is callable as soon as a client can see it.
 	s.routes.Store(table)
 	s.visible, s.defs = visible, defs
@@ -317,29 +315,6 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		}
 	}
 	return ch
-}
-
-// listJSON is the tools/list result: the tools in name order.
-func listJSON(tools []manifest.Tool, visible map[string][]byte) []byte {
-	n := len(`{"tools":[]}`)
-	for _, b := range visible {
-		n += len(b) + 1
-	}
-	buf := make([]byte, 0, n)
-	buf = append(buf, `{"tools":[`...)
-	first := true
-	for _, t := range tools {
-		b, ok := visible[t.Name]
-		if !ok {
-			continue
-		}
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
-		buf = append(buf, b...)
-	}
-	return append(buf, "]}"...)
 }
 
 // addTool registers def with the SDK, which panics on schemas it dislikes.
