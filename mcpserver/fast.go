@@ -15,8 +15,8 @@ import (
 // without the SDK's per-request decoding and result encoding: on the hot
 // path of every call these cost more than the socket round trip itself.
 type CallHandler interface {
-	// Ready is closed once the handler has its tools; HasTool, ListJSON
-	// and CallJSON may be used only after it is.
+	// Ready is closed once the handler has its tools; HasTool and CallJSON
+	// may be used only after it is.
 	Ready() <-chan struct{}
 	// HasTool reports whether name is a tool the handler serves; other
 	// calls go through the SDK (which answers unknown tools).
@@ -24,14 +24,15 @@ type CallHandler interface {
 	// CallJSON calls the tool and returns the CallToolResult as JSON, or
 	// nil when ctx was cancelled.
 	CallJSON(ctx context.Context, name string, args json.RawMessage) []byte
-	// ListJSON returns the ListToolsResult as JSON.
-	ListJSON() []byte
 	// RegisterWithSDK makes the SDK's server know every tool, for a session
 	// whose tool requests the SDK must answer itself.
 	RegisterWithSDK()
 	// Attach sends tools/list_changed to n when the tools change, until
 	// detach is called.
 	Attach(n Notifier) (detach func())
+	// ServerInfoJSON returns the server's Implementation as JSON, as the
+	// go-sdk puts it in the _meta of a 2026-07-28 result.
+	ServerInfoJSON() []byte
 }
 
 // Notifier is a session the server can tell about changes.
@@ -54,8 +55,8 @@ func (s *Server) CallJSON(ctx context.Context, name string, args json.RawMessage
 	return encodeResult(res)
 }
 
-// ListJSON implements CallHandler.
-func (s *Server) ListJSON() []byte { return s.routes.Load().list }
+// ServerInfoJSON implements CallHandler.
+func (s *Server) ServerInfoJSON() []byte { return s.info }
 
 // Attach implements CallHandler.
 func (s *Server) Attach(n Notifier) (detach func()) {
@@ -113,12 +114,23 @@ func encodeResult(res *mcp.CallToolResult) []byte {
 	buf = append(buf, "}]"...)
 	if raw != nil {
 		buf = append(buf, `,"structuredContent":`...)
-		buf = appendEscapedHTML(buf, raw)
+		buf = appendHTMLEscaped(buf, raw) // as json.Marshal does to a RawMessage
 	}
 	if res.IsError {
 		buf = append(buf, `,"isError":true`...)
 	}
 	return append(buf, '}')
+}
+
+// appendHTMLEscaped appends compact JSON with <, >, &, U+2028 and U+2029
+// escaped inside strings, as encoding/json marshals a json.RawMessage.
+func appendHTMLEscaped(buf, raw []byte) []byte {
+	if !bytes.ContainsAny(raw, "<>&\u2028\u2029") {
+		return append(buf, raw...)
+	}
+	var b bytes.Buffer
+	json.HTMLEscape(&b, raw)
+	return append(buf, b.Bytes()...)
 }
 
 func marshalResult(res *mcp.CallToolResult) []byte {
@@ -127,30 +139,4 @@ func marshalResult(res *mcp.CallToolResult) []byte {
 		return encodeResult(errorResult("encoding the result: " + err.Error()))
 	}
 	return b
-}
-
-// appendEscapedHTML appends the valid compact JSON raw as json.Marshal
-// re-encodes it: '<', '>', '&', U+2028 and U+2029 escaped. Outside strings
-// valid JSON holds none of them.
-func appendEscapedHTML(buf, raw []byte) []byte {
-	if !bytes.ContainsAny(raw, "<>&\u2028\u2029") {
-		return append(buf, raw...)
-	}
-	const hex = "0123456789abcdef"
-	start := 0
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case c == '<' || c == '>' || c == '&':
-			buf = append(buf, raw[start:i]...)
-			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			start = i + 1
-		case c == 0xe2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xa8 || raw[i+2] == 0xa9):
-			buf = append(buf, raw[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hex[raw[i+2]&0xf])
-			i += 2
-			start = i + 1
-		}
-	}
-	return append(buf, raw[start:]...)
 }

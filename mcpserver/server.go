@@ -106,9 +106,10 @@ func (c *Config) setDefaults() {
 // Server is the MCP server for one registry at a time. Apply swaps the
 // registry; calls in flight finish against the route they started with.
 type Server struct {
-	cfg Config
-	log zerolog.Logger
-	mcp *mcp.Server
+	cfg  Config
+	log  zerolog.Logger
+	mcp  *mcp.Server
+	info []byte // serverInfo as JSON
 
 	routes atomic.Pointer[routeTable] // read on every call
 	slots  chan struct{}              // one token per call in flight
@@ -139,7 +140,6 @@ type route struct {
 
 type routeTable struct {
 	byName map[string]*route
-	list   []byte // the tools/list result
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
@@ -158,13 +158,15 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[Notifier]struct{}),
 	}
-	s.routes.Store(&routeTable{byName: map[string]*route{}, list: []byte(`{"tools":[]}`)})
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}, &mcp.ServerOptions{
+	s.routes.Store(&routeTable{byName: map[string]*route{}})
+	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
+	s.info, _ = json.Marshal(impl)
+	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(newSlogHandler(cfg.Logger)),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools: &mcp.ToolCapabilities{ListChanged: true},
-			// Deprecated by the 2026-07-28 draft, still part of 2025-11-25,
+			// Deprecated by 2026-07-28, still part of 2025-11-25,
 			// whose clients (and the conformance suite) use logging/setLevel.
 			//lint:ignore SA1019 see above
 			Logging: &mcp.LoggingCapabilities{},
@@ -302,7 +304,6 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	slices.Sort(ch.Removed)
 	slices.Sort(ch.Changed)
 
-	table.list = listJSON(reg.Tools, visible)
 	// Route first, so a tool is callable as soon as a client can see it.
 	s.routes.Store(table)
 	s.visible, s.defs = visible, defs
@@ -314,15 +315,17 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		close(s.ready)
 		return ch
 	}
-	if !s.sdkSynced {
-		if !ch.Empty() {
-			for n := range s.attached {
-				n.Notify("notifications/tools/list_changed")
-			}
+	// Stdio sessions are told here (their transport drops the go-sdk's own
+	// notification, which it also sends when it is first given the tools);
+	// the go-sdk notifies the other sessions.
+	if !ch.Empty() {
+		for n := range s.attached {
+			n.Notify("notifications/tools/list_changed")
 		}
+	}
+	if !s.sdkSynced {
 		return ch
 	}
-	// The SDK notifies every session of its own changes.
 	if len(ch.Removed) > 0 {
 		s.mcp.RemoveTools(ch.Removed...)
 	}
@@ -346,29 +349,6 @@ func cachedSchema[T any](m, old map[string]*T, b json.RawMessage, mk func(json.R
 	}
 	m[string(b)] = l
 	return l
-}
-
-// listJSON is the tools/list result: the tools in name order.
-func listJSON(tools []manifest.Tool, visible map[string][]byte) []byte {
-	n := len(`{"tools":[]}`)
-	for _, b := range visible {
-		n += len(b) + 1
-	}
-	buf := make([]byte, 0, n)
-	buf = append(buf, `{"tools":[`...)
-	first := true
-	for _, t := range tools {
-		b, ok := visible[t.Name]
-		if !ok {
-			continue
-		}
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
-		buf = append(buf, b...)
-	}
-	return append(buf, "]}"...)
 }
 
 // addTool registers def with the SDK, which panics on schemas it dislikes.
@@ -557,12 +537,15 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 }
 
 // ServeStdio serves one MCP session over t until its input ends and the
-// requests already received are answered, or ctx is cancelled.
+// requests already received are answered. When ctx is cancelled (SIGINT,
+// SIGTERM) it ends the session as end of input does, even if the input
+// stays open: no more reading, calls in flight get the drain timeout.
 func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
 	if t.Calls == nil {
 		t.Calls = s
 	}
-	ss, err := s.mcp.Connect(ctx, t, nil)
+	// The session ends through t.Stop, never by the go-sdk seeing ctx done.
+	ss, err := s.mcp.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
@@ -571,7 +554,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_ = ss.Close()
+		t.Stop()
 		err = <-done
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) && ctx.Err() == nil {

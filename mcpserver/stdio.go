@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,53 +19,54 @@ import (
 
 // ImplicitProtocolVersion is the protocol version a session is initialised
 // with when its first request is not "initialize" (a lone request piped from a
-// shell). It is the newest stable version: the 2026-07-28 draft needs
-// per-request _meta that a hand-written line will not carry.
+// shell). 2026-07-28 needs per-request _meta that a hand-written line will not
+// carry, so it is the revision before it.
 const ImplicitProtocolVersion = "2025-11-25"
 
 // DefaultMaxLineBytes caps one incoming stdio message.
 const DefaultMaxLineBytes = 16 << 20
-
-// implicitInitID is the id of the initialize request the transport makes up
-// for a session whose client never sent one. Its response is swallowed.
-const implicitInitID = "tairseach-mcp/implicit-initialize"
-
-// newProtocolMetaKey marks a request of the sessionless 2026-07-28 draft,
-// which needs no initialize.
-var newProtocolMetaKey = []byte(`"io.modelcontextprotocol/protocolVersion"`)
 
 // StdioTransport is an MCP transport over newline-delimited JSON on a pair of
 // streams (stdin and stdout in serve mode). Unlike the go-sdk's own stdio
 // transport it
 //   - answers a line that is not JSON-RPC with a -32700/-32600 error and keeps
 //     the session going;
-//   - on end of input, waits until every request already received has been
-//     answered (bounded by DrainTimeout) before it reports EOF, so
-//     `printf '…' | tairseach-mcp` prints every response;
+//   - echoes every request id exactly as received, and refuses ids a request
+//     may not have (null, objects, arrays, booleans) and ids already in use;
+//   - on end of input or Stop, waits until every request already received has
+//     been answered (bounded by DrainTimeout), answers the rest with an error
+//     and then reports EOF, so `printf '…' | tairseach-mcp` prints one
+//     response per request;
 //   - initialises the session implicitly when the first request is not
 //     "initialize", so a single piped request works;
 //   - sends no response for a request the client cancelled.
+//
+// With Calls set (and Direct not off) tools/list and tools/call are served
+// without the go-sdk when that gives the same bytes; see dispatcher.
 type StdioTransport struct {
 	In  io.Reader
 	Out io.Writer
-	// DrainTimeout bounds the wait for in-flight requests after end of input;
-	// zero waits as long as they take.
+	// DrainTimeout bounds the wait for in-flight requests after end of input
+	// or Stop; zero waits as long as they take.
 	DrainTimeout time.Duration
 	// Linger keeps the session open after end of input until the process is
 	// told to stop, for clients that close stdin but keep reading stdout.
 	Linger bool
 	// MaxLineBytes caps one incoming message; zero means DefaultMaxLineBytes.
 	MaxLineBytes int
-	// Calls, when set, serves tools/call for its tools without the SDK once
-	// the session is initialised (stable protocol versions only).
-	Calls  CallHandler
-	Logger zerolog.Logger
+	// Calls, when set, serves tool requests without the SDK where the
+	// dispatcher allows, and tells the session when the tools change.
+	Calls CallHandler
+	// NoDirect sends every request through the go-sdk (--direct=off).
+	NoDirect bool
+	Logger   zerolog.Logger
+
+	connMu sync.Mutex
+	conn   *stdioConn
 }
 
-// Connect implements mcp.Transport. With Calls set, it waits for the first
-// message: a client of the 2026-07-28 draft needs the SDK to know every tool,
-// and registering them before the SDK counts the session as connected sends
-// the session no spurious tools/list_changed.
+// Connect implements mcp.Transport. It returns at once: reading starts in
+// its own goroutine.
 func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	max := t.MaxLineBytes
 	if max <= 0 {
@@ -76,9 +76,9 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &stdioConn{
 		calls:     t.Calls,
+		direct:    t.Calls != nil && !t.NoDirect,
 		callCtx:   ctx,
 		cancelAll: cancel,
-		inflight:  make(map[jsonrpc.ID]context.CancelFunc),
 		in:        bufio.NewReaderSize(t.In, 64<<10),
 		rawIn:     t.In,
 		out:       t.Out,
@@ -86,51 +86,61 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		linger:    t.Linger,
 		maxLine:   max,
 		log:       t.Logger,
-		pending:   make(map[jsonrpc.ID]struct{}),
-		cancelled: make(map[jsonrpc.ID]struct{}),
-		metaOK:    make(map[string]bool),
-		metaProbe: make(map[jsonrpc.ID]string),
+		toSDK:     make(chan jsonrpc.Message),
+		inputEnd:  make(chan struct{}),
+		stopping:  make(chan struct{}),
+		reqs:      make(map[int64]*request),
+		keys:      make(map[string]int64),
 		drained:   make(chan struct{}),
 		closed:    make(chan struct{}),
 	}
 	if t.Calls != nil {
-		type peeked struct {
-			line []byte
-			err  error
-		}
-		first := make(chan peeked, 1)
-		go func() {
-			line, err := c.readLine()
-			first <- peeked{bytes.Clone(line), err}
-		}()
-		select {
-		case p := <-first:
-			c.first, c.firstErr, c.hasFirst = p.line, p.err, true
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if bytes.Contains(c.first, []byte(`"server/discover"`)) || bytes.Contains(c.first, newProtocolMetaKey) {
-			t.Calls.RegisterWithSDK()
-		}
 		c.detach = t.Calls.Attach(c)
 	}
+	t.connMu.Lock()
+	t.conn = c
+	t.connMu.Unlock()
+	go c.readLoop()
 	return c, nil
+}
+
+// Stop ends the session as end of input does: reading stops, requests in
+// flight get DrainTimeout to finish, the rest are answered with an error.
+// Used on SIGINT and SIGTERM, when stdin may stay open.
+func (t *StdioTransport) Stop() {
+	t.connMu.Lock()
+	c := t.conn
+	t.connMu.Unlock()
+	if c != nil {
+		c.stop()
+	}
+}
+
+// request is a request read from the client and not yet answered. The go-sdk
+// knows it by a private int64 id; the client's id is kept as its bytes.
+type request struct {
+	raw       []byte // the client's id, as received
+	key       string // the client's id, for finding duplicates and cancellations
+	method    string
+	implicit  bool // the made-up initialize: its response is not sent
+	newProto  bool // carries a valid 2026-07-28 _meta
+	cancelled bool
+	cancel    context.CancelFunc // a call served directly
 }
 
 // stdioConn is one stdio session.
 //
-// The goroutine that calls Read (the go-sdk's reader) owns in, line, queue
-// and initDone. Write is called from any goroutine; wmu serialises the
-// output. mu guards the request bookkeeping shared by both sides.
+// One goroutine (readLoop) reads and decodes the input and dispatches each
+// message: answered at once (malformed), served directly, or handed to the
+// go-sdk through toSDK, which Read returns. Write is called from any
+// goroutine; wmu serialises the output. mu guards the request bookkeeping.
 type stdioConn struct {
 	calls     CallHandler
+	direct    bool
 	callCtx   context.Context // parent of the calls served directly; done on Close
 	cancelAll context.CancelFunc
 	callWG    sync.WaitGroup // calls served directly, each in its own goroutine
-	// initialized is set once initialize was received (or made up): from
-	// then on the server's notifications may be sent to this session.
-	initialized atomic.Bool
-	detach      func() // stops the server's notifications to this session
+	detach    func()         // stops the server's notifications to this session
 
 	in       *bufio.Reader
 	rawIn    io.Reader
@@ -140,27 +150,34 @@ type stdioConn struct {
 	maxLine  int
 	log      zerolog.Logger
 
-	// Owned by the reading goroutine.
-	first    []byte // the line Connect read, until Read takes it
-	firstErr error
-	hasFirst bool
-	line     []byte
-	queue    []jsonrpc.Message
-	initDone bool // initialize was received, made up, or not needed (draft)
-	draft    bool // the client speaks the sessionless 2026-07-28 draft
+	// Owned by readLoop.
+	line       []byte
+	initRead   bool // initialize was read (or made up), or the client speaks 2026-07-28
+	registered bool // the go-sdk was given the tools (RegisterWithSDK)
+
+	toSDK    chan jsonrpc.Message
+	inputEnd chan struct{} // closed by readLoop at end of input
+	stopOnce sync.Once
+	stopping chan struct{} // closed by stop
+
+	// initWritten is set once the go-sdk has written a successful response
+	// to initialize: only then are legacy tool requests served directly,
+	// and notifications sent. newWritten is the same for a 2026-07-28
+	// request.
+	initWritten atomic.Bool
+	newWritten  atomic.Bool
+	changed     atomic.Bool // the tools changed since the go-sdk last told a subscription
 
 	wmu  sync.Mutex
 	wbuf []byte
 
-	mu         sync.Mutex
-	pending    map[jsonrpc.ID]struct{}           // requests read and not yet answered
-	cancelled  map[jsonrpc.ID]struct{}           // pending requests the client cancelled
-	inflight   map[jsonrpc.ID]context.CancelFunc // calls served directly
-	metaOK     map[string]bool                   // draft _meta values the SDK accepted for tools/call
-	metaProbe  map[jsonrpc.ID]string             // draft tools/calls sent to the SDK, by their _meta
-	resultMeta json.RawMessage                   // the _meta of the SDK's draft results
-	eof        bool
-	drained    chan struct{} // closed once eof is set and pending is empty
+	mu      sync.Mutex
+	reqs    map[int64]*request // by the id the go-sdk knows
+	keys    map[string]int64   // the same, by the client's id
+	nextID  int64
+	initID  int64 // the go-sdk's id of the initialize that counts
+	eof     bool
+	drained chan struct{} // closed once eof is set and reqs is empty
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -168,39 +185,50 @@ type stdioConn struct {
 
 func (c *stdioConn) SessionID() string { return "" }
 
-// Read returns the next message from the input. It answers malformed lines
-// itself and never returns an error for them.
+// Read returns the next message for the go-sdk. At end of input, or once
+// stopped, it drains and returns io.EOF.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for len(c.queue) > 0 {
-		msg := c.queue[0]
-		c.queue = c.queue[1:]
-		c.track(msg)
-		if !c.serveDirectly(msg) {
-			return msg, nil
+	select {
+	case msg := <-c.toSDK:
+		return msg, nil
+	case <-c.inputEnd:
+		if c.linger {
+			c.log.Info().Msg("stdin closed; lingering until stopped (--linger)")
+			select {
+			case <-c.stopping:
+			case <-c.closed:
+				return nil, io.EOF
+			}
 		}
+		return nil, c.finish("stdin closed")
+	case <-c.stopping:
+		return nil, c.finish("stopping")
+	case <-c.closed:
+		return nil, io.EOF
 	}
+}
+
+func (c *stdioConn) stop() {
+	c.stopOnce.Do(func() { close(c.stopping) })
+}
+
+// readLoop reads lines until end of input or stop. A read blocked on an
+// input that never ends does not keep the session open: Read stops waiting
+// for it, and the goroutine ends with the process.
+func (c *stdioConn) readLoop() {
+	defer close(c.inputEnd)
 	for {
+		line, err := c.readLine()
 		select {
+		case <-c.stopping:
+			c.refuse(line)
+			return
 		case <-c.closed:
-			return nil, io.EOF
+			return
 		default:
 		}
-		var line []byte
-		var err error
-		if c.hasFirst {
-			line, err, c.hasFirst = c.first, c.firstErr, false
-			c.first = nil
-		} else {
-			line, err = c.readLine()
-		}
 		if len(line) > 0 {
-			if msg := c.decode(line); msg != nil {
-				msg = c.accept(msg)
-				if c.serveDirectly(msg) {
-					continue
-				}
-				return msg, nil
-			}
+			c.dispatch(line)
 		}
 		if err != nil {
 			if errors.Is(err, errLineTooLong) {
@@ -211,8 +239,24 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if !errors.Is(err, io.EOF) {
 				c.log.Warn().Err(err).Msg("reading stdin")
 			}
-			return nil, c.waitDrained(ctx)
+			return
 		}
+	}
+}
+
+// refuse answers a request read after Stop: it is not served, and the
+// client must not wait for it.
+func (c *stdioConn) refuse(line []byte) {
+	var w struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if len(line) == 0 || json.Unmarshal(line, &w) != nil || w.Method == "" {
+		return
+	}
+	if id := validRawID(w.ID); id != nil {
+		c.writeErrorRawID(id, jsonrpc.CodeInternalError,
+			"tairseach-mcp is shutting down (stopping) and did not serve "+w.Method+"; restart the server and retry")
 	}
 }
 
@@ -257,20 +301,58 @@ func (c *stdioConn) shrink() {
 	}
 }
 
+// incoming is one decoded line.
+type incoming struct {
+	id     json.RawMessage // absent: a notification
+	method string
+	params json.RawMessage
+}
+
+// dispatch decodes one line and sends it on its way.
+func (c *stdioConn) dispatch(line []byte) {
+	in, ok, resp := c.decode(line)
+	switch {
+	case resp != nil:
+		c.send(resp) // a response to a request of the server
+	case !ok:
+		// Answered already.
+	case len(in.id) == 0:
+		c.notification(in)
+	default:
+		c.call(in)
+	}
+}
+
 // decode parses one line. For a line that is not a JSON-RPC 2.0 message it
-// writes the error response and returns nil.
-func (c *stdioConn) decode(line []byte) jsonrpc.Message {
-	msg, err := decodeMessage(line)
+// writes the error response and returns ok false; a response to a request
+// of the server comes back as resp.
+func (c *stdioConn) decode(line []byte) (in incoming, ok bool, resp jsonrpc.Message) {
+	var w struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	err := json.Unmarshal(line, &w)
+	if err == nil && w.Method == nil {
+		// A response to a request of the server (ping).
+		msg, derr := jsonrpc.DecodeMessage(line)
+		if resp, ok := msg.(*jsonrpc.Response); ok && derr == nil && (resp.Result != nil || resp.Error != nil) {
+			return in, false, resp
+		}
+		c.writeErrorRawID(validRawID(w.ID), jsonrpc.CodeInvalidRequest,
+			`invalid request: no "method"; expected {"jsonrpc":"2.0","id":…,"method":…,"params":…}`)
+		return in, false, nil
+	}
+	if err == nil && w.JSONRPC != "2.0" {
+		err = fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.JSONRPC)
+	}
 	if err == nil {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "" {
-			c.writeError(req.ID, jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
-			return nil
+		if *w.Method == "" {
+			c.writeErrorRawID(validRawID(w.ID), jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
+			return in, false, nil
 		}
-		if resp, ok := msg.(*jsonrpc.Response); ok && resp.Result == nil && resp.Error == nil {
-			c.writeError(resp.ID, jsonrpc.CodeInvalidRequest, `invalid request: no "method"; expected {"jsonrpc":"2.0","id":…,"method":…,"params":…}`)
-			return nil
-		}
-		return msg
+		return incoming{id: w.ID, method: *w.Method, params: w.Params}, true, nil
 	}
 	switch {
 	case !json.Valid(line):
@@ -292,33 +374,7 @@ func (c *stdioConn) decode(line []byte) jsonrpc.Message {
 		c.writeErrorRawID(validRawID(probe.ID), jsonrpc.CodeInvalidRequest,
 			"invalid request: "+err.Error()+`; expected {"jsonrpc":"2.0","id":…,"method":…,"params":…}`)
 	}
-	return nil
-}
-
-// decodeMessage decodes one line. It decodes requests itself: the SDK's
-// decoder allocates a large buffer per message and ignores bytes after the
-// first value, while a line with trailing bytes is not one message.
-func decodeMessage(line []byte) (jsonrpc.Message, error) {
-	var w struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      any             `json:"id"`
-		Method  *string         `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(line, &w); err != nil {
-		return nil, err
-	}
-	if w.Method == nil {
-		return jsonrpc.DecodeMessage(line) // a response (to a server ping)
-	}
-	if w.JSONRPC != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.JSONRPC)
-	}
-	id, err := jsonrpc.MakeID(w.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+	return in, false, nil
 }
 
 // jsonSyntaxError describes why line is not JSON.
@@ -337,114 +393,327 @@ func jsonSyntaxError(line []byte) string {
 
 // validRawID returns raw if it is a usable JSON-RPC id (a number or string).
 func validRawID(raw json.RawMessage) json.RawMessage {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return nil
-	}
-	switch raw[0] {
-	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+	if _, ok := requestKey(raw); ok {
 		return raw
 	}
 	return nil
 }
 
-// accept records msg and applies the implicit initialisation.
-func (c *stdioConn) accept(msg jsonrpc.Message) jsonrpc.Message {
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok {
-		return msg
+// requestKey returns the key of a request id, telling apart "1" and 1 and
+// matching the same string however it is escaped, and whether the id is one
+// a request may have: a string or a number. Numbers keep their bytes: 1 and
+// 1.0 are different ids, as the client will see them echoed.
+func requestKey(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 {
+		return "", false
 	}
-	if !c.initDone && req.IsCall() {
-		switch {
-		case req.Method == "initialize":
-			c.initDone = true
-			c.initialized.Store(true)
-		case req.Method == "server/discover",
-			bytes.Contains(req.Params, newProtocolMetaKey):
-			c.initDone = true
-			c.draft = true
-			if c.calls != nil {
-				// The SDK answers this session's tool requests itself.
-				c.calls.RegisterWithSDK()
-			}
-		case req.Method == "ping":
-		default:
-			c.initDone = true
-			c.initialized.Store(true)
-			c.log.Info().Str("method", req.Method).Str("protocolVersion", ImplicitProtocolVersion).
-				Msg("first request is not initialize; initialising the session implicitly")
-			c.queue = append(c.queue, implicitInitialized(), req)
-			msg = implicitInitialize()
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
 		}
+		return "s" + s, true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return "n" + string(raw), true
 	}
-	c.track(msg)
-	return msg
+	return "", false
 }
 
-func implicitInitialize() *jsonrpc.Request {
-	id, _ := jsonrpc.MakeID(implicitInitID)
+// call registers a request under a private id and dispatches it.
+func (c *stdioConn) call(in incoming) {
+	key, ok := requestKey(in.id)
+	if !ok {
+		c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			`invalid request: "id" must be a string or a number, not %s; give each request a unique string or number id, or leave "id" out for a notification`,
+			idKind(in.id)))
+		return
+	}
+	// params are decoded once, for the dispatcher and the _meta check.
+	var params map[string]json.RawMessage
+	paramsOK := len(in.params) > 0 && in.params[0] == '{' && json.Unmarshal(in.params, &params) == nil
+	newProto, validNew := classify(params["_meta"])
+	c.mu.Lock()
+	if _, dup := c.keys[key]; dup {
+		c.mu.Unlock()
+		c.writeErrorRawID(in.id, jsonrpc.CodeInvalidRequest,
+			"invalid request: id "+string(in.id)+" is already in use by a request in flight; give each request a unique id")
+		return
+	}
+	c.nextID++
+	n := c.nextID
+	r := &request{raw: in.id, key: key, method: in.method, newProto: validNew}
+	c.reqs[n] = r
+	c.keys[key] = n
+	if in.method == "initialize" && !c.initWritten.Load() {
+		c.initID = n
+	}
+	c.mu.Unlock()
+
+	if (newProto || in.method == "server/discover") && !c.registered && c.calls != nil {
+		// The go-sdk answers this revision's tools/list, so it must know
+		// the tools; given them before it serves the session's first
+		// request of this revision, it sends no spurious list_changed on a
+		// subscription.
+		c.registered = true
+		c.calls.RegisterWithSDK()
+	}
+	if !c.initRead {
+		switch {
+		case in.method == "initialize", in.method == "server/discover", newProto:
+			c.initRead = true
+		case in.method == "ping":
+		default:
+			c.initRead = true
+			c.log.Info().Str("method", in.method).Str("protocolVersion", ImplicitProtocolVersion).
+				Msg("first request is not initialize; initialising the session implicitly")
+			c.send(c.implicitInitialize())
+			c.send(&jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)})
+		}
+	}
+	// A request that claims 2026-07-28 with a _meta not certainly valid is
+	// the go-sdk's to judge.
+	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew) {
+		return
+	}
+	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
+	c.send(&jsonrpc.Request{ID: id, Method: in.method, Params: in.params})
+}
+
+// send hands msg to the go-sdk, unless the session is closed.
+func (c *stdioConn) send(msg jsonrpc.Message) {
+	select {
+	case c.toSDK <- msg:
+	case <-c.closed:
+	}
+}
+
+// idKind names the JSON type of an id for an error message.
+func idKind(raw json.RawMessage) string {
+	switch raw[0] {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "that"
+}
+
+// implicitInitialize makes up the initialize request of a session whose
+// client sent none; its response is not sent.
+func (c *stdioConn) implicitInitialize() *jsonrpc.Request {
+	c.mu.Lock()
+	c.nextID++
+	n := c.nextID
+	c.reqs[n] = &request{method: "initialize", implicit: true}
+	c.initID = n
+	c.mu.Unlock()
+	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
 	params := `{"protocolVersion":"` + ImplicitProtocolVersion + `","capabilities":{},"clientInfo":{"name":"implicit","version":"0"}}`
 	return &jsonrpc.Request{ID: id, Method: "initialize", Params: json.RawMessage(params)}
 }
 
-func implicitInitialized() *jsonrpc.Request {
-	return &jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)}
-}
-
-// track records a call as pending, and a cancellation of a pending call so
-// that its response is not sent.
-func (c *stdioConn) track(msg jsonrpc.Message) {
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok {
-		return
-	}
-	if req.IsCall() {
-		c.mu.Lock()
-		c.pending[req.ID] = struct{}{}
-		c.mu.Unlock()
-		return
-	}
-	if req.Method == "notifications/cancelled" {
-		var p struct {
-			RequestID any `json:"requestId"`
-		}
-		if json.Unmarshal(req.Params, &p) != nil {
+// notification handles a message without id. A cancellation is matched to
+// the request it names: a call served directly is cancelled here, one the
+// go-sdk serves is cancelled by the go-sdk, under its own id.
+func (c *stdioConn) notification(in incoming) {
+	req := &jsonrpc.Request{Method: in.method, Params: in.params}
+	if in.method == "notifications/cancelled" {
+		var p map[string]json.RawMessage
+		if json.Unmarshal(in.params, &p) != nil {
 			return
 		}
-		id, err := jsonrpc.MakeID(p.RequestID)
-		if err != nil {
+		key, ok := requestKey(p["requestId"])
+		if !ok {
 			return
 		}
 		c.mu.Lock()
-		if _, ok := c.pending[id]; ok {
-			c.cancelled[id] = struct{}{}
-		}
-		if cancel, ok := c.inflight[id]; ok {
-			cancel()
+		n, ok := c.keys[key]
+		var r *request
+		if ok {
+			r = c.reqs[n]
+			r.cancelled = true
+			if r.cancel != nil {
+				r.cancel()
+			}
 		}
 		c.mu.Unlock()
+		if r == nil || r.cancel != nil {
+			return
+		}
+		p["requestId"] = json.RawMessage(fmt.Sprint(n))
+		req.Params, _ = json.Marshal(p)
+	}
+	c.send(req)
+}
+
+// protocolVersionKey is the _meta key of a 2026-07-28 request.
+const protocolVersionKey = "io.modelcontextprotocol/protocolVersion"
+
+// newProtocol is the revision that has no initialize: every request carries
+// its protocol version, client info and capabilities in params._meta.
+const newProtocol = "2026-07-28"
+
+// classify reports whether a request follows 2026-07-28 by its _meta (a
+// protocolVersion of 2026-07-28 or later, as the go-sdk decides), and
+// whether its _meta is, by the spec, certainly valid: protocolVersion
+// 2026-07-28, clientCapabilities an object, clientInfo absent or an
+// Implementation. Anything else is left to the go-sdk to judge.
+func classify(rawMeta json.RawMessage) (newProto, valid bool) {
+	if len(rawMeta) == 0 || rawMeta[0] != '{' {
+		return false, false
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(rawMeta, &meta) != nil {
+		return false, false
+	}
+	var version string
+	if json.Unmarshal(meta[protocolVersionKey], &version) != nil || version < newProtocol {
+		return false, false
+	}
+	if version != newProtocol {
+		return true, false
+	}
+	caps := meta["io.modelcontextprotocol/clientCapabilities"]
+	var cv struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if len(caps) == 0 || caps[0] != '{' || json.Unmarshal(caps, &cv) != nil {
+		return true, false
+	}
+	if info, ok := meta["io.modelcontextprotocol/clientInfo"]; ok {
+		var impl mcp.Implementation
+		if len(info) == 0 || info[0] != '{' || json.Unmarshal(info, &impl) != nil {
+			return true, false
+		}
+	}
+	return true, true
+}
+
+// serveDirectly is the dispatcher: it serves a request itself when the
+// answer is certainly the one the go-sdk would give, and reports whether it
+// did. The rule:
+//   - only tools/call of a tool the handler has, with params that hold
+//     nothing but name, arguments (an object) and _meta;
+//   - without a 2026-07-28 _meta, only once the go-sdk has written its
+//     successful response to initialize;
+//   - with a 2026-07-28 _meta, only if it is valid by the spec and once the
+//     go-sdk has answered a request of the session with one; the result
+//     gets the _meta and resultType the go-sdk adds.
+//
+// Everything else, tools/list included (its result carries fields the
+// go-sdk's options decide), goes to the go-sdk.
+func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto bool) bool {
+	if method != "tools/call" {
+		return false
+	}
+	if newProto && !c.newWritten.Load() || !newProto && !c.initWritten.Load() {
+		return false
+	}
+	var name string
+	for k, v := range p {
+		switch k {
+		case "_meta":
+			if !newProto && (len(v) == 0 || v[0] != '{') {
+				return false
+			}
+		case "name":
+			if json.Unmarshal(v, &name) != nil {
+				return false
+			}
+		case "arguments":
+			if len(v) == 0 || v[0] != '{' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if !c.waitReady() {
+		return false
+	}
+	if !c.calls.HasTool(name) {
+		return false // the go-sdk answers with the right error
+	}
+	ctx, cancel := context.WithCancel(c.callCtx)
+	c.mu.Lock()
+	r := c.reqs[n]
+	r.cancel = cancel
+	c.mu.Unlock()
+	args := p["arguments"]
+	c.callWG.Add(1)
+	go func() {
+		defer c.callWG.Done()
+		defer cancel()
+		result := c.calls.CallJSON(ctx, name, args)
+		if result == nil { // cancelled: nothing is sent
+			c.answer(n, nil)
+			return
+		}
+		if newProto {
+			result = newProtocolResult(c.calls.ServerInfoJSON(), result)
+		}
+		c.answer(n, result)
+	}()
+	return true
+}
+
+// newProtocolResult turns a CallToolResult encoded by encodeResult into the
+// one the go-sdk sends to a 2026-07-28 request: _meta with the server's
+// Implementation first (Result's Meta is the first field), "resultType"
+// last. Call never sets a result _meta.
+func newProtocolResult(info, result []byte) []byte {
+	out := make([]byte, 0, len(info)+len(result)+80)
+	out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
+	out = append(out, info...)
+	out = append(out, "},"...)
+	out = append(out, result[1:len(result)-1]...)
+	return append(out, `,"resultType":"complete"}`...)
+}
+
+// waitReady waits until the handler has its tools, which only takes time
+// while the manifests are first loaded. Reading waits too, so requests keep
+// their order. It reports false if the session closed meanwhile.
+func (c *stdioConn) waitReady() bool {
+	ready := c.calls.Ready()
+	select {
+	case <-ready:
+		return true
+	default:
+	}
+	c.log.Debug().Msg("waiting for the manifests to load")
+	select {
+	case <-ready:
+		return true
+	case <-c.closed:
+		return false
+	case <-c.stopping:
+		return false
 	}
 }
 
-// settle marks a response as sent and reports whether it must be dropped
-// instead: the made-up initialize, or a request the client cancelled.
-func (c *stdioConn) settle(id jsonrpc.ID, written bool) (drop bool) {
+// settle removes the request the go-sdk knows as n and returns it, or nil
+// if it was answered already (after the drain timeout).
+func (c *stdioConn) settle(n int64) *request {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.cancelled[id]; ok {
-		delete(c.cancelled, id)
-		drop = true
+	r, ok := c.reqs[n]
+	if !ok {
+		return nil
 	}
-	if id.Raw() == implicitInitID {
-		drop = true
+	delete(c.reqs, n)
+	if r.key != "" {
+		delete(c.keys, r.key)
 	}
-	if written || drop {
-		delete(c.pending, id)
-		if c.eof && len(c.pending) == 0 {
-			c.closeDrained()
-		}
+	if c.eof && len(c.reqs) == 0 {
+		c.closeDrained()
 	}
-	return drop
+	return r
 }
 
 // closeDrained closes c.drained once. c.mu must be held.
@@ -456,28 +725,19 @@ func (c *stdioConn) closeDrained() {
 	}
 }
 
-// waitDrained is called at end of input. It returns io.EOF once every
-// pending request has been answered, the drain timeout passed, or the
-// connection was closed; with linger it waits for the connection to close.
-func (c *stdioConn) waitDrained(ctx context.Context) error {
+// finish is called once reading has ended. It waits until every request
+// read has been answered, the drain timeout passed, or the connection was
+// closed; requests still unanswered then get an error response.
+func (c *stdioConn) finish(why string) error {
 	c.mu.Lock()
 	c.eof = true
-	n := len(c.pending)
+	n := len(c.reqs)
 	if n == 0 {
 		c.closeDrained()
 	}
 	c.mu.Unlock()
-
-	if c.linger {
-		c.log.Info().Msg("stdin closed; lingering until stopped (--linger)")
-		select {
-		case <-c.closed:
-		case <-ctx.Done():
-		}
-		return io.EOF
-	}
 	if n > 0 {
-		c.log.Debug().Int("pending", n).Msg("stdin closed; answering requests in flight")
+		c.log.Debug().Int("pending", n).Str("why", why).Msg("answering requests in flight")
 	}
 	var timeout <-chan time.Time
 	if c.drainFor > 0 {
@@ -487,70 +747,117 @@ func (c *stdioConn) waitDrained(ctx context.Context) error {
 	}
 	select {
 	case <-c.drained:
+	case <-c.closed:
 	case <-timeout:
 		c.mu.Lock()
-		n = len(c.pending)
+		left := make([]*request, 0, len(c.reqs))
+		for id, r := range c.reqs {
+			delete(c.reqs, id)
+			if !r.implicit && !r.cancelled {
+				left = append(left, r)
+			}
+		}
+		clear(c.keys)
 		c.mu.Unlock()
-		c.log.Warn().Int("unanswered", n).Dur("drainTimeout", c.drainFor).
-			Msg("stdin closed and requests still running after the drain timeout; giving up on them")
-	case <-c.closed:
-	case <-ctx.Done():
+		c.log.Warn().Int("unanswered", len(left)).Dur("drainTimeout", c.drainFor).Str("why", why).
+			Msg("requests still running after the drain timeout; answering them with an error")
+		for _, r := range left {
+			c.writeErrorRawID(r.raw, jsonrpc.CodeInternalError, fmt.Sprintf(
+				"tairseach-mcp is shutting down (%s) and %s did not finish within the drain timeout (%s); restart the server and retry",
+				why, r.method, c.drainFor))
+		}
 	}
 	return io.EOF
 }
 
-// Write writes msg as one line.
+// Write writes a message of the go-sdk as one line, with the client's id.
 func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
-	resp, isResp := msg.(*jsonrpc.Response)
-	if isResp {
-		c.mu.Lock()
-		c.learnMeta(resp)
-		c.mu.Unlock()
-	}
-	if isResp && c.settle(resp.ID, false) {
-		if resp.ID.Raw() == implicitInitID && resp.Error != nil {
-			c.log.Error().Err(resp.Error).Msg("implicit initialize failed")
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		n, _ := m.ID.Raw().(int64)
+		r := c.settle(n)
+		if r == nil {
+			return nil // answered already, or not a request of the client
 		}
-		return nil
-	}
-	var err error
-	if isResp && resp.Error == nil && len(resp.Result) > 0 {
-		err = c.writeResult(resp.ID, resp.Result)
-	} else {
-		var data []byte
-		if data, err = jsonrpc.EncodeMessage(msg); err == nil {
-			err = c.writeLine(data)
+		var err error
+		switch {
+		case r.cancelled:
+		case r.implicit:
+			if m.Error != nil {
+				c.log.Error().Err(m.Error).Msg("implicit initialize failed")
+			}
+		case m.Error != nil:
+			err = c.writeErrorLine(r.raw, m.Error)
+		default:
+			err = c.writeResult(r.raw, m.Result)
+		}
+		if m.Error == nil {
+			c.mu.Lock()
+			isInit := n == c.initID
+			c.mu.Unlock()
+			if isInit {
+				c.initWritten.Store(true)
+			} else if r.newProto {
+				c.newWritten.Store(true)
+			}
+		}
+		return err
+	case *jsonrpc.Request:
+		if m.Method == "notifications/tools/list_changed" {
+			// A session of an earlier revision is told by Notify; one of
+			// 2026-07-28 on its subscription, by the go-sdk, but only of a
+			// real change: the go-sdk also tells it when it is first given
+			// the tools.
+			if !hasMeta(m.Params) || !c.changed.Swap(false) {
+				return nil
+			}
 		}
 	}
-	if isResp {
-		c.settle(resp.ID, true)
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
 	}
-	return err
+	return c.writeLine(data)
 }
 
-// writeResult writes a successful response around its result, which the
-// SDK has already marshalled: re-encoding the message would scan and copy
-// the whole result again.
-func (c *stdioConn) writeResult(id jsonrpc.ID, result json.RawMessage) error {
+// hasMeta reports whether params has a _meta (a notification on a
+// 2026-07-28 subscription).
+func hasMeta(params json.RawMessage) bool {
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && len(p.Meta) > 0
+}
+
+// writeResult writes a successful response around its result, which is
+// already marshalled: re-encoding the message would scan and copy the whole
+// result again.
+func (c *stdioConn) writeResult(id, result []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	buf := append(c.wbuf[:0], `{"jsonrpc":"2.0","id":`...)
-	switch v := id.Raw().(type) {
-	case int64:
-		buf = strconv.AppendInt(buf, v, 10)
-	case string:
-		q, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		buf = append(buf, q...)
-	default:
-		buf = append(buf, "null"...)
-	}
+	buf = append(buf, id...)
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)
 	buf = append(buf, "}\n"...)
 	return c.flush(buf)
+}
+
+// writeErrorLine writes an error response of the go-sdk.
+func (c *stdioConn) writeErrorLine(id []byte, e error) error {
+	var we *jsonrpc.Error
+	if !errors.As(e, &we) {
+		we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Error()}
+	}
+	data, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, we})
+	if err != nil {
+		return err
+	}
+	return c.writeLine(data)
 }
 
 // writeLine writes data and a newline in a single write.
@@ -573,15 +880,7 @@ func (c *stdioConn) flush(buf []byte) error {
 	return nil
 }
 
-// writeError answers a message the SDK never sees.
-func (c *stdioConn) writeError(id jsonrpc.ID, code int64, message string) {
-	var raw json.RawMessage
-	if id.IsValid() {
-		raw, _ = json.Marshal(id.Raw())
-	}
-	c.writeErrorRawID(raw, code, message)
-}
-
+// writeErrorRawID answers a message the go-sdk never sees.
 func (c *stdioConn) writeErrorRawID(id json.RawMessage, code int64, message string) {
 	if id == nil {
 		id = json.RawMessage("null")
@@ -597,7 +896,8 @@ func (c *stdioConn) writeErrorRawID(id json.RawMessage, code int64, message stri
 	}
 }
 
-// Close stops the session. It is safe to call more than once.
+// Close stops the session. It is safe to call more than once. It does not
+// wait for the reading goroutine, which may be blocked on stdin.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		if c.detach != nil {
@@ -606,164 +906,32 @@ func (c *stdioConn) Close() error {
 		c.cancelAll()
 		close(c.closed)
 		if cl, ok := c.rawIn.(io.Closer); ok {
-			_ = cl.Close()
+			go func() { _ = cl.Close() }()
 		}
 		c.callWG.Wait() // the calls were cancelled: they end promptly
 	})
 	return nil
 }
 
-// serveDirectly serves tools/list and tools/call requests itself when it
-// can, and reports whether it did. The request is already tracked as
-// pending.
-//
-// In a session of the 2026-07-28 draft every request carries its own _meta,
-// which the SDK validates; there only tools/call is served directly, and only
-// with a _meta the SDK has already accepted for a tools/call of this session
-// (the validation depends on nothing else), with the draft's "resultType".
-func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || c.calls == nil || !c.initDone || !req.IsCall() ||
-		(req.Method != "tools/call" && req.Method != "tools/list") ||
-		c.draft && req.Method != "tools/call" {
-		return false
-	}
-	if !c.waitReady(req) {
-		return true
-	}
-	if req.Method == "tools/list" {
-		c.answer(req.ID, c.calls.ListJSON())
-		return true
-	}
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil || !c.calls.HasTool(p.Name) {
-		return false // the SDK answers with the right error
-	}
-	var resultMeta json.RawMessage // the draft's result _meta, as the SDK sends it
-	if c.draft {
-		if resultMeta = c.metaAccepted(req.ID, p.Meta); resultMeta == nil {
-			return false
-		}
-	}
-	ctx, cancel := context.WithCancel(c.callCtx)
-	c.mu.Lock()
-	c.inflight[req.ID] = cancel
-	c.mu.Unlock()
-	c.callWG.Add(1)
-	go func() {
-		defer c.callWG.Done()
-		result := c.calls.CallJSON(ctx, p.Name, p.Arguments)
-		c.mu.Lock()
-		delete(c.inflight, req.ID)
-		c.mu.Unlock()
-		cancel()
-		if result == nil { // cancelled: nothing is sent
-			c.settle(req.ID, true)
-			return
-		}
-		if resultMeta != nil {
-			result = draftResult(resultMeta, result)
-		}
-		c.answer(req.ID, result)
-	}()
-	return true
-}
-
-// maxMetas bounds the _meta values remembered per session; a client sends
-// the same one with every request.
-const maxMetas = 8
-
-// metaAccepted returns the _meta of the SDK's results if the SDK accepted
-// meta for a tools/call of this session, else nil. If not, the request id is
-// noted so that the SDK's answer, if a success, teaches it.
-func (c *stdioConn) metaAccepted(id jsonrpc.ID, meta json.RawMessage) json.RawMessage {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.metaOK[string(meta)] {
-		return c.resultMeta
-	}
-	if len(c.metaOK) < maxMetas {
-		c.metaProbe[id] = string(meta)
-	}
-	return nil
-}
-
-// learnMeta records the SDK's verdict on a tools/call sent to it for its
-// _meta, and the _meta of its result. c.mu must be held.
-func (c *stdioConn) learnMeta(resp *jsonrpc.Response) {
-	meta, ok := c.metaProbe[resp.ID]
-	if !ok {
-		return
-	}
-	delete(c.metaProbe, resp.ID)
-	var res struct {
-		Meta       json.RawMessage `json:"_meta"`
-		ResultType string          `json:"resultType"`
-	}
-	if resp.Error != nil || json.Unmarshal(resp.Result, &res) != nil || res.ResultType != "complete" ||
-		len(res.Meta) == 0 || res.Meta[0] != '{' || len(c.metaOK) >= maxMetas {
-		return
-	}
-	if c.resultMeta == nil {
-		c.resultMeta = res.Meta
-	} else if !bytes.Equal(c.resultMeta, res.Meta) {
-		return
-	}
-	c.metaOK[meta] = true
-}
-
-// draftResult turns a CallToolResult encoded by encodeResult into the
-// draft's: the SDK's _meta first, "resultType" last.
-func draftResult(meta, result json.RawMessage) []byte {
-	out := make([]byte, 0, len(meta)+len(result)+40)
-	out = append(out, `{"_meta":`...)
-	out = append(out, meta...)
-	out = append(out, ',')
-	out = append(out, result[1:len(result)-1]...)
-	return append(out, `,"resultType":"complete"}`...)
-}
-
-// waitReady waits until the handler has its tools, which only takes time
-// while the manifests are first loaded. Reading waits too, so requests keep
-// their order. It reports false if the session closed meanwhile; req then
-// gets no response.
-func (c *stdioConn) waitReady(req *jsonrpc.Request) bool {
-	ready := c.calls.Ready()
-	select {
-	case <-ready:
-		return true
-	default:
-	}
-	c.log.Debug().Str("method", req.Method).Msg("waiting for the manifests to load")
-	select {
-	case <-ready:
-		return true
-	case <-c.closed:
-		c.settle(req.ID, true)
-		return false
-	}
-}
-
 // answer writes the result of a request served directly, unless the client
-// cancelled it.
-func (c *stdioConn) answer(id jsonrpc.ID, result []byte) {
-	if c.settle(id, false) {
+// cancelled it; a nil result writes nothing.
+func (c *stdioConn) answer(n int64, result []byte) {
+	r := c.settle(n)
+	if r == nil || r.cancelled || result == nil {
 		return
 	}
-	if err := c.writeResult(id, result); err != nil {
+	if err := c.writeResult(r.raw, result); err != nil {
 		c.log.Warn().Err(err).Msg("writing a result")
 	}
-	c.settle(id, true)
 }
 
-// Notify sends a notification to the client, once the session is
-// initialised; before that it is dropped, as the client will list anyway.
+// Notify sends a notification to the client once the go-sdk has answered
+// its initialize; before that it is dropped, as the client will list anyway.
+// A 2026-07-28 client is told of changes only on a subscription, by the
+// go-sdk.
 func (c *stdioConn) Notify(method string) {
-	if !c.initialized.Load() {
+	c.changed.Store(true)
+	if !c.initWritten.Load() {
 		return
 	}
 	select {

@@ -38,14 +38,14 @@ func testServer() *mcp.Server {
 	return s
 }
 
-func startStdio(t *testing.T, tr StdioTransport) *stdioHarness {
+func startStdio(t *testing.T, tr *StdioTransport) *stdioHarness {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	tr.In, tr.Out = inR, outW
 	tr.Logger = zerolog.Nop()
 	h := &stdioHarness{t: t, in: inW, lines: make(chan string, 100), done: make(chan error, 1)}
-	ss, err := testServer().Connect(context.Background(), &tr, nil)
+	ss, err := testServer().Connect(context.Background(), tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestStdioBadLinesGetErrorsAndSessionGoesOn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := startStdio(t, StdioTransport{})
+			h := startStdio(t, &StdioTransport{})
 			h.send(tt.line)
 			m := h.next()
 			if got := errCode(m); got != tt.code {
@@ -166,7 +166,7 @@ func TestStdioBadLinesGetErrorsAndSessionGoesOn(t *testing.T) {
 }
 
 func TestStdioLargeLines(t *testing.T) {
-	h := startStdio(t, StdioTransport{MaxLineBytes: 2 << 20})
+	h := startStdio(t, &StdioTransport{MaxLineBytes: 2 << 20})
 	h.send(initLine)
 	h.next()
 	// A 1 MiB request is served.
@@ -188,7 +188,7 @@ func TestStdioLargeLines(t *testing.T) {
 }
 
 func TestStdioEOFAnswersEverythingInFlight(t *testing.T) {
-	h := startStdio(t, StdioTransport{DrainTimeout: 10 * time.Second})
+	h := startStdio(t, &StdioTransport{DrainTimeout: 10 * time.Second})
 	h.send(initLine, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for i := 1; i <= 3; i++ {
 		h.send(`{"jsonrpc":"2.0","id":` + string(rune('0'+i)) + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":300}}}`)
@@ -211,7 +211,7 @@ func TestStdioEOFAnswersEverythingInFlight(t *testing.T) {
 }
 
 func TestStdioDrainTimeout(t *testing.T) {
-	h := startStdio(t, StdioTransport{DrainTimeout: 200 * time.Millisecond})
+	h := startStdio(t, &StdioTransport{DrainTimeout: 200 * time.Millisecond})
 	h.send(initLine)
 	h.next()
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
@@ -225,7 +225,7 @@ func TestStdioDrainTimeout(t *testing.T) {
 func TestStdioImplicitInitialize(t *testing.T) {
 	for _, method := range []string{"tools/list", "tools/call"} {
 		t.Run(method, func(t *testing.T) {
-			h := startStdio(t, StdioTransport{})
+			h := startStdio(t, &StdioTransport{})
 			params := `{}`
 			if method == "tools/call" {
 				params = `{"name":"sleep","arguments":{"ms":1}}`
@@ -243,7 +243,7 @@ func TestStdioImplicitInitialize(t *testing.T) {
 }
 
 func TestStdioRealInitializeUntouched(t *testing.T) {
-	h := startStdio(t, StdioTransport{})
+	h := startStdio(t, &StdioTransport{})
 	h.send(initLine)
 	m := h.next()
 	res, _ := m["result"].(map[string]any)
@@ -253,7 +253,7 @@ func TestStdioRealInitializeUntouched(t *testing.T) {
 }
 
 func TestStdioPingBeforeInitialize(t *testing.T) {
-	h := startStdio(t, StdioTransport{})
+	h := startStdio(t, &StdioTransport{})
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, initLine)
 	byID := map[any]map[string]any{}
 	for range 2 { // answered concurrently, in either order
@@ -269,7 +269,7 @@ func TestStdioPingBeforeInitialize(t *testing.T) {
 }
 
 func TestStdioCancelledRequestGetsNoResponse(t *testing.T) {
-	h := startStdio(t, StdioTransport{})
+	h := startStdio(t, &StdioTransport{})
 	h.send(initLine)
 	h.next()
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
@@ -288,7 +288,7 @@ func TestStdioCancelledRequestGetsNoResponse(t *testing.T) {
 }
 
 func TestStdioEachMessageIsOneLine(t *testing.T) {
-	h := startStdio(t, StdioTransport{})
+	h := startStdio(t, &StdioTransport{})
 	h.send(initLine)
 	h.next()
 	const n = 50

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,16 +16,28 @@ import (
 	"time"
 )
 
-// nodeModules returns scripts/node_modules, failing with the fix when the
-// pinned clients are not installed.
+// missingClients stops a test that needs the npm clients when they are not
+// installed: skipped on a plain `go test`, so a fresh clone passes, and
+// failed under CI=true, where `make test` must have installed them.
+func missingClients(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true: the npm clients are required)", msg)
+	}
+	t.Skipf("%s; `make test` installs them (set CI=true to fail instead of skipping)", msg)
+}
+
+// nodeModules returns scripts/node_modules, or stops the test with the fix
+// when the pinned clients are not installed.
 func nodeModules(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(repoRoot, "scripts", "node_modules")
 	if _, err := os.Stat(filepath.Join(dir, "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatalf("the pinned MCP clients are not installed: run `make test`, or `cd scripts && npm ci` (%v)", err)
+		missingClients(t, "the pinned MCP clients are not installed: run `make test`, or `cd scripts && npm ci` (%v)", err)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not installed: %v", err)
+		missingClients(t, "node is not installed: %v", err)
 	}
 	return dir
 }

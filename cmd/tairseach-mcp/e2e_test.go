@@ -205,7 +205,7 @@ func (b *syncBuffer) String() string {
 }
 
 // protocols are the versions every client-facing test runs under: the
-// newest stable one and the go-sdk client's default (the 2026-07-28 draft).
+// revision before 2026-07-28 and the go-sdk client's default, 2026-07-28.
 var protocols = []string{"2025-11-25", ""}
 
 func protoName(p string) string {

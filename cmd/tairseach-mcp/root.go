@@ -38,6 +38,7 @@ type options struct {
 	maxInFlight     int
 	outputSchemas   string // warn, strict or off
 	outputSchemasOn bool   // given as the deprecated "on"
+	direct          string // hidden: "off" sends every stdio request through the go-sdk
 	linger          bool
 	insecureSocket  bool
 	logLevel        string
@@ -143,6 +144,8 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
 	f.StringVar(&o.logFormat, "log-format", "console", "console or json (logs always go to stderr)")
 	o.http.addFlags(f)
+	f.StringVar(&o.direct, "direct", "on", "serve tools/list and tools/call on stdio without the go-sdk where that gives the same bytes: on or off")
+	_ = f.MarkHidden("direct")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
@@ -239,6 +242,14 @@ func (o *options) resolve(cmd *cobra.Command) error {
 		o.outputSchemas = "off"
 	default:
 		return usageError{fmt.Errorf("--output-schemas %q: want warn, strict or off", o.outputSchemas)}
+	}
+	switch o.direct {
+	case "on", "true":
+		o.direct = "on"
+	case "off", "false":
+		o.direct = "off"
+	default:
+		return usageError{fmt.Errorf("--direct %q: want on or off", o.direct)}
 	}
 	if o.callTimeout <= 0 {
 		return usageError{fmt.Errorf("--call-timeout %s: must be positive", o.callTimeout)}

@@ -82,6 +82,7 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 		Out:          stdout,
 		DrainTimeout: o.drainTimeout,
 		Linger:       o.linger,
+		NoDirect:     o.direct == "off",
 		Logger:       log,
 	})
 }

@@ -26,10 +26,11 @@ const (
 	peer   = "peer"
 )
 
-// Protocol versions the client asks for; "" is the go-sdk client's default.
+// Protocol versions the client asks for; "" is the go-sdk client's default,
+// 2026-07-28, the current MCP revision.
 const (
-	proto2025  = "2025-11-25"
-	protoDraft = ""
+	proto2025 = "2025-11-25"
+	proto2026 = ""
 )
 
 // errNA marks a contender that cannot run a case; its message is the reason.

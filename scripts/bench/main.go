@@ -14,7 +14,7 @@
 //
 // The MCP contenders are spawned and driven with the go-sdk client over stdio
 // (mcp.CommandTransport), at protocol 2025-11-25 and, for the per-call cases,
-// again at the client's default (the 2026-07-28 draft). Every case runs each
+// again at the client's default (2026-07-28, the current revision). Every case runs each
 // contender in turn, in an order that rotates from round to round, so noise
 // on a shared machine hits them all alike; the table shows the median of the
 // per-round values.

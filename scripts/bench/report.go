@@ -75,7 +75,7 @@ func atMost(text string, limit float64) check {
 // rows returns the table's rows, in order.
 func (b *bench) rows() []row {
 	var rs []row
-	for _, proto := range []string{proto2025, protoDraft} {
+	for _, proto := range []string{proto2025, proto2026} {
 		l := protoLabel(proto)
 		rs = append(rs,
 			row{caseID("seq-p50", proto), "call p50, sequential · " + l, unitMicros, []check{ratioAtMost(floor, 1.15)}},
@@ -256,7 +256,7 @@ func (b *bench) staticNotes() []string {
 				parts = append(parts, who+" "+v)
 			}
 		}
-		notes = append(notes, "Rows marked 2026-07-28 leave the client's protocol version at its default (the draft); negotiated: "+strings.Join(parts, ", ")+".")
+		notes = append(notes, "Rows marked 2026-07-28 leave the client's protocol version at its default (2026-07-28); negotiated: "+strings.Join(parts, ", ")+".")
 	}
 	return notes
 }

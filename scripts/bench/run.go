@@ -119,7 +119,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		}
 		b.roundsDone = round + 1
 		t := time.Now()
-		for _, proto := range []string{proto2025, protoDraft} {
+		for _, proto := range []string{proto2025, proto2026} {
 			if err := b.callCases(ctx, round, proto); err != nil {
 				return err
 			}
@@ -154,7 +154,7 @@ func order(round int, who ...string) []string {
 }
 
 func protoLabel(proto string) string {
-	if proto == protoDraft {
+	if proto == proto2026 {
 		return "2026-07-28"
 	}
 	return proto
@@ -163,7 +163,7 @@ func protoLabel(proto string) string {
 // caseID names a case's values; the protocol is part of the call cases'.
 func caseID(name, proto string) string {
 	if proto == "" {
-		return name + "@draft"
+		return name + "@2026-07-28"
 	}
 	return name + "@" + proto
 }

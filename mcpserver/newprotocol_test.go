@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,11 +26,11 @@ func (c *countingCalls) CallJSON(ctx context.Context, name string, args json.Raw
 	return c.CallHandler.CallJSON(ctx, name, args)
 }
 
-// In a session of the 2026-07-28 draft the first tools/call goes through the
-// go-sdk, which validates its _meta; later calls with the same _meta are
-// served directly, and their responses are byte for byte what the go-sdk
-// sent, with its _meta and "resultType", for results and isError results.
-func TestDraftCallsServedDirectlyMatchSDK(t *testing.T) {
+// In a 2026-07-28 session, tools/call is served directly once the go-sdk
+// has answered a request of the session (server/discover), and each result
+// is byte for byte what the go-sdk sends with direct serving off, with its
+// _meta and "resultType", for results and isError results.
+func TestNewProtocolCallsServedDirectlyMatchSDK(t *testing.T) {
 	sock := startDemo(t)
 	srv := New(Config{DefaultSocket: sock, OutputSchemas: true, Logger: zerolog.Nop()}, loadExample(t))
 	defer srv.Close()
@@ -45,38 +44,41 @@ func TestDraftCallsServedDirectlyMatchSDK(t *testing.T) {
 		{"isError", "tairseach_demo_fail", map[string]any{}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			results, direct := draftSession(t, srv, func(cs *mcp.ClientSession) {
+			use := func(cs *mcp.ClientSession) {
 				for i := range 3 {
 					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
 					if err != nil || res.IsError != tt.isError {
 						t.Fatalf("call %d: %v %+v", i, err, res)
 					}
 				}
-			})
-			if direct != 2 {
-				t.Errorf("%d of 3 calls served directly, want 2 (all but the first)", direct)
 			}
-			if len(results) != 3 {
-				t.Fatalf("saw %d tool results, want 3", len(results))
+			sdk, none := newProtocolSession(t, srv, true, use)
+			if none != 0 {
+				t.Errorf("%d calls served directly with direct serving off", none)
 			}
-			id := regexp.MustCompile(`"id":\d+,`)
-			sdk := id.ReplaceAll(results[0], nil)
-			if !bytes.Contains(sdk, []byte(`"resultType":"complete"`)) || !bytes.Contains(sdk, []byte(`"_meta":{"io.modelcontextprotocol/serverInfo"`)) {
-				t.Errorf("the go-sdk's draft result lacks the draft's fields: %s", sdk)
+			results, direct := newProtocolSession(t, srv, false, use)
+			if direct != 3 {
+				t.Errorf("%d of 3 calls served directly, want 3", direct)
 			}
-			for _, r := range results[1:] {
-				if got := id.ReplaceAll(r, nil); !bytes.Equal(got, sdk) {
-					t.Errorf("served directly:\n%s\nthe go-sdk sent:\n%s", got, sdk)
+			if len(results) != 3 || len(sdk) != 3 {
+				t.Fatalf("saw %d and %d tool results, want 3", len(results), len(sdk))
+			}
+			if !bytes.Contains(sdk[0], []byte(`"resultType":"complete"`)) || !bytes.Contains(sdk[0], []byte(`"_meta":{"io.modelcontextprotocol/serverInfo"`)) {
+				t.Errorf("the go-sdk's 2026-07-28 result lacks the revision's fields: %s", sdk[0])
+			}
+			for i := range results {
+				if !bytes.Equal(results[i], sdk[i]) {
+					t.Errorf("served directly:\n%s\nthe go-sdk sent:\n%s", results[i], sdk[i])
 				}
 			}
 		})
 	}
 }
 
-// draftSession runs use in a stdio session of srv under the go-sdk client at
-// its default protocol, the draft, and returns the tool results the server
-// wrote and how many calls it served directly.
-func draftSession(t *testing.T, srv *Server, use func(*mcp.ClientSession)) (results [][]byte, direct int) {
+// newProtocolSession runs use in a stdio session of srv under the go-sdk
+// client at its default protocol, 2026-07-28, and returns the tool results
+// the server wrote and how many calls it served directly.
+func newProtocolSession(t *testing.T, srv *Server, noDirect bool, use func(*mcp.ClientSession)) (results [][]byte, direct int) {
 	t.Helper()
 	calls := &countingCalls{CallHandler: srv}
 	c2sR, c2sW := io.Pipe()
@@ -104,7 +106,7 @@ func draftSession(t *testing.T, srv *Server, use func(*mcp.ClientSession)) (resu
 	ctx := context.Background()
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ServeStdio(ctx, &StdioTransport{In: c2sR, Out: s2cW, Calls: calls, Logger: zerolog.Nop()})
+		done <- srv.ServeStdio(ctx, &StdioTransport{In: c2sR, Out: s2cW, Calls: calls, NoDirect: noDirect, Logger: zerolog.Nop()})
 		s2cW.Close()
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).
@@ -113,7 +115,7 @@ func draftSession(t *testing.T, srv *Server, use func(*mcp.ClientSession)) (resu
 		t.Fatal(err)
 	}
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
-		t.Fatalf("negotiated %s; this test needs the 2026-07-28 draft", v)
+		t.Fatalf("negotiated %s; this test needs 2026-07-28", v)
 	}
 	use(cs)
 	cs.Close()
@@ -126,9 +128,9 @@ func draftSession(t *testing.T, srv *Server, use func(*mcp.ClientSession)) (resu
 	return results, int(calls.n.Load())
 }
 
-// A _meta the go-sdk refuses is never learned, even once another _meta was:
-// every such call gets the go-sdk's error, never a result served directly.
-func TestDraftInvalidMetaNeverServedDirectly(t *testing.T) {
+// A request whose _meta the spec makes invalid is never served directly,
+// even once valid ones were: every such call gets the go-sdk's error.
+func TestNewProtocolInvalidMetaNeverServedDirectly(t *testing.T) {
 	sock := startDemo(t)
 	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop()}, loadExample(t))
 	defer srv.Close()
