@@ -33,24 +33,50 @@ type httpBridge struct {
 	stderr *syncBuffer
 	exited chan struct{} // closed when the process has exited; then err is set
 	err    error
+	home   string // the bridge's HOME, a fresh directory
+	token  string // the bearer token of the default token file, if used
 }
 
 var listeningRE = regexp.MustCompile(`listening on (http://\S+)/mcp`)
 
-// startHTTP starts the bridge on a free loopback port and waits until it
-// logs its address.
+// startHTTP starts the bridge on a free loopback port with --no-auth (unless
+// extra names a token) and waits until it logs its address. Its HOME is a
+// fresh directory.
 func startHTTP(t *testing.T, e env, extra ...string) *httpBridge {
 	t.Helper()
 	return startHTTPEnv(t, e, nil, extra...)
 }
 
+// startHTTPDefault starts the bridge as a user would, with the default
+// token file (made at start in the fresh HOME), which b.token then holds.
+func startHTTPDefault(t *testing.T, e env, extra ...string) *httpBridge {
+	t.Helper()
+	b := startHTTPArgs(t, e, nil, extra)
+	raw, err := os.ReadFile(filepath.Join(b.home, ".tairseach", "mcp-token"))
+	if err != nil {
+		t.Fatalf("the default token file: %v", err)
+	}
+	b.token = strings.TrimSpace(string(raw))
+	return b
+}
+
 // startHTTPEnv is startHTTP with extra environment variables.
 func startHTTPEnv(t *testing.T, e env, environ []string, extra ...string) *httpBridge {
 	t.Helper()
+	authed := slices.Contains(extra, "--auth-token-file") || slices.Contains(extra, "--no-auth") ||
+		slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, tokenEnv+"=") })
+	if !authed {
+		extra = append([]string{"--no-auth"}, extra...)
+	}
+	return startHTTPArgs(t, e, environ, extra)
+}
+
+func startHTTPArgs(t *testing.T, e env, environ []string, extra []string) *httpBridge {
+	t.Helper()
 	args := e.args(append([]string{"--transport", "http", "--listen", "127.0.0.1:0"}, extra...)...)
-	b := &httpBridge{cmd: exec.Command(bridgeBin, args...), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	b := &httpBridge{cmd: exec.Command(bridgeBin, args...), stderr: &syncBuffer{}, exited: make(chan struct{}), home: shortDir(t)}
 	b.cmd.Stderr = b.stderr
-	b.cmd.Env = append(bridgeEnv(), environ...)
+	b.cmd.Env = append(append(bridgeEnv(), "HOME="+b.home), environ...)
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +103,33 @@ func startHTTPEnv(t *testing.T, e env, environ []string, extra ...string) *httpB
 	}
 }
 
-// bridgeEnv is the test's environment without the bridge's own variables.
+// bridgeEnv is the test's environment without the bridge's own variables
+// and without HOME, which each test gives its own.
 func bridgeEnv() []string {
 	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "TAIRSEACH_")
+		return strings.HasPrefix(kv, "TAIRSEACH_") || strings.HasPrefix(kv, "HOME=")
 	})
+}
+
+// client is an HTTP client that sends the bridge's token, if it has one.
+func (b *httpBridge) client() *http.Client {
+	if b.token == "" {
+		return http.DefaultClient
+	}
+	return &http.Client{Transport: bearer{token: b.token}}
+}
+
+// do is request with the bridge's token.
+func (b *httpBridge) do(t *testing.T, method, path, body string, header http.Header) (int, http.Header, string) {
+	t.Helper()
+	h := http.Header{}
+	for k, v := range header {
+		h[k] = v
+	}
+	if b.token != "" && h.Get("Authorization") == "" {
+		h.Set("Authorization", "Bearer "+b.token)
+	}
+	return request(t, method, b.base+path, body, h)
 }
 
 // stop sends SIGTERM and waits for the exit, killing after 10 s.
@@ -260,14 +308,14 @@ func TestHTTPStateless(t *testing.T) {
 func TestHTTPNonLoopbackNeedsToken(t *testing.T) {
 	e := newEnv(t)
 	for _, listen := range []string{"0.0.0.0:0", ":0"} {
-		cmd := exec.Command(bridgeBin, e.args("--transport", "http", "--listen", listen)...)
-		cmd.Env = bridgeEnv()
+		cmd := exec.Command(bridgeBin, e.args("--transport", "http", "--no-auth", "--listen", listen)...)
+		cmd.Env = append(bridgeEnv(), "HOME="+shortDir(t))
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
-			t.Fatalf("--listen %s without a token: err %v, want a non-zero exit\n%s", listen, err, out)
+			t.Fatalf("--no-auth --listen %s: err %v, want a non-zero exit\n%s", listen, err, out)
 		}
-		for _, want := range []string{"needs a bearer token", "--auth-token-file", "TAIRSEACH_MCP_TOKEN", "127.0.0.1"} {
+		for _, want := range []string{"--no-auth", "without a token", "127.0.0.1"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("--listen %s: message lacks %q:\n%s", listen, want, out)
 			}
@@ -365,7 +413,7 @@ func TestHTTPTokenRules(t *testing.T) {
 		"bad size":     {args: []string{"--max-request-bytes", "0"}, want: "--max-request-bytes"},
 	} {
 		cmd := exec.Command(bridgeBin, e.args(append([]string{"--transport", "http"}, tc.args...)...)...)
-		cmd.Env = append(bridgeEnv(), tc.env...)
+		cmd.Env = append(append(bridgeEnv(), "HOME="+shortDir(t)), tc.env...)
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s: err %v, output %q; want a failure naming %q", name, err, out, tc.want)
@@ -552,5 +600,87 @@ type healthBody struct {
 		Socket    string
 		Reachable bool
 		Error     string
+	}
+}
+
+// A client of the current revision (2026-07-28, the go-sdk client's
+// default) and one of 2025-11-25 share the default, stateful /mcp: both
+// list, call, and are told of a reload (the 2026 one over
+// subscriptions/listen), with the default token.
+func TestHTTPCurrentRevisionOnStatefulEndpoint(t *testing.T) {
+	e := newEnv(t)
+	e.manifests = copyExamples(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	want := map[string]string{"2025-11-25": "2025-11-25", "": "2026-07-28"}
+	var notes [2]chan struct{}
+	var sessions [2]*mcp.ClientSession
+	for i, proto := range protocols {
+		notes[i] = make(chan struct{}, 16)
+		sessions[i] = connectHTTP(t, b.url, proto, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notes[i] <- struct{}{} },
+		}, b.client())
+		if got := sessions[i].InitializeResult().ProtocolVersion; got != want[proto] {
+			t.Fatalf("%s: negotiated %q, want %q", protoName(proto), got, want[proto])
+		}
+		if names := toolNames(t, sessions[i]); len(names) != 8 {
+			t.Fatalf("%s: tools/list = %v", protoName(proto), names)
+		}
+		args := map[string]any{"proto": proto}
+		res := callTool(t, sessions[i], "tairseach_demo_echo", args)
+		var got map[string]any
+		if err := json.Unmarshal([]byte(text(res)), &got); err != nil || res.IsError || !jsonEqual(got, args) {
+			t.Fatalf("%s: echo returned isError %v, %s", protoName(proto), res.IsError, text(res))
+		}
+	}
+	if sessions[0].ID() == "" {
+		t.Fatal("the 2025-11-25 client got no session")
+	}
+	if sessions[1].ID() != "" {
+		t.Fatalf("the 2026-07-28 client got session %q; that revision has none", sessions[1].ID())
+	}
+	time.Sleep(200 * time.Millisecond) // let the clients open their streams
+	writeAtomic(t, filepath.Join(e.manifests, "extra.json"), extraManifest)
+	for i, proto := range protocols {
+		select {
+		case <-notes[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no notifications/tools/list_changed within 10s of writing a manifest", protoName(proto))
+		}
+		if res := callTool(t, sessions[i], "tairseach_extra_echo", map[string]any{"i": float64(i)}); res.IsError {
+			t.Fatalf("%s: calling the new tool: %s", protoName(proto), text(res))
+		}
+	}
+	// The 2025 session is still the one live session (the 2026 requests
+	// left none behind).
+	var h struct{ Sessions int }
+	code, _, body := b.do(t, "GET", "/healthz", "", nil)
+	if err := json.Unmarshal([]byte(body), &h); code != http.StatusOK || err != nil || h.Sessions != 1 {
+		t.Fatalf("/healthz: %d %s; want 1 session", code, body)
+	}
+}
+
+// The exchange of a plain client of 2026-07-28: server/discover, then
+// tools/list, each on its own, on the default endpoint.
+func TestHTTPCurrentRevisionRaw(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTP(t, e)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}`
+	for _, m := range []string{"server/discover", "tools/list"} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + m + `","params":{` + meta + `}}`
+		code, header, resp := request(t, "POST", b.url, body, mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", m))
+		if code != http.StatusOK || strings.Contains(resp, `"error"`) || header.Get("Mcp-Session-Id") != "" {
+			t.Fatalf("%s: %d, session %q, %s", m, code, header.Get("Mcp-Session-Id"), resp)
+		}
+		if m == "tools/list" && !strings.Contains(resp, "tairseach_demo_echo") {
+			t.Fatalf("tools/list: %s", resp)
+		}
+		// Without the header, the _meta alone routes it, and the go-sdk
+		// says the header is missing instead of refusing the revision.
+		code, _, resp = request(t, "POST", b.url, body, mcpHeader("Mcp-Method", m))
+		if code != http.StatusBadRequest || !strings.Contains(resp, "Mcp-Protocol-Version header is required") {
+			t.Fatalf("%s without the header: %d %s", m, code, resp)
+		}
 	}
 }
