@@ -59,10 +59,10 @@ type HTTPConfig struct {
 	// one would go over it, the session idle the longest is closed first.
 	// Zero means no cap.
 	MaxSessions int
-	// BodyTimeout bounds the read of one request body, so that a client
-	// that sends it slowly cannot hold a connection; zero means
-	// DefaultBodyTimeout.
-	BodyTimeout time.Duration
+	// ReadTimeout bounds the read of one request's headers (at most
+	// ReadHeaderTimeout) and of its body, so that a client that sends them
+	// slowly cannot hold a connection; zero means DefaultBodyTimeout.
+	ReadTimeout time.Duration
 	// DrainTimeout bounds how long shutdown waits for requests in flight;
 	// zero waits as long as they take.
 	DrainTimeout time.Duration
@@ -169,8 +169,8 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
-	if cfg.BodyTimeout <= 0 {
-		cfg.BodyTimeout = DefaultBodyTimeout
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultBodyTimeout
 	}
 	h := &httpHandler{s: s, cfg: cfg}
 	// MCP registers every tool with the go-sdk server first, so that the
@@ -274,7 +274,7 @@ func (e errReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-// slowBodyGuard bounds the read of a request body by cfg.BodyTimeout: a
+// slowBodyGuard bounds the read of a request body by cfg.ReadTimeout: a
 // client that sends its body a byte at a time gets its connection closed
 // instead of holding it (and a goroutine) forever. The deadline is lifted
 // once the body is read, so that the response can stream as long as it
@@ -286,7 +286,7 @@ func (h *httpHandler) slowBodyGuard(next http.Handler) http.Handler {
 			return
 		}
 		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) != nil {
+		if rc.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout)) != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -451,7 +451,7 @@ func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg HTT
 		Handler: h,
 		// No ReadTimeout or WriteTimeout: event streams stay open as long
 		// as their session.
-		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadHeaderTimeout: min(ReadHeaderTimeout, h.cfg.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(newSlogHandler(s.log), slog.LevelDebug),

@@ -51,6 +51,7 @@ type httpOptions struct {
 	maxRequestBytes int64
 	sessionTimeout  time.Duration
 	maxSessions     int
+	readTimeout     time.Duration
 
 	// Filled in by resolveHTTP.
 	token       string
@@ -66,6 +67,7 @@ func (h *httpOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&h.noAuth, "no-auth", false, "with --transport http on loopback: serve without a token, to every local user (unsafe)")
 	f.Int64Var(&h.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "with --transport http: largest request body accepted")
 	f.DurationVar(&h.sessionTimeout, "session-timeout", defaultSessionTimeout, "with --transport http: close sessions idle this long (0: never)")
+	f.DurationVar(&h.readTimeout, "read-timeout", mcpserver.DefaultBodyTimeout, "with --transport http: longest wait for a request's headers and body (a slow client is cut off)")
 	f.IntVar(&h.maxSessions, "max-sessions", defaultMaxSessions, "with --transport http: most live sessions; over it, the one idle the longest is closed (0: no cap)")
 }
 
@@ -86,6 +88,9 @@ func (o *options) resolveHTTP() error {
 	}
 	if h.sessionTimeout < 0 {
 		return usageError{fmt.Errorf("--session-timeout %s: must not be negative", h.sessionTimeout)}
+	}
+	if h.readTimeout <= 0 {
+		return usageError{fmt.Errorf("--read-timeout %s: must be positive", h.readTimeout)}
 	}
 	if h.maxSessions < 0 {
 		return usageError{fmt.Errorf("--max-sessions %d: must not be negative", h.maxSessions)}
@@ -288,6 +293,7 @@ func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerol
 		MaxRequestBytes: h.maxRequestBytes,
 		SessionTimeout:  h.sessionTimeout,
 		MaxSessions:     h.maxSessions,
+		ReadTimeout:     h.readTimeout,
 		DrainTimeout:    o.drainTimeout,
 		Manifests:       o.manifests,
 	})

@@ -684,3 +684,208 @@ func TestHTTPCurrentRevisionRaw(t *testing.T) {
 		}
 	}
 }
+
+// By default a token is made at first start, in a file only the user can
+// read, and every request needs it, on loopback too; a restart keeps it.
+func TestHTTPDefaultToken(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	file := filepath.Join(b.home, ".tairseach", "mcp-token")
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(b.token) {
+		t.Fatalf("token %q: want 32 random bytes in hex", b.token)
+	}
+	for path, want := range map[string]os.FileMode{file: 0o600, filepath.Dir(file): 0o700 | os.ModeDir} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode() != want {
+			t.Fatalf("%s: %v, mode %v; want %v", path, err, fi.Mode(), want)
+		}
+	}
+	if log := b.stderr.String(); !strings.Contains(log, "made a new bearer token") || !strings.Contains(log, "token_file="+file) {
+		t.Fatalf("the log does not name the new token file:\n%s", log)
+	}
+	for _, path := range []string{"/healthz", "/mcp"} {
+		if code, _, _ := request(t, "POST", b.base+path, initializeBody, mcpHeader()); code != http.StatusUnauthorized {
+			t.Fatalf("%s without the token: %d, want 401", path, code)
+		}
+	}
+	if code, _, body := b.do(t, "POST", "/mcp", initializeBody, mcpHeader()); code != http.StatusOK {
+		t.Fatalf("with the token: %d %s", code, body)
+	}
+	cs := connectHTTP(t, b.url, "", nil, b.client())
+	if res := callTool(t, cs, "tairseach_server_status", nil); res.IsError {
+		t.Fatalf("with the token: %s", text(res))
+	}
+
+	// A second start with the same HOME reads the same token.
+	b.stop(t)
+	again := startHTTPArgs(t, e, []string{"HOME=" + b.home}, nil)
+	if strings.Contains(again.stderr.String(), "made a new bearer token") {
+		t.Fatalf("the second start made a new token:\n%s", again.stderr.String())
+	}
+	if code, _, _ := request(t, "GET", again.base+"/healthz", "", http.Header{"Authorization": {"Bearer " + b.token}}); code != http.StatusOK {
+		t.Fatalf("the first token on the second start: %d", code)
+	}
+}
+
+// Two servers starting at once with no token file agree on one token.
+func TestHTTPDefaultTokenRace(t *testing.T) {
+	e := newEnv(t)
+	for range 5 {
+		home := shortDir(t)
+		var wg sync.WaitGroup
+		var bridges [2]*httpBridge
+		for i := range bridges {
+			wg.Go(func() { bridges[i] = startHTTPArgs(t, e, []string{"HOME=" + home}, nil) })
+		}
+		wg.Wait()
+		raw, err := os.ReadFile(filepath.Join(home, ".tairseach", "mcp-token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		token := strings.TrimSpace(string(raw))
+		made := 0
+		for _, b := range bridges {
+			if strings.Contains(b.stderr.String(), "made a new bearer token") {
+				made++
+			}
+			if code, _, _ := request(t, "GET", b.base+"/healthz", "", http.Header{"Authorization": {"Bearer " + token}}); code != http.StatusOK {
+				t.Fatalf("the token in the file: %d on %s", code, b.base)
+			}
+			b.stop(t)
+		}
+		if made != 1 {
+			t.Fatalf("%d servers say they made the token, want 1", made)
+		}
+		if left, _ := filepath.Glob(filepath.Join(home, ".tairseach", ".mcp-token.*")); len(left) != 0 {
+			t.Fatalf("temporary files left: %v", left)
+		}
+	}
+}
+
+// A token file others could read or swap is refused, with the fix.
+func TestHTTPTokenFileRefused(t *testing.T) {
+	e := newEnv(t)
+	token := strings.Repeat("c", 64)
+	cases := map[string]struct {
+		setup func(t *testing.T, file string)
+		want  string
+	}{
+		"readable by others": {func(t *testing.T, file string) {
+			must(t, os.WriteFile(file, []byte(token), 0o644))
+			must(t, os.Chmod(file, 0o644))
+		}, "chmod 600 "},
+		"group readable": {func(t *testing.T, file string) {
+			must(t, os.WriteFile(file, []byte(token), 0o640))
+			must(t, os.Chmod(file, 0o640))
+		}, "chmod 600 "},
+		"symlink": {func(t *testing.T, file string) {
+			real := filepath.Join(filepath.Dir(file), "real")
+			must(t, os.WriteFile(real, []byte(token), 0o600))
+			must(t, os.Symlink(real, file))
+		}, "is a symlink"},
+		"directory": {func(t *testing.T, file string) { must(t, os.Mkdir(file, 0o700)) }, "not a regular file"},
+		"fifo":      {func(t *testing.T, file string) { must(t, syscall.Mkfifo(file, 0o600)) }, "not a regular file"},
+	}
+	if os.Geteuid() == 0 {
+		cases["another user's"] = struct {
+			setup func(t *testing.T, file string)
+			want  string
+		}{func(t *testing.T, file string) {
+			must(t, os.WriteFile(file, []byte(token), 0o600))
+			must(t, os.Chown(file, 12345, 12345))
+		}, "belongs to uid 12345"}
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			home := shortDir(t)
+			dir := filepath.Join(home, ".tairseach")
+			must(t, os.Mkdir(dir, 0o700))
+			file := filepath.Join(dir, "mcp-token")
+			tc.setup(t, file)
+			for _, args := range [][]string{nil, {"--auth-token-file", file}} {
+				cmd := exec.Command(bridgeBin, e.args(append([]string{"--transport", "http", "--listen", "127.0.0.1:0"}, args...)...)...)
+				cmd.Env = append(bridgeEnv(), "HOME="+home)
+				out, err := runFor(cmd, 20*time.Second)
+				if err == nil || !strings.Contains(out, tc.want) || !strings.Contains(out, file) || strings.Contains(out, "listening on") {
+					t.Errorf("%v: err %v, output %q; want a refusal naming %s and %q", args, err, out, file, tc.want)
+				}
+			}
+			// doctor --transport http says the same.
+			cmd := exec.Command(bridgeBin, e.args("--transport", "http", "doctor")...)
+			cmd.Env = append(bridgeEnv(), "HOME="+home)
+			out, _ := runFor(cmd, 20*time.Second)
+			if !regexp.MustCompile(`FAIL.*HTTP bearer token: .*` + regexp.QuoteMeta(tc.want)).MatchString(out) {
+				t.Errorf("doctor: %s", out)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runFor runs cmd and returns its combined output, killing it after d.
+func runFor(cmd *exec.Cmd, d time.Duration) (string, error) {
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.String(), err
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return out.String(), fmt.Errorf("still running after %s", d)
+	}
+}
+
+// doctor --transport http names the token file, or says it is not made
+// yet, or that there is none.
+func TestHTTPDoctorToken(t *testing.T) {
+	e := newEnv(t)
+	home := shortDir(t)
+	doctor := func(extra ...string) string {
+		cmd := exec.Command(bridgeBin, e.args(append([]string{"--transport", "http"}, append(extra, "doctor")...)...)...)
+		cmd.Env = append(bridgeEnv(), "HOME="+home)
+		out, _ := runFor(cmd, 20*time.Second)
+		return out
+	}
+	file := filepath.Join(home, ".tairseach", "mcp-token")
+	if out := doctor(); !regexp.MustCompile(`WARN +HTTP bearer token file ` + regexp.QuoteMeta(file) + ` does not exist yet; fix: start`).MatchString(out) {
+		t.Fatalf("before the first start:\n%s", out)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Fatal("doctor made the token file")
+	}
+	b := startHTTPArgs(t, e, []string{"HOME=" + home}, nil)
+	b.stop(t)
+	if out := doctor(); !regexp.MustCompile(`OK +HTTP bearer token file ` + regexp.QuoteMeta(file) + `\n`).MatchString(out) {
+		t.Fatalf("after the first start:\n%s", out)
+	}
+	if out := doctor("--no-auth"); !regexp.MustCompile(`WARN +HTTP bearer token: none \(--no-auth\)`).MatchString(out) {
+		t.Fatalf("--no-auth:\n%s", out)
+	}
+}
+
+// --no-auth serves without a token, with a warning, on loopback only.
+func TestHTTPNoAuth(t *testing.T) {
+	e := newEnv(t)
+	b := startHTTP(t, e, "--no-auth")
+	if !strings.Contains(b.stderr.String(), "WRN --no-auth: every user and process on this machine can call the tools") {
+		t.Fatalf("no warning:\n%s", b.stderr.String())
+	}
+	if code, _, body := request(t, "POST", b.url, initializeBody, mcpHeader()); code != http.StatusOK {
+		t.Fatalf("--no-auth: %d %s", code, body)
+	}
+	if _, err := os.Stat(filepath.Join(b.home, ".tairseach", "mcp-token")); err == nil {
+		t.Fatal("--no-auth made a token file")
+	}
+}
