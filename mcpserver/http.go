@@ -615,20 +615,31 @@ func (t *sessionTracker) added(id string) {
 	// is pruned as gone.
 	live := t.liveSessions()
 	t.prune(live)
-	var victims []string
+	type victim struct {
+		id   string
+		busy bool
+	}
+	var victims []victim
 	for len(t.byID) > t.max {
-		victim := t.idlest(id)
-		if victim == "" {
+		v := t.idlest(id)
+		if v == "" {
 			break
 		}
-		delete(t.byID, victim)
-		victims = append(victims, victim)
+		victims = append(victims, victim{v, t.byID[v].running > 0})
+		delete(t.byID, v)
 	}
 	t.mu.Unlock()
 	for _, v := range victims {
-		if ss := live[v]; ss != nil {
-			t.s.log.Info().Str("session", v).Int("max_sessions", t.max).Msg("closing the session idle the longest: too many sessions")
+		ss := live[v.id]
+		if ss == nil {
+			continue
+		}
+		t.s.log.Info().Str("session", v.id).Int("max_sessions", t.max).Bool("busy", v.busy).Msg("closing the session idle the longest: too many sessions")
+		if v.busy {
+			// Close waits for the session's requests: not here.
 			go func() { _ = ss.Close() }()
+		} else {
+			_ = ss.Close()
 		}
 	}
 }
