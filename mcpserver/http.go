@@ -229,16 +229,19 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 // sessionless reports whether r is a POST without a session of a revision
-// that has none: its MCP-Protocol-Version header says so or, without the
-// header, the _meta of its body does (the go-sdk then explains that the
-// header is missing). It leaves r.Body as it found it.
+// that has none: its MCP-Protocol-Version header or the _meta of its body
+// says so. It leaves r.Body as it found it.
 func (h *httpHandler) sessionless(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" {
 		return false
 	}
-	if v := r.Header.Get(protocolVersionHeader); v != "" {
-		return v >= sessionlessRevision
+	if r.Header.Get(protocolVersionHeader) >= sessionlessRevision {
+		return true
 	}
+	// Without the header, or with an older one, the _meta decides: a
+	// request of 2026-07-28 with a missing or wrong header then gets the
+	// go-sdk's "header required" or "does not match", not a refusal of the
+	// revision. Such POSTs are rare (initialize), so peeking costs little.
 	if r.Body == nil || r.Body == http.NoBody {
 		return false
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -1131,4 +1132,160 @@ func rss(t *testing.T, b *httpBridge) int64 {
 	var kb int64
 	fmt.Sscan(string(m[1]), &kb)
 	return kb << 10
+}
+
+// A client that sends its headers or its body a little at a time is cut
+// off after --read-timeout; a response that streams for longer (a slow
+// call, a subscriptions/listen stream) is not.
+func TestHTTPSlowClients(t *testing.T) {
+	e := newEnv(t)
+	e.manifests = copyExamples(t)
+	startBackend(t, e.socket)
+	b := startHTTP(t, e, "--read-timeout", "1s")
+	host := strings.TrimPrefix(b.base, "http://")
+
+	// cutOff sends head, then one byte of more every 200 ms, and returns how
+	// long the server took to close the connection.
+	cutOff := func(name, head, more string) {
+		conn, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		start := time.Now()
+		closed := make(chan struct{})
+		go func() {
+			_, _ = io.Copy(io.Discard, conn)
+			close(closed)
+		}()
+		if _, err := io.WriteString(conn, head); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; ; i++ {
+			select {
+			case <-closed:
+				t.Logf("%s: cut off after %s", name, time.Since(start).Round(time.Millisecond))
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("%s: the connection is still open after 20s with --read-timeout 1s", name)
+			}
+			_, _ = conn.Write([]byte{more[i%len(more)]})
+		}
+	}
+	cutOff("slow headers", "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\n", "X-a: b\r\n")
+	cutOff("slow body", "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n", " ")
+
+	// A call slower than the read timeout gets its answer.
+	cs := connectHTTP(t, b.url, "2025-11-25", nil, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_slow", Arguments: map[string]any{"ms": 2500}})
+	if err != nil || res.IsError {
+		t.Fatalf("a 2.5 s call with --read-timeout 1s: %v %v", err, res)
+	}
+	// A 2026-07-28 client's subscriptions/listen stream (a POST) outlives
+	// the read timeout and still delivers list_changed.
+	notes := make(chan struct{}, 4)
+	connectHTTP(t, b.url, "", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notes <- struct{}{} },
+	}, nil)
+	time.Sleep(2500 * time.Millisecond)
+	writeAtomic(t, filepath.Join(e.manifests, "extra.json"), extraManifest)
+	select {
+	case <-notes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed on a listen stream older than the read timeout")
+	}
+}
+
+// What an attacker (or a broken client) can put in a request gets a clear
+// 4xx, the bridge stays up, and the sessions of others are unharmed. Each
+// row is one input of the hostile review in the README.
+func TestHTTPHostileInputs(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e, "--max-request-bytes", "65536")
+	sid := initSession(t, b)
+	other := initSession(t, b)
+	gone := initSession(t, b)
+	if code, _, _ := b.do(t, "DELETE", "/mcp", "", http.Header{"Mcp-Session-Id": {gone}}); code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", code)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	in := func(kv ...string) http.Header {
+		return mcpHeader(append([]string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"}, kv...)...)
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}`
+	big := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta + `,"pad":"` + strings.Repeat("x", 70000) + `"}}`
+	for _, tc := range []struct {
+		name         string
+		method, path string
+		body         string
+		header       http.Header
+		code         int
+		want         string
+	}{
+		{"garbage session id", "POST", "/mcp", list, in("Mcp-Session-Id", "garbage"), 404, "session not found"},
+		{"session id of a deleted session", "POST", "/mcp", list, in("Mcp-Session-Id", gone), 404, "session not found"},
+		{"huge session id", "POST", "/mcp", list, in("Mcp-Session-Id", strings.Repeat("A", 100000)), 431, ""},
+		{"GET stream without a session", "GET", "/mcp", "", http.Header{"Accept": {"text/event-stream"}}, 400, "requires an Mcp-Session-Id"},
+		{"DELETE without a session", "DELETE", "/mcp", "", nil, 400, "requires an Mcp-Session-Id"},
+		{"GET stream without Accept", "GET", "/mcp", "", http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/html"}}, 400, "text/event-stream"},
+		{"garbage Last-Event-ID", "GET", "/mcp", "", http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/event-stream"}, "Last-Event-Id": {"zzz_99999999999999999999"}}, 400, "Last-Event-ID"},
+		{"unknown old protocol version", "POST", "/mcp", initializeBody, mcpHeader("Mcp-Protocol-Version", "1999-01-01"), 400, "Unsupported protocol version"},
+		{"future protocol version", "POST", "/mcp", list, mcpHeader("Mcp-Protocol-Version", "9999-99-99"), 400, `"error"`},
+		{"2026 version in a 2025 session", "POST", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`, in("Mcp-Protocol-Version", "2026-07-28"), 400, "-32022"},
+		{"2026 header and _meta disagree", "POST", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`, mcpHeader("Mcp-Protocol-Version", "2025-11-25", "Mcp-Method", "tools/list"), 400, "does not match"},
+		{"wrong Content-Type", "POST", "/mcp", list, in("Content-Type", "text/plain"), 415, "Content-Type"},
+		{"no JSON in Accept", "POST", "/mcp", list, in("Accept", "text/event-stream"), 400, "Accept"},
+		{"body over --max-request-bytes", "POST", "/mcp", big, in(), 413, ""},
+		{"body over the limit, 2026 header", "POST", "/mcp", big, mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/list"), 413, ""},
+		{"body over the limit, 2026 _meta only", "POST", "/mcp", big, mcpHeader(), 413, ""},
+		{"batch", "POST", "/mcp", "[" + list + "," + list + "]", in(), 400, "batching is not supported"},
+		{"invalid JSON", "POST", "/mcp", `{"jsonrpc":`, in(), 400, "malformed"},
+		{"invalid JSON without a session", "POST", "/mcp", `{"jsonrpc":`, mcpHeader(), 400, "malformed"},
+		{"object id", "POST", "/mcp", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, in(), 400, "invalid ID"},
+		{"null id", "POST", "/mcp", `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, in(), 400, "missing id"},
+		{"response to nothing", "POST", "/mcp", `{"jsonrpc":"2.0","id":99,"result":{}}`, in(), 202, ""},
+		{"PUT", "PUT", "/mcp", list, in(), 405, ""},
+		{"PATCH /healthz", "PATCH", "/healthz", "", nil, 405, ""},
+		{"path under /mcp", "POST", "/mcp/x", list, in(), 404, ""},
+		{"dot-dot path", "GET", "/mcp/../healthz/..", "", nil, 404, ""},
+		{"Host of a rebinding name", "POST", "/mcp", list, in("Host", "127.0.0.1.nip.io"), 403, "Host"},
+		{"Host localhost.evil", "GET", "/healthz", "", http.Header{"Host": {"localhost.evil.example"}}, 403, "Host"},
+		{"lowercase bearer scheme", "GET", "/healthz", "", http.Header{"Authorization": {"bearer " + b.token}}, 200, `"status"`},
+		{"token in the query, not the header", "GET", "/healthz?access_token=" + b.token, "", http.Header{"Authorization": {"Basic x"}}, 401, ""},
+	} {
+		code, _, body := b.do(t, tc.method, tc.path, tc.body, tc.header)
+		if code != tc.code || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %.300q; want %d and %q", tc.name, code, body, tc.code, tc.want)
+		}
+	}
+
+	// One event stream per session: a second GET is refused while the
+	// first is open, and a GET of another's session does not end it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.url, nil)
+	req.Header = http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/event-stream"}, "Authorization": {"Bearer " + b.token}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	if code, _, body := b.do(t, "GET", "/mcp", "", http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/event-stream"}}); code != http.StatusConflict {
+		t.Errorf("a second GET stream: %d %q, want 409", code, body)
+	}
+
+	// After all that, both sessions still work, and so does a new client.
+	for _, s := range []string{sid, other} {
+		if code := b.sessionCode(t, s); code != http.StatusOK {
+			t.Fatalf("session %s after the hostile inputs: %d", s, code)
+		}
+	}
+	cs := connectHTTP(t, b.url, "", nil, b.client())
+	if res := callTool(t, cs, "tairseach_server_status", nil); res.IsError {
+		t.Fatalf("a new client after the hostile inputs: %s", text(res))
+	}
 }
