@@ -1289,3 +1289,47 @@ func TestHTTPHostileInputs(t *testing.T) {
 		t.Fatalf("a new client after the hostile inputs: %s", text(res))
 	}
 }
+
+// SIGTERM with event streams open (a 2025 client's GET stream, a 2026
+// client's subscriptions/listen, a raw GET) ends them and exits promptly
+// and cleanly.
+func TestHTTPShutdownWithStreamsOpen(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	for _, proto := range protocols {
+		// A list_changed handler makes the 2026 client listen.
+		connectHTTP(t, b.url, proto, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}, b.client())
+	}
+	sid := initSession(t, b)
+	req, _ := http.NewRequest("GET", b.url, nil)
+	req.Header = http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/event-stream"}, "Authorization": {"Bearer " + b.token}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(ended) }()
+	time.Sleep(300 * time.Millisecond) // let the clients open their streams
+
+	start := time.Now()
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.exited:
+	case <-time.After(8 * time.Second):
+		t.Fatalf("still running 8s after SIGTERM with streams open:\n%s", b.stderr.String())
+	}
+	if b.err != nil {
+		t.Fatalf("exit: %v\n%s", b.err, b.stderr.String())
+	}
+	select {
+	case <-ended:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the raw GET stream did not end at shutdown")
+	}
+	t.Logf("stopped in %s", time.Since(start).Round(time.Millisecond))
+	if strings.Contains(b.stderr.String(), "sessions still closing") {
+		t.Errorf("shutdown had to give up on sessions:\n%s", b.stderr.String())
+	}
+}
