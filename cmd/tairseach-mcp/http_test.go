@@ -1333,3 +1333,23 @@ func TestHTTPShutdownWithStreamsOpen(t *testing.T) {
 		t.Errorf("shutdown had to give up on sessions:\n%s", b.stderr.String())
 	}
 }
+
+// MCP Inspector's CLI over HTTP, with the default token in a header as the
+// README says; without it, it is refused.
+func TestHTTPMCPInspectorWithToken(t *testing.T) {
+	nm := nodeModules(t)
+	inspector := filepath.Join(nm, ".bin", "mcp-inspector")
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	stdout, stderr, code := runNode(t, 60*time.Second, inspector, "--cli", b.url, "--transport", "http",
+		"--header", "Authorization: Bearer "+b.token, "--method", "tools/call", "--tool-name", "tairseach_contacts_search",
+		"--tool-arg", "query=a", "--tool-arg", "limit=2")
+	if code != 0 || !strings.Contains(stdout, `"query"`) {
+		t.Fatalf("inspector tools/call over HTTP with the token: exit %d\nstdout:\n%.2000s\nstderr:\n%.2000s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runNode(t, 60*time.Second, inspector, "--cli", b.url, "--transport", "http", "--method", "tools/list")
+	if code == 0 || strings.Contains(stdout, "tairseach_contacts_search") {
+		t.Fatalf("inspector without the token: exit %d\nstdout:\n%.2000s\nstderr:\n%.2000s", code, stdout, stderr)
+	}
+}
