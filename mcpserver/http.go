@@ -57,7 +57,8 @@ type HTTPConfig struct {
 	SessionTimeout time.Duration
 	// MaxSessions caps the live sessions of the 2025 revisions: when a new
 	// one would go over it, the session idle the longest is closed first.
-	// Zero means no cap.
+	// It caps the open subscriptions/listen streams of the 2026 revision
+	// too: one more is refused with 503. Zero means no cap.
 	MaxSessions int
 	// ReadTimeout bounds the read of one request's headers (at most
 	// ReadHeaderTimeout) and of its body, so that a client that sends them
@@ -77,8 +78,10 @@ type Health struct {
 	Tools     int    `json:"tools"`
 	Manifests string `json:"manifests,omitempty"`
 	// Sessions is the number of live HTTP sessions (2025 revisions).
-	Sessions int             `json:"sessions"`
-	Backends []BackendHealth `json:"backends"`
+	Sessions int `json:"sessions"`
+	// Listening is the number of open subscriptions/listen streams (2026).
+	Listening int             `json:"listening"`
+	Backends  []BackendHealth `json:"backends"`
 }
 
 // BackendHealth is the state of one backend socket.
@@ -144,6 +147,7 @@ type httpHandler struct {
 	// stateless serves those of 2026-07-28 and later, which have none.
 	stateful, stateless http.Handler
 	sessions            *sessionTracker
+	listening           atomic.Int64 // open subscriptions/listen streams
 	// inFlight counts POSTs to /mcp being served, except subscriptions/listen
 	// streams, which only end when their session does.
 	inFlight atomic.Int64
@@ -222,6 +226,17 @@ const (
 // session to the stateless handler, everything else to the stateful one.
 func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if h.sessionless(w, r) {
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			// Each listen stream holds a go-sdk session of its own as long
+			// as it is open: they count against the same cap as sessions.
+			n := h.listening.Add(1)
+			defer h.listening.Add(-1)
+			if max := h.cfg.MaxSessions; max > 0 && n > int64(max) {
+				h.s.log.Warn().Int("max_sessions", max).Msg("refused a subscriptions/listen stream: too many open")
+				http.Error(w, fmt.Sprintf("Service Unavailable: %d subscriptions/listen streams are open already (--max-sessions)", max), http.StatusServiceUnavailable)
+				return
+			}
+		}
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
@@ -396,6 +411,7 @@ func (h *httpHandler) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if h.sessions != nil {
 		health.Sessions = h.sessions.live()
 	}
+	health.Listening = int(h.listening.Load())
 	b, err := json.Marshal(health)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

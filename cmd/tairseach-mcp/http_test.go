@@ -1353,3 +1353,44 @@ func TestHTTPMCPInspectorWithToken(t *testing.T) {
 		t.Fatalf("inspector without the token: exit %d\nstdout:\n%.2000s\nstderr:\n%.2000s", code, stdout, stderr)
 	}
 }
+
+// subscriptions/listen streams of the 2026 revision count against
+// --max-sessions: one more is refused with 503, and a closed one frees its
+// place.
+func TestHTTPMaxListenStreams(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e, "--max-sessions", "2")
+	listening := func(want int) {
+		t.Helper()
+		var h struct{ Listening int }
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, _, body := b.do(t, "GET", "/healthz", "", nil)
+			_ = json.Unmarshal([]byte(body), &h)
+			if h.Listening == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("listening = %d, want %d", h.Listening, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}
+	first := connectHTTP(t, b.url, "", opts, b.client())
+	connectHTTP(t, b.url, "", opts, b.client())
+	listening(2)
+	listen := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}}}`
+	h := mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen")
+	if code, _, body := b.do(t, "POST", "/mcp", listen, h); code != http.StatusServiceUnavailable || !strings.Contains(body, "--max-sessions") {
+		t.Fatalf("a third listen stream: %d %q, want 503", code, body)
+	}
+	// Calls still work, and a closed client frees its place.
+	if res := callTool(t, first, "tairseach_server_status", nil); res.IsError {
+		t.Fatalf("a call with the streams open: %s", text(res))
+	}
+	_ = first.Close()
+	listening(1)
+}
