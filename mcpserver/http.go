@@ -189,6 +189,9 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		Stateless:           true,
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 		Logger:              logger,
+		// A 2026 request is its POST: when the client goes away, nobody
+		// can get the answer, so the call to the backend is cancelled.
+		PropagateRequestCancellation: true,
 	})
 	if cfg.Stateless {
 		h.stateful = h.stateless

@@ -1178,11 +1178,14 @@ func TestHTTPSlowClients(t *testing.T) {
 	cutOff("slow body", "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\n"+
 		"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n", " ")
 
-	// A call slower than the read timeout gets its answer.
-	cs := connectHTTP(t, b.url, "2025-11-25", nil, nil)
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_slow", Arguments: map[string]any{"ms": 2500}})
-	if err != nil || res.IsError {
-		t.Fatalf("a 2.5 s call with --read-timeout 1s: %v %v", err, res)
+	// A call slower than the read timeout gets its answer, at both
+	// revisions (a 2026 call is cancelled when its request is).
+	for _, proto := range protocols {
+		cs := connectHTTP(t, b.url, proto, nil, nil)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_slow", Arguments: map[string]any{"ms": 2500}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: a 2.5 s call with --read-timeout 1s: %v %v", protoName(proto), err, res)
+		}
 	}
 	// A 2026-07-28 client's subscriptions/listen stream (a POST) outlives
 	// the read timeout and still delivers list_changed.
