@@ -1397,3 +1397,37 @@ func TestHTTPMaxListenStreams(t *testing.T) {
 	_ = first.Close()
 	listening(1)
 }
+
+// A 2026 call whose client goes away is cancelled: its request is the only
+// way back, so the backend call stops at once instead of running on.
+func TestHTTPCurrentRevisionCallCancelledWithItsRequest(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTP(t, e)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_demo_slow","arguments":{"ms":8000},` + meta + `}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", b.url, strings.NewReader(body))
+	req.Header = mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "tairseach_demo_slow")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	<-done
+	for !strings.Contains(b.stderr.String(), "server session disconnected") {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the call still runs 5s after its client went away:\n%s", b.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(b.stderr.String(), "took=8") {
+		t.Fatalf("the call ran to its end:\n%s", b.stderr.String())
+	}
+}
