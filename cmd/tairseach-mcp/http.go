@@ -125,7 +125,9 @@ func (o *options) loadToken(create bool) (path, token string, made bool, source 
 	h := &o.http
 	switch {
 	case h.authTokenFile != "":
-		path, source = h.authTokenFile, "--auth-token-file "+h.authTokenFile
+		home, _ := os.UserHomeDir()
+		path = expandHome(h.authTokenFile, home)
+		source = "--auth-token-file " + path
 		token, err = readTokenFile(path)
 		if err != nil {
 			return "", "", false, "", fmt.Errorf("--auth-token-file: %w", err)

@@ -1431,3 +1431,36 @@ func TestHTTPCurrentRevisionCallCancelledWithItsRequest(t *testing.T) {
 		t.Fatalf("the call ran to its end:\n%s", b.stderr.String())
 	}
 }
+
+// clientToken gives a client what the server will check: the default file
+// (made if missing, then the same token every time), the environment's
+// token, or nothing with --no-auth.
+func TestClientToken(t *testing.T) {
+	home := shortDir(t)
+	t.Setenv("HOME", home)
+	t.Setenv(tokenEnv, "")
+	o := &options{}
+	path, token, err := clientToken(o)
+	if err != nil || path != filepath.Join(home, ".tairseach", "mcp-token") || len(token) != 64 {
+		t.Fatalf("default: %q %q %v", path, token, err)
+	}
+	if raw, _ := os.ReadFile(path); strings.TrimSpace(string(raw)) != token {
+		t.Fatalf("the file holds %q, clientToken said %q", raw, token)
+	}
+	if p2, t2, err := clientToken(o); p2 != path || t2 != token || err != nil {
+		t.Fatalf("second call: %q %q %v", p2, t2, err)
+	}
+	o.http.authTokenFile = "~/.tairseach/mcp-token"
+	if p2, t2, err := clientToken(o); p2 != path || t2 != token || err != nil {
+		t.Fatalf("--auth-token-file with ~: %q %q %v", p2, t2, err)
+	}
+	o.http.authTokenFile = ""
+	t.Setenv(tokenEnv, strings.Repeat("e", 32))
+	if p2, t2, err := clientToken(o); p2 != "" || t2 != strings.Repeat("e", 32) || err != nil {
+		t.Fatalf("%s: %q %q %v", tokenEnv, p2, t2, err)
+	}
+	o.http.noAuth = true
+	if p2, t2, err := clientToken(o); p2 != "" || t2 != "" || err != nil {
+		t.Fatalf("--no-auth: %q %q %v", p2, t2, err)
+	}
+}
