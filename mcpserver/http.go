@@ -52,8 +52,9 @@ type HTTPConfig struct {
 	Token string
 	// MaxRequestBytes caps one request body; zero means DefaultMaxRequestBytes.
 	MaxRequestBytes int64
-	// SessionTimeout closes sessions that sent no request for this long;
-	// zero keeps them until the client deletes them or the server stops.
+	// SessionTimeout closes sessions that had no request being served, event
+	// streams included, for this long; zero keeps them until the client
+	// deletes them or the server stops.
 	SessionTimeout time.Duration
 	// MaxSessions caps the live sessions of the 2025 revisions: when a new
 	// one would go over it, the session idle the longest is closed first.
@@ -196,9 +197,13 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 	if cfg.Stateless {
 		h.stateful = h.stateless
 	} else {
-		h.sessions = newSessionTracker(s, cfg.MaxSessions)
+		// The tracker expires idle sessions, not the go-sdk: the go-sdk
+		// counts only POSTs as activity, so it would close under a client
+		// the session whose event stream (GET) is open and waiting for
+		// list_changed. A client that died with its stream open is found
+		// out by TCP keep-alive, which ends the stream.
+		h.sessions = newSessionTracker(s, cfg.MaxSessions, cfg.SessionTimeout)
 		h.stateful = h.sessions.wrap(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-			SessionTimeout:      cfg.SessionTimeout,
 			MaxRequestBodyBytes: cfg.MaxRequestBytes,
 			Logger:              logger,
 		}))
@@ -556,15 +561,18 @@ func (h *httpHandler) waitIdle(ctx context.Context) {
 	}
 }
 
-// sessionTracker caps the live sessions of the stateful handler. It sees
-// every request that names a session and every session the handler creates,
-// and when a new one would go over the cap, it closes the one idle the
-// longest, preferring one with no request running. Sessions the go-sdk
-// closes by itself (idle timeout, DELETE) leave stale entries that are
-// dropped at the next count.
+// sessionTracker caps the live sessions of the stateful handler and closes
+// those idle too long. It sees every request that names a session and
+// every session the handler creates. A session is idle when none of its
+// requests, event streams included, is being served; after timeout idle, it
+// is closed. When a new session would go over the cap, the one idle the
+// longest is closed, preferring one with no request running. Sessions the
+// go-sdk closes by itself (DELETE) leave stale entries that are dropped at
+// the next count.
 type sessionTracker struct {
-	s   *Server
-	max int
+	s       *Server
+	max     int
+	timeout time.Duration
 
 	mu   sync.Mutex
 	byID map[string]*trackedSession
@@ -572,11 +580,12 @@ type sessionTracker struct {
 
 type trackedSession struct {
 	lastSeen time.Time
-	running  int // requests of this session being served
+	running  int         // requests of this session being served
+	timer    *time.Timer // fires after timeout idle; nil without a timeout
 }
 
-func newSessionTracker(s *Server, max int) *sessionTracker {
-	return &sessionTracker{s: s, max: max, byID: map[string]*trackedSession{}}
+func newSessionTracker(s *Server, max int, timeout time.Duration) *sessionTracker {
+	return &sessionTracker{s: s, max: max, timeout: timeout, byID: map[string]*trackedSession{}}
 }
 
 // wrap tracks the sessions of next, the stateful go-sdk handler.
@@ -606,6 +615,9 @@ func (t *sessionTracker) begin(id string) {
 	if ts := t.byID[id]; ts != nil {
 		ts.running++
 		ts.lastSeen = time.Now()
+		if ts.timer != nil {
+			ts.timer.Stop()
+		}
 	}
 }
 
@@ -615,20 +627,56 @@ func (t *sessionTracker) end(id string) {
 	if ts := t.byID[id]; ts != nil {
 		ts.running--
 		ts.lastSeen = time.Now()
+		if ts.running == 0 && ts.timer != nil {
+			ts.timer.Reset(t.timeout)
+		}
 	}
 }
 
 func (t *sessionTracker) forget(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.byID, id)
+	t.dropLocked(id)
+}
+
+// dropLocked stops tracking id; t.mu is held.
+func (t *sessionTracker) dropLocked(id string) {
+	if ts := t.byID[id]; ts != nil {
+		if ts.timer != nil {
+			ts.timer.Stop()
+		}
+		delete(t.byID, id)
+	}
+}
+
+// expire closes session id if it is still idle.
+func (t *sessionTracker) expire(id string) {
+	t.mu.Lock()
+	ts := t.byID[id]
+	if ts == nil || ts.running > 0 || time.Since(ts.lastSeen) < t.timeout {
+		t.mu.Unlock()
+		return
+	}
+	t.dropLocked(id)
+	t.mu.Unlock()
+	for ss := range t.s.mcp.Sessions() {
+		if ss.ID() == id {
+			t.s.log.Debug().Str("session", id).Stringer("idle", t.timeout).Msg("closing an idle session")
+			_ = ss.Close()
+			return
+		}
+	}
 }
 
 // added records a new session and, over the cap, closes the sessions idle
 // the longest.
 func (t *sessionTracker) added(id string) {
 	t.mu.Lock()
-	t.byID[id] = &trackedSession{lastSeen: time.Now()}
+	ts := &trackedSession{lastSeen: time.Now()}
+	if t.timeout > 0 {
+		ts.timer = time.AfterFunc(t.timeout, func() { t.expire(id) })
+	}
+	t.byID[id] = ts
 	if t.max <= 0 || len(t.byID) <= t.max {
 		t.mu.Unlock()
 		return
@@ -648,7 +696,7 @@ func (t *sessionTracker) added(id string) {
 			break
 		}
 		victims = append(victims, victim{v, t.byID[v].running > 0})
-		delete(t.byID, v)
+		t.dropLocked(v)
 	}
 	t.mu.Unlock()
 	for _, v := range victims {
@@ -690,7 +738,7 @@ func (t *sessionTracker) idlest(keep string) string {
 func (t *sessionTracker) prune(live map[string]*mcp.ServerSession) {
 	for id := range t.byID {
 		if live[id] == nil {
-			delete(t.byID, id)
+			t.dropLocked(id)
 		}
 	}
 }

@@ -220,7 +220,7 @@ func TestCrossOrigin(t *testing.T) {
 // Over the cap, the tracker closes the idlest session with no request
 // running before any busy one, and never the one just made.
 func TestSessionTrackerIdlest(t *testing.T) {
-	tr := newSessionTracker(nil, 2)
+	tr := newSessionTracker(nil, 2, 0)
 	now := time.Now()
 	tr.byID = map[string]*trackedSession{
 		"busy-oldest": {lastSeen: now.Add(-time.Hour), running: 1},

@@ -1029,12 +1029,25 @@ func TestHTTPMaxSessions(t *testing.T) {
 	}
 }
 
-// A session idle for --session-timeout is closed; one in use is not.
+// A session idle for --session-timeout is closed; one in use is not, nor
+// one whose event stream is open (a client waiting for list_changed), until
+// the stream ends.
 func TestHTTPSessionTimeout(t *testing.T) {
 	e := newEnv(t)
 	startBackend(t, e.socket)
 	b := startHTTPDefault(t, e, "--session-timeout", "1s")
-	idle, busy := initSession(t, b), initSession(t, b)
+	idle, busy, streaming := initSession(t, b), initSession(t, b), initSession(t, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.url, nil)
+	req.Header = http.Header{"Mcp-Session-Id": {streaming}, "Accept": {"text/event-stream"}, "Authorization": {"Bearer " + b.token}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	streamEnded := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(streamEnded) }()
+
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
 		if code := b.sessionCode(t, busy); code != http.StatusOK {
@@ -1045,8 +1058,23 @@ func TestHTTPSessionTimeout(t *testing.T) {
 	if code := b.sessionCode(t, idle); code != http.StatusNotFound {
 		t.Fatalf("a session idle for 3s with --session-timeout 1s: %d, want 404", code)
 	}
-	if n := b.liveSessions(t); n != 1 {
-		t.Fatalf("%d live sessions, want 1", n)
+	select {
+	case <-streamEnded:
+		t.Fatal("the event stream of a session was closed as idle")
+	default:
+	}
+	if code := b.sessionCode(t, streaming); code != http.StatusOK {
+		t.Fatalf("a session with its event stream open: %d, want 200", code)
+	}
+	if n := b.liveSessions(t); n != 2 {
+		t.Fatalf("%d live sessions, want 2", n)
+	}
+	// Once the stream ends, the session expires like the others.
+	cancel()
+	<-streamEnded
+	time.Sleep(3 * time.Second)
+	if code := b.sessionCode(t, streaming); code != http.StatusNotFound {
+		t.Fatalf("3s after its stream ended: %d, want 404", code)
 	}
 }
 
