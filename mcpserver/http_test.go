@@ -185,3 +185,54 @@ func TestServeHTTPListenerStopsOnCancel(t *testing.T) {
 		t.Fatal("a session is still open")
 	}
 }
+
+func TestCrossOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		header map[string][]string
+		cross  bool
+	}{
+		{nil, false},
+		{map[string][]string{"Origin": {"http://127.0.0.1:8765"}}, false},
+		{map[string][]string{"Origin": {"HTTP://127.0.0.1:8765"}}, false},
+		{map[string][]string{"Sec-Fetch-Site": {"same-origin"}}, false},
+		{map[string][]string{"Sec-Fetch-Site": {"none"}}, false},
+		{map[string][]string{"Origin": {"http://127.0.0.1:8766"}}, true},
+		{map[string][]string{"Origin": {"http://localhost:8765"}}, true},
+		{map[string][]string{"Origin": {"null"}}, true},
+		{map[string][]string{"Origin": {"file://"}}, true},
+		{map[string][]string{"Origin": {"chrome-extension://abc"}}, true},
+		{map[string][]string{"Origin": {"http://127.0.0.1:8765", "http://evil"}}, true},
+		{map[string][]string{"Sec-Fetch-Site": {"cross-site"}}, true},
+		{map[string][]string{"Sec-Fetch-Site": {"same-site"}}, true},
+		{map[string][]string{"Sec-Fetch-Site": {"same-origin", "cross-site"}}, true},
+		{map[string][]string{"Sec-Fetch-Site": {"same-origin"}, "Origin": {"http://evil"}}, true},
+	} {
+		for _, method := range []string{"GET", "HEAD", "OPTIONS", "POST", "DELETE"} {
+			r := httptest.NewRequest(method, "http://127.0.0.1:8765/mcp", nil)
+			r.Header = tc.header
+			if why := crossOrigin(r); (why != "") != tc.cross {
+				t.Errorf("%s %v: crossOrigin = %q, want cross %v", method, tc.header, why, tc.cross)
+			}
+		}
+	}
+}
+
+// Over the cap, the tracker closes the idlest session with no request
+// running before any busy one, and never the one just made.
+func TestSessionTrackerIdlest(t *testing.T) {
+	tr := newSessionTracker(nil, 2, 0)
+	now := time.Now()
+	tr.byID = map[string]*trackedSession{
+		"busy-oldest": {lastSeen: now.Add(-time.Hour), running: 1},
+		"idle-old":    {lastSeen: now.Add(-time.Minute)},
+		"idle-new":    {lastSeen: now.Add(-time.Second)},
+		"new":         {lastSeen: now.Add(-2 * time.Hour)},
+	}
+	for _, want := range []string{"idle-old", "idle-new", "busy-oldest", ""} {
+		got := tr.idlest("new")
+		if got != want {
+			t.Fatalf("idlest = %q, want %q", got, want)
+		}
+		delete(tr.byID, got)
+	}
+}

@@ -95,6 +95,30 @@ func (d *doctor) run(ctx context.Context) {
 		}
 	}
 	d.checkBackends(ctx, reg)
+	if d.o.transport == "http" {
+		d.checkToken()
+	}
+}
+
+// checkToken reports where the HTTP transport's bearer token is, without
+// making it.
+func (d *doctor) checkToken() {
+	if d.o.http.noAuth {
+		d.report(statusWarn, "HTTP bearer token: none (--no-auth): every local user can call the tools", "drop --no-auth")
+		return
+	}
+	path, _, _, source, err := d.o.loadToken(false)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && d.o.http.authTokenFile == "":
+		d.report(statusWarn, fmt.Sprintf("HTTP bearer token file %s does not exist yet", defaultTokenPath()),
+			"start tairseach-mcp --transport http once, which makes it")
+	case err != nil:
+		d.report(statusFail, "HTTP bearer token: "+err.Error(), "")
+	case path == "":
+		d.report(statusOK, "HTTP bearer token from "+source, "")
+	default:
+		d.report(statusOK, "HTTP bearer token file "+path, "")
+	}
 }
 
 // checkManifests checks the directory and validates what is in it; it

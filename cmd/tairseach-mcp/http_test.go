@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,24 +34,50 @@ type httpBridge struct {
 	stderr *syncBuffer
 	exited chan struct{} // closed when the process has exited; then err is set
 	err    error
+	home   string // the bridge's HOME, a fresh directory
+	token  string // the bearer token of the default token file, if used
 }
 
 var listeningRE = regexp.MustCompile(`listening on (http://\S+)/mcp`)
 
-// startHTTP starts the bridge on a free loopback port and waits until it
-// logs its address.
+// startHTTP starts the bridge on a free loopback port with --no-auth (unless
+// extra names a token) and waits until it logs its address. Its HOME is a
+// fresh directory.
 func startHTTP(t *testing.T, e env, extra ...string) *httpBridge {
 	t.Helper()
 	return startHTTPEnv(t, e, nil, extra...)
 }
 
+// startHTTPDefault starts the bridge as a user would, with the default
+// token file (made at start in the fresh HOME), which b.token then holds.
+func startHTTPDefault(t *testing.T, e env, extra ...string) *httpBridge {
+	t.Helper()
+	b := startHTTPArgs(t, e, nil, extra)
+	raw, err := os.ReadFile(filepath.Join(b.home, ".tairseach", "mcp-token"))
+	if err != nil {
+		t.Fatalf("the default token file: %v", err)
+	}
+	b.token = strings.TrimSpace(string(raw))
+	return b
+}
+
 // startHTTPEnv is startHTTP with extra environment variables.
 func startHTTPEnv(t *testing.T, e env, environ []string, extra ...string) *httpBridge {
 	t.Helper()
+	authed := slices.Contains(extra, "--auth-token-file") || slices.Contains(extra, "--no-auth") ||
+		slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, tokenEnv+"=") })
+	if !authed {
+		extra = append([]string{"--no-auth"}, extra...)
+	}
+	return startHTTPArgs(t, e, environ, extra)
+}
+
+func startHTTPArgs(t *testing.T, e env, environ []string, extra []string) *httpBridge {
+	t.Helper()
 	args := e.args(append([]string{"--transport", "http", "--listen", "127.0.0.1:0"}, extra...)...)
-	b := &httpBridge{cmd: exec.Command(bridgeBin, args...), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	b := &httpBridge{cmd: exec.Command(bridgeBin, args...), stderr: &syncBuffer{}, exited: make(chan struct{}), home: shortDir(t)}
 	b.cmd.Stderr = b.stderr
-	b.cmd.Env = append(bridgeEnv(), environ...)
+	b.cmd.Env = append(append(bridgeEnv(), "HOME="+b.home), environ...)
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +104,33 @@ func startHTTPEnv(t *testing.T, e env, environ []string, extra ...string) *httpB
 	}
 }
 
-// bridgeEnv is the test's environment without the bridge's own variables.
+// bridgeEnv is the test's environment without the bridge's own variables
+// and without HOME, which each test gives its own.
 func bridgeEnv() []string {
 	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "TAIRSEACH_")
+		return strings.HasPrefix(kv, "TAIRSEACH_") || strings.HasPrefix(kv, "HOME=")
 	})
+}
+
+// client is an HTTP client that sends the bridge's token, if it has one.
+func (b *httpBridge) client() *http.Client {
+	if b.token == "" {
+		return http.DefaultClient
+	}
+	return &http.Client{Transport: bearer{token: b.token}}
+}
+
+// do is request with the bridge's token.
+func (b *httpBridge) do(t *testing.T, method, path, body string, header http.Header) (int, http.Header, string) {
+	t.Helper()
+	h := http.Header{}
+	for k, v := range header {
+		h[k] = v
+	}
+	if b.token != "" && h.Get("Authorization") == "" {
+		h.Set("Authorization", "Bearer "+b.token)
+	}
+	return request(t, method, b.base+path, body, h)
 }
 
 // stop sends SIGTERM and waits for the exit, killing after 10 s.
@@ -260,14 +309,14 @@ func TestHTTPStateless(t *testing.T) {
 func TestHTTPNonLoopbackNeedsToken(t *testing.T) {
 	e := newEnv(t)
 	for _, listen := range []string{"0.0.0.0:0", ":0"} {
-		cmd := exec.Command(bridgeBin, e.args("--transport", "http", "--listen", listen)...)
-		cmd.Env = bridgeEnv()
+		cmd := exec.Command(bridgeBin, e.args("--transport", "http", "--no-auth", "--listen", listen)...)
+		cmd.Env = append(bridgeEnv(), "HOME="+shortDir(t))
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
-			t.Fatalf("--listen %s without a token: err %v, want a non-zero exit\n%s", listen, err, out)
+			t.Fatalf("--no-auth --listen %s: err %v, want a non-zero exit\n%s", listen, err, out)
 		}
-		for _, want := range []string{"needs a bearer token", "--auth-token-file", "TAIRSEACH_MCP_TOKEN", "127.0.0.1"} {
+		for _, want := range []string{"--no-auth", "without a token", "127.0.0.1"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("--listen %s: message lacks %q:\n%s", listen, want, out)
 			}
@@ -365,7 +414,7 @@ func TestHTTPTokenRules(t *testing.T) {
 		"bad size":     {args: []string{"--max-request-bytes", "0"}, want: "--max-request-bytes"},
 	} {
 		cmd := exec.Command(bridgeBin, e.args(append([]string{"--transport", "http"}, tc.args...)...)...)
-		cmd.Env = append(bridgeEnv(), tc.env...)
+		cmd.Env = append(append(bridgeEnv(), "HOME="+shortDir(t)), tc.env...)
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s: err %v, output %q; want a failure naming %q", name, err, out, tc.want)
@@ -552,5 +601,904 @@ type healthBody struct {
 		Socket    string
 		Reachable bool
 		Error     string
+	}
+}
+
+// A client of the current revision (2026-07-28, the go-sdk client's
+// default) and one of 2025-11-25 share the default, stateful /mcp: both
+// list, call, and are told of a reload (the 2026 one over
+// subscriptions/listen), with the default token.
+func TestHTTPCurrentRevisionOnStatefulEndpoint(t *testing.T) {
+	e := newEnv(t)
+	e.manifests = copyExamples(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	want := map[string]string{"2025-11-25": "2025-11-25", "": "2026-07-28"}
+	var notes [2]chan struct{}
+	var sessions [2]*mcp.ClientSession
+	for i, proto := range protocols {
+		notes[i] = make(chan struct{}, 16)
+		sessions[i] = connectHTTP(t, b.url, proto, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notes[i] <- struct{}{} },
+		}, b.client())
+		if got := sessions[i].InitializeResult().ProtocolVersion; got != want[proto] {
+			t.Fatalf("%s: negotiated %q, want %q", protoName(proto), got, want[proto])
+		}
+		if names := toolNames(t, sessions[i]); !slices.Contains(names, "tairseach_demo_echo") || !slices.Contains(names, "tairseach_server_status") {
+			t.Fatalf("%s: tools/list = %v", protoName(proto), names)
+		}
+		args := map[string]any{"proto": proto}
+		res := callTool(t, sessions[i], "tairseach_demo_echo", args)
+		var got map[string]any
+		if err := json.Unmarshal([]byte(text(res)), &got); err != nil || res.IsError || !jsonEqual(got, args) {
+			t.Fatalf("%s: echo returned isError %v, %s", protoName(proto), res.IsError, text(res))
+		}
+	}
+	if sessions[0].ID() == "" {
+		t.Fatal("the 2025-11-25 client got no session")
+	}
+	if sessions[1].ID() != "" {
+		t.Fatalf("the 2026-07-28 client got session %q; that revision has none", sessions[1].ID())
+	}
+	time.Sleep(200 * time.Millisecond) // let the clients open their streams
+	writeAtomic(t, filepath.Join(e.manifests, "extra.json"), extraManifest)
+	for i, proto := range protocols {
+		select {
+		case <-notes[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no notifications/tools/list_changed within 10s of writing a manifest", protoName(proto))
+		}
+		if res := callTool(t, sessions[i], "tairseach_extra_echo", map[string]any{"i": float64(i)}); res.IsError {
+			t.Fatalf("%s: calling the new tool: %s", protoName(proto), text(res))
+		}
+	}
+	// The 2025 session is still the one live session (the 2026 requests
+	// left none behind).
+	var h struct{ Sessions int }
+	code, _, body := b.do(t, "GET", "/healthz", "", nil)
+	if err := json.Unmarshal([]byte(body), &h); code != http.StatusOK || err != nil || h.Sessions != 1 {
+		t.Fatalf("/healthz: %d %s; want 1 session", code, body)
+	}
+}
+
+// The exchange of a plain client of 2026-07-28: server/discover, then
+// tools/list, each on its own, on the default endpoint.
+func TestHTTPCurrentRevisionRaw(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTP(t, e)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}`
+	for _, m := range []string{"server/discover", "tools/list"} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + m + `","params":{` + meta + `}}`
+		code, header, resp := request(t, "POST", b.url, body, mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", m))
+		if code != http.StatusOK || strings.Contains(resp, `"error"`) || header.Get("Mcp-Session-Id") != "" {
+			t.Fatalf("%s: %d, session %q, %s", m, code, header.Get("Mcp-Session-Id"), resp)
+		}
+		if m == "tools/list" && !strings.Contains(resp, "tairseach_demo_echo") {
+			t.Fatalf("tools/list: %s", resp)
+		}
+		// Without the header, the _meta alone routes it, and the go-sdk
+		// says the header is missing instead of refusing the revision.
+		code, _, resp = request(t, "POST", b.url, body, mcpHeader("Mcp-Method", m))
+		if code != http.StatusBadRequest || !strings.Contains(resp, "Mcp-Protocol-Version header is required") {
+			t.Fatalf("%s without the header: %d %s", m, code, resp)
+		}
+	}
+}
+
+// By default a token is made at first start, in a file only the user can
+// read, and every request needs it, on loopback too; a restart keeps it.
+func TestHTTPDefaultToken(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	file := filepath.Join(b.home, ".tairseach", "mcp-token")
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(b.token) {
+		t.Fatalf("token %q: want 32 random bytes in hex", b.token)
+	}
+	for path, want := range map[string]os.FileMode{file: 0o600, filepath.Dir(file): 0o700 | os.ModeDir} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode() != want {
+			t.Fatalf("%s: %v, mode %v; want %v", path, err, fi.Mode(), want)
+		}
+	}
+	if log := b.stderr.String(); !strings.Contains(log, "made a new bearer token") || !strings.Contains(log, "token_file="+file) {
+		t.Fatalf("the log does not name the new token file:\n%s", log)
+	}
+	for _, path := range []string{"/healthz", "/mcp"} {
+		if code, _, _ := request(t, "POST", b.base+path, initializeBody, mcpHeader()); code != http.StatusUnauthorized {
+			t.Fatalf("%s without the token: %d, want 401", path, code)
+		}
+	}
+	if code, _, body := b.do(t, "POST", "/mcp", initializeBody, mcpHeader()); code != http.StatusOK {
+		t.Fatalf("with the token: %d %s", code, body)
+	}
+	cs := connectHTTP(t, b.url, "", nil, b.client())
+	if res := callTool(t, cs, "tairseach_server_status", nil); res.IsError {
+		t.Fatalf("with the token: %s", text(res))
+	}
+
+	// A second start with the same HOME reads the same token.
+	b.stop(t)
+	again := startHTTPArgs(t, e, []string{"HOME=" + b.home}, nil)
+	if strings.Contains(again.stderr.String(), "made a new bearer token") {
+		t.Fatalf("the second start made a new token:\n%s", again.stderr.String())
+	}
+	if code, _, _ := request(t, "GET", again.base+"/healthz", "", http.Header{"Authorization": {"Bearer " + b.token}}); code != http.StatusOK {
+		t.Fatalf("the first token on the second start: %d", code)
+	}
+}
+
+// Two servers starting at once with no token file agree on one token.
+func TestHTTPDefaultTokenRace(t *testing.T) {
+	e := newEnv(t)
+	for range 5 {
+		home := shortDir(t)
+		var wg sync.WaitGroup
+		var bridges [2]*httpBridge
+		for i := range bridges {
+			wg.Go(func() { bridges[i] = startHTTPArgs(t, e, []string{"HOME=" + home}, nil) })
+		}
+		wg.Wait()
+		raw, err := os.ReadFile(filepath.Join(home, ".tairseach", "mcp-token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		token := strings.TrimSpace(string(raw))
+		made := 0
+		for _, b := range bridges {
+			if strings.Contains(b.stderr.String(), "made a new bearer token") {
+				made++
+			}
+			if code, _, _ := request(t, "GET", b.base+"/healthz", "", http.Header{"Authorization": {"Bearer " + token}}); code != http.StatusOK {
+				t.Fatalf("the token in the file: %d on %s", code, b.base)
+			}
+			b.stop(t)
+		}
+		if made != 1 {
+			t.Fatalf("%d servers say they made the token, want 1", made)
+		}
+		if left, _ := filepath.Glob(filepath.Join(home, ".tairseach", ".mcp-token.*")); len(left) != 0 {
+			t.Fatalf("temporary files left: %v", left)
+		}
+	}
+}
+
+// A token file others could read or swap is refused, with the fix.
+func TestHTTPTokenFileRefused(t *testing.T) {
+	e := newEnv(t)
+	token := strings.Repeat("c", 64)
+	cases := map[string]struct {
+		setup func(t *testing.T, file string)
+		want  string
+	}{
+		"readable by others": {func(t *testing.T, file string) {
+			must(t, os.WriteFile(file, []byte(token), 0o644))
+			must(t, os.Chmod(file, 0o644))
+		}, "chmod 600 "},
+		"group readable": {func(t *testing.T, file string) {
+			must(t, os.WriteFile(file, []byte(token), 0o640))
+			must(t, os.Chmod(file, 0o640))
+		}, "chmod 600 "},
+		"symlink": {func(t *testing.T, file string) {
+			real := filepath.Join(filepath.Dir(file), "real")
+			must(t, os.WriteFile(real, []byte(token), 0o600))
+			must(t, os.Symlink(real, file))
+		}, "is a symlink"},
+		"directory": {func(t *testing.T, file string) { must(t, os.Mkdir(file, 0o700)) }, "not a regular file"},
+		"fifo":      {func(t *testing.T, file string) { must(t, syscall.Mkfifo(file, 0o600)) }, "not a regular file"},
+	}
+	if os.Geteuid() == 0 {
+		cases["another user's"] = struct {
+			setup func(t *testing.T, file string)
+			want  string
+		}{func(t *testing.T, file string) {
+			must(t, os.WriteFile(file, []byte(token), 0o600))
+			must(t, os.Chown(file, 12345, 12345))
+		}, "belongs to uid 12345"}
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			home := shortDir(t)
+			dir := filepath.Join(home, ".tairseach")
+			must(t, os.Mkdir(dir, 0o700))
+			file := filepath.Join(dir, "mcp-token")
+			tc.setup(t, file)
+			for _, args := range [][]string{nil, {"--auth-token-file", file}} {
+				cmd := exec.Command(bridgeBin, e.args(append([]string{"--transport", "http", "--listen", "127.0.0.1:0"}, args...)...)...)
+				cmd.Env = append(bridgeEnv(), "HOME="+home)
+				out, err := runFor(cmd, 20*time.Second)
+				if err == nil || !strings.Contains(out, tc.want) || !strings.Contains(out, file) || strings.Contains(out, "listening on") {
+					t.Errorf("%v: err %v, output %q; want a refusal naming %s and %q", args, err, out, file, tc.want)
+				}
+			}
+			// doctor --transport http says the same.
+			cmd := exec.Command(bridgeBin, e.args("--transport", "http", "doctor")...)
+			cmd.Env = append(bridgeEnv(), "HOME="+home)
+			out, _ := runFor(cmd, 20*time.Second)
+			if !regexp.MustCompile(`FAIL.*HTTP bearer token: .*` + regexp.QuoteMeta(tc.want)).MatchString(out) {
+				t.Errorf("doctor: %s", out)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runFor runs cmd and returns its combined output, killing it after d.
+func runFor(cmd *exec.Cmd, d time.Duration) (string, error) {
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.String(), err
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return out.String(), fmt.Errorf("still running after %s", d)
+	}
+}
+
+// doctor --transport http names the token file, or says it is not made
+// yet, or that there is none.
+func TestHTTPDoctorToken(t *testing.T) {
+	e := newEnv(t)
+	home := shortDir(t)
+	doctor := func(extra ...string) string {
+		cmd := exec.Command(bridgeBin, e.args(append([]string{"--transport", "http"}, append(extra, "doctor")...)...)...)
+		cmd.Env = append(bridgeEnv(), "HOME="+home)
+		out, _ := runFor(cmd, 20*time.Second)
+		return out
+	}
+	file := filepath.Join(home, ".tairseach", "mcp-token")
+	if out := doctor(); !regexp.MustCompile(`WARN +HTTP bearer token file ` + regexp.QuoteMeta(file) + ` does not exist yet; fix: start`).MatchString(out) {
+		t.Fatalf("before the first start:\n%s", out)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Fatal("doctor made the token file")
+	}
+	b := startHTTPArgs(t, e, []string{"HOME=" + home}, nil)
+	b.stop(t)
+	if out := doctor(); !regexp.MustCompile(`OK +HTTP bearer token file ` + regexp.QuoteMeta(file) + `\n`).MatchString(out) {
+		t.Fatalf("after the first start:\n%s", out)
+	}
+	if out := doctor("--no-auth"); !regexp.MustCompile(`WARN +HTTP bearer token: none \(--no-auth\)`).MatchString(out) {
+		t.Fatalf("--no-auth:\n%s", out)
+	}
+}
+
+// --no-auth serves without a token, with a warning, on loopback only.
+func TestHTTPNoAuth(t *testing.T) {
+	e := newEnv(t)
+	b := startHTTP(t, e, "--no-auth")
+	if !strings.Contains(b.stderr.String(), "WRN --no-auth: every user and process on this machine can call the tools") {
+		t.Fatalf("no warning:\n%s", b.stderr.String())
+	}
+	if code, _, body := request(t, "POST", b.url, initializeBody, mcpHeader()); code != http.StatusOK {
+		t.Fatalf("--no-auth: %d %s", code, body)
+	}
+	if _, err := os.Stat(filepath.Join(b.home, ".tairseach", "mcp-token")); err == nil {
+		t.Fatal("--no-auth made a token file")
+	}
+}
+
+// A browser's cross-origin request is refused whatever its method and path
+// (GET /mcp would open an event stream, GET /healthz tells the socket
+// paths), before the token is even looked at; the server's own origin and
+// requests without Origin pass.
+func TestHTTPCrossOriginEveryMethod(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	sid := initSession(t, b)
+	foreign := map[string][]string{
+		"Origin other host":        {"Origin", "http://evil.example.com"},
+		"Origin other port":        {"Origin", strings.Replace(b.base, "127.0.0.1:", "127.0.0.1:1", 1)},
+		"Origin other scheme":      {"Origin", strings.Replace(b.base, "http:", "ftp:", 1)},
+		"Origin null":              {"Origin", "null"},
+		"Origin garbage":           {"Origin", "::::"},
+		"Sec-Fetch-Site cross":     {"Sec-Fetch-Site", "cross-site"},
+		"Sec-Fetch-Site same-site": {"Sec-Fetch-Site", "same-site"},
+		"own Origin, cross fetch":  {"Origin", b.base, "Sec-Fetch-Site", "cross-site"},
+	}
+	for _, method := range []string{"GET", "HEAD", "OPTIONS", "DELETE", "POST", "PUT"} {
+		for _, path := range []string{"/mcp", "/healthz", "/nope"} {
+			for name, kv := range foreign {
+				h := mcpHeader(append([]string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"}, kv...)...)
+				for _, auth := range []bool{true, false} {
+					if !auth {
+						h.Set("Authorization", "Bearer wrong-token-wrong-token")
+					}
+					body := ""
+					if method == "POST" {
+						body = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+					}
+					if code, _, resp := b.do(t, method, path, body, h); code != http.StatusForbidden {
+						t.Errorf("%s %s, %s, token %v: %d, want 403: %.200s", method, path, name, auth, code, resp)
+					}
+				}
+			}
+		}
+	}
+	// Two Origin headers, one of them ours, are refused too.
+	h := mcpHeader()
+	h["Origin"] = []string{b.base, "http://evil.example.com"}
+	if code, _, _ := b.do(t, "GET", "/healthz", "", h); code != http.StatusForbidden {
+		t.Errorf("two Origins: %d, want 403", code)
+	}
+	// The session still works: the refused DELETEs did nothing.
+	for name, kv := range map[string][]string{
+		"no Origin":         nil,
+		"own Origin":        {"Origin", b.base},
+		"same-origin fetch": {"Origin", b.base, "Sec-Fetch-Site", "same-origin"},
+		"direct fetch":      {"Sec-Fetch-Site", "none"},
+	} {
+		h := mcpHeader(append([]string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"}, kv...)...)
+		if code, _, resp := b.do(t, "POST", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, h); code != http.StatusOK || !strings.Contains(resp, "tairseach_demo_echo") {
+			t.Errorf("%s: POST /mcp: %d %.200s", name, code, resp)
+		}
+		if code, _, resp := b.do(t, "GET", "/healthz", "", h); code != http.StatusOK {
+			t.Errorf("%s: GET /healthz: %d %.200s", name, code, resp)
+		}
+	}
+}
+
+// initSession initializes a 2025-11-25 session with a plain POST and
+// returns its id.
+func initSession(t *testing.T, b *httpBridge) string {
+	t.Helper()
+	code, header, body := b.do(t, "POST", "/mcp", initializeBody, mcpHeader())
+	sid := header.Get("Mcp-Session-Id")
+	if code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q, %.300s", code, sid, body)
+	}
+	return sid
+}
+
+// liveSessions is the session count /healthz reports.
+func (b *httpBridge) liveSessions(t *testing.T) int {
+	t.Helper()
+	var h struct{ Sessions *int }
+	code, _, body := b.do(t, "GET", "/healthz", "", nil)
+	if err := json.Unmarshal([]byte(body), &h); code != http.StatusOK || err != nil || h.Sessions == nil {
+		t.Fatalf("/healthz: %d %s", code, body)
+	}
+	return *h.Sessions
+}
+
+// sessionCode is the status of a tools/list in session sid.
+func (b *httpBridge) sessionCode(t *testing.T, sid string) int {
+	t.Helper()
+	code, _, _ := b.do(t, "POST", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		mcpHeader("Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"))
+	return code
+}
+
+// Over --max-sessions, the session idle the longest is closed: the others,
+// and one used lately, keep working.
+func TestHTTPMaxSessions(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e, "--max-sessions", "5")
+	var sids []string
+	for range 5 {
+		sids = append(sids, initSession(t, b))
+	}
+	// The oldest is used now, so sids[1] is the idlest.
+	if code := b.sessionCode(t, sids[0]); code != http.StatusOK {
+		t.Fatalf("session 0: %d", code)
+	}
+	sids = append(sids, initSession(t, b))
+	if code := b.sessionCode(t, sids[1]); code != http.StatusNotFound {
+		t.Fatalf("the idlest session after the cap: %d, want 404", code)
+	}
+	for _, i := range []int{0, 2, 3, 4, 5} {
+		if code := b.sessionCode(t, sids[i]); code != http.StatusOK {
+			t.Fatalf("session %d after the cap: %d, want 200", i, code)
+		}
+	}
+	if !strings.Contains(b.stderr.String(), "closing the session idle the longest") {
+		t.Fatalf("the eviction is not logged:\n%s", b.stderr.String())
+	}
+	// Many more, abandoned: the count stays at the cap.
+	for range 50 {
+		initSession(t, b)
+	}
+	if n := b.liveSessions(t); n != 5 {
+		t.Fatalf("%d live sessions, want 5", n)
+	}
+	// A deleted session no longer counts.
+	last := initSession(t, b)
+	if code, _, _ := b.do(t, "DELETE", "/mcp", "", http.Header{"Mcp-Session-Id": {last}}); code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", code)
+	}
+	if n := b.liveSessions(t); n != 4 {
+		t.Fatalf("after DELETE: %d live sessions, want 4", n)
+	}
+	if code := b.sessionCode(t, last); code != http.StatusNotFound {
+		t.Fatalf("a deleted session: %d, want 404", code)
+	}
+}
+
+// A session idle for --session-timeout is closed; one in use is not, nor
+// one whose event stream is open (a client waiting for list_changed), until
+// the stream ends.
+func TestHTTPSessionTimeout(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e, "--session-timeout", "1s")
+	idle, busy, streaming := initSession(t, b), initSession(t, b), initSession(t, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.url, nil)
+	req.Header = http.Header{"Mcp-Session-Id": {streaming}, "Accept": {"text/event-stream"}, "Authorization": {"Bearer " + b.token}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	streamEnded := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(streamEnded) }()
+
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if code := b.sessionCode(t, busy); code != http.StatusOK {
+			t.Fatalf("a session in use: %d", code)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code := b.sessionCode(t, idle); code != http.StatusNotFound {
+		t.Fatalf("a session idle for 3s with --session-timeout 1s: %d, want 404", code)
+	}
+	select {
+	case <-streamEnded:
+		t.Fatal("the event stream of a session was closed as idle")
+	default:
+	}
+	if code := b.sessionCode(t, streaming); code != http.StatusOK {
+		t.Fatalf("a session with its event stream open: %d, want 200", code)
+	}
+	if n := b.liveSessions(t); n != 2 {
+		t.Fatalf("%d live sessions, want 2", n)
+	}
+	// Once the stream ends, the session expires like the others.
+	cancel()
+	<-streamEnded
+	time.Sleep(3 * time.Second)
+	if code := b.sessionCode(t, streaming); code != http.StatusNotFound {
+		t.Fatalf("3s after its stream ended: %d, want 404", code)
+	}
+}
+
+// The defaults: sessions expire after 30m and at most 1000 live.
+func TestHTTPSessionDefaults(t *testing.T) {
+	e := newEnv(t)
+	b := startHTTPDefault(t, e)
+	if log := b.stderr.String(); !strings.Contains(log, "max_sessions=1000") || !strings.Contains(log, "session_timeout=30m0s") {
+		t.Fatalf("the start log does not show the session defaults:\n%s", log)
+	}
+}
+
+// Requests without a session leave none behind: plain calls of the 2025
+// revisions, calls of 2026-07-28, and broken requests.
+func TestHTTPSessionlessRequestsLeaveNoSession(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}`
+	for range 20 {
+		b.do(t, "POST", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, mcpHeader())
+		b.do(t, "POST", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`,
+			mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/list"))
+		b.do(t, "POST", "/mcp", `{"jsonrpc":`, mcpHeader())
+		b.do(t, "POST", "/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, mcpHeader())
+	}
+	if n := b.liveSessions(t); n != 0 {
+		t.Fatalf("%d live sessions after requests without one, want 0", n)
+	}
+}
+
+// TestHTTPAbandonedSessionsMemory measures the bridge's RSS after 10,000
+// sessions opened and abandoned, with the default cap and without one. It
+// takes a while, so it runs only with TAIRSEACH_MEASURE=1:
+//
+//	TAIRSEACH_MEASURE=1 go test -run TestHTTPAbandonedSessionsMemory -v ./cmd/tairseach-mcp
+func TestHTTPAbandonedSessionsMemory(t *testing.T) {
+	if os.Getenv("TAIRSEACH_MEASURE") != "1" {
+		t.Skip("set TAIRSEACH_MEASURE=1 to measure")
+	}
+	// The other tests' binary is built with -race, which multiplies memory.
+	bin := filepath.Join(t.TempDir(), "tairseach-mcp")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/tairseach-mcp")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	raceBin := bridgeBin
+	bridgeBin = bin
+	defer func() { bridgeBin = raceBin }()
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	for _, extra := range [][]string{nil, {"--max-sessions", "0", "--session-timeout", "0"}} {
+		b := startHTTPDefault(t, e, append([]string{"--log-level", "info"}, extra...)...)
+		before := rss(t, b)
+		for round := 1; round <= 2; round++ {
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					hc := b.client()
+					for i := w; i < 10000; i += 8 {
+						req, _ := http.NewRequest("POST", b.url, strings.NewReader(initializeBody))
+						req.Header = mcpHeader()
+						resp, err := hc.Do(req)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				})
+			}
+			wg.Wait()
+			t.Logf("%v: after %d×10,000 abandoned sessions: %d live, RSS %d MB (at start %d MB)",
+				extra, round, b.liveSessions(t), rss(t, b)>>20, before>>20)
+		}
+		b.stop(t)
+	}
+}
+
+// rss is the bridge's resident set size in bytes.
+func rss(t *testing.T, b *httpBridge) int64 {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatalf("no VmRSS in %s", raw)
+	}
+	var kb int64
+	fmt.Sscan(string(m[1]), &kb)
+	return kb << 10
+}
+
+// A client that sends its headers or its body a little at a time is cut
+// off after --read-timeout; a response that streams for longer (a slow
+// call, a subscriptions/listen stream) is not.
+func TestHTTPSlowClients(t *testing.T) {
+	e := newEnv(t)
+	e.manifests = copyExamples(t)
+	startBackend(t, e.socket)
+	b := startHTTP(t, e, "--read-timeout", "1s")
+	host := strings.TrimPrefix(b.base, "http://")
+
+	// cutOff sends head, then one byte of more every 200 ms, and returns how
+	// long the server took to close the connection.
+	cutOff := func(name, head, more string) {
+		conn, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		start := time.Now()
+		closed := make(chan struct{})
+		go func() {
+			_, _ = io.Copy(io.Discard, conn)
+			close(closed)
+		}()
+		if _, err := io.WriteString(conn, head); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; ; i++ {
+			select {
+			case <-closed:
+				t.Logf("%s: cut off after %s", name, time.Since(start).Round(time.Millisecond))
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("%s: the connection is still open after 20s with --read-timeout 1s", name)
+			}
+			_, _ = conn.Write([]byte{more[i%len(more)]})
+		}
+	}
+	cutOff("slow headers", "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\n", "X-a: b\r\n")
+	cutOff("slow body", "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n", " ")
+
+	// A call slower than the read timeout gets its answer, at both
+	// revisions (a 2026 call is cancelled when its request is).
+	for _, proto := range protocols {
+		cs := connectHTTP(t, b.url, proto, nil, nil)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_slow", Arguments: map[string]any{"ms": 2500}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: a 2.5 s call with --read-timeout 1s: %v %v", protoName(proto), err, res)
+		}
+	}
+	// A 2026-07-28 client's subscriptions/listen stream (a POST) outlives
+	// the read timeout and still delivers list_changed.
+	notes := make(chan struct{}, 4)
+	connectHTTP(t, b.url, "", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notes <- struct{}{} },
+	}, nil)
+	time.Sleep(2500 * time.Millisecond)
+	writeAtomic(t, filepath.Join(e.manifests, "extra.json"), extraManifest)
+	select {
+	case <-notes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed on a listen stream older than the read timeout")
+	}
+}
+
+// What an attacker (or a broken client) can put in a request gets a clear
+// 4xx, the bridge stays up, and the sessions of others are unharmed. Each
+// row is one input of the hostile review in the README.
+func TestHTTPHostileInputs(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e, "--max-request-bytes", "65536")
+	sid := initSession(t, b)
+	other := initSession(t, b)
+	gone := initSession(t, b)
+	if code, _, _ := b.do(t, "DELETE", "/mcp", "", http.Header{"Mcp-Session-Id": {gone}}); code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", code)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	in := func(kv ...string) http.Header {
+		return mcpHeader(append([]string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"}, kv...)...)
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}`
+	big := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta + `,"pad":"` + strings.Repeat("x", 70000) + `"}}`
+	for _, tc := range []struct {
+		name         string
+		method, path string
+		body         string
+		header       http.Header
+		code         int
+		want         string
+	}{
+		{"garbage session id", "POST", "/mcp", list, in("Mcp-Session-Id", "garbage"), 404, "session not found"},
+		{"session id of a deleted session", "POST", "/mcp", list, in("Mcp-Session-Id", gone), 404, "session not found"},
+		{"huge session id", "POST", "/mcp", list, in("Mcp-Session-Id", strings.Repeat("A", 100000)), 431, ""},
+		{"GET stream without a session", "GET", "/mcp", "", http.Header{"Accept": {"text/event-stream"}}, 400, "requires an Mcp-Session-Id"},
+		{"DELETE without a session", "DELETE", "/mcp", "", nil, 400, "requires an Mcp-Session-Id"},
+		{"GET stream without Accept", "GET", "/mcp", "", http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/html"}}, 400, "text/event-stream"},
+		{"garbage Last-Event-ID", "GET", "/mcp", "", http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/event-stream"}, "Last-Event-Id": {"zzz_99999999999999999999"}}, 400, "Last-Event-ID"},
+		{"unknown old protocol version", "POST", "/mcp", initializeBody, mcpHeader("Mcp-Protocol-Version", "1999-01-01"), 400, "Unsupported protocol version"},
+		{"future protocol version", "POST", "/mcp", list, mcpHeader("Mcp-Protocol-Version", "9999-99-99"), 400, `"error"`},
+		{"2026 version in a 2025 session", "POST", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`, in("Mcp-Protocol-Version", "2026-07-28"), 400, "-32022"},
+		{"2026 header and _meta disagree", "POST", "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`, mcpHeader("Mcp-Protocol-Version", "2025-11-25", "Mcp-Method", "tools/list"), 400, "does not match"},
+		{"wrong Content-Type", "POST", "/mcp", list, in("Content-Type", "text/plain"), 415, "Content-Type"},
+		{"no JSON in Accept", "POST", "/mcp", list, in("Accept", "text/event-stream"), 400, "Accept"},
+		{"body over --max-request-bytes", "POST", "/mcp", big, in(), 413, ""},
+		{"body over the limit, 2026 header", "POST", "/mcp", big, mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/list"), 413, ""},
+		{"body over the limit, 2026 _meta only", "POST", "/mcp", big, mcpHeader(), 413, ""},
+		{"batch", "POST", "/mcp", "[" + list + "," + list + "]", in(), 400, "batching is not supported"},
+		{"invalid JSON", "POST", "/mcp", `{"jsonrpc":`, in(), 400, "malformed"},
+		{"invalid JSON without a session", "POST", "/mcp", `{"jsonrpc":`, mcpHeader(), 400, "malformed"},
+		{"object id", "POST", "/mcp", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, in(), 400, "invalid ID"},
+		{"null id", "POST", "/mcp", `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, in(), 400, "missing id"},
+		{"response to nothing", "POST", "/mcp", `{"jsonrpc":"2.0","id":99,"result":{}}`, in(), 202, ""},
+		{"PUT", "PUT", "/mcp", list, in(), 405, ""},
+		{"PATCH /healthz", "PATCH", "/healthz", "", nil, 405, ""},
+		{"path under /mcp", "POST", "/mcp/x", list, in(), 404, ""},
+		{"dot-dot path", "GET", "/mcp/../healthz/..", "", nil, 404, ""},
+		{"Host of a rebinding name", "POST", "/mcp", list, in("Host", "127.0.0.1.nip.io"), 403, "Host"},
+		{"Host localhost.evil", "GET", "/healthz", "", http.Header{"Host": {"localhost.evil.example"}}, 403, "Host"},
+		{"lowercase bearer scheme", "GET", "/healthz", "", http.Header{"Authorization": {"bearer " + b.token}}, 200, `"status"`},
+		{"token in the query, not the header", "GET", "/healthz?access_token=" + b.token, "", http.Header{"Authorization": {"Basic x"}}, 401, ""},
+	} {
+		code, _, body := b.do(t, tc.method, tc.path, tc.body, tc.header)
+		if code != tc.code || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %.300q; want %d and %q", tc.name, code, body, tc.code, tc.want)
+		}
+	}
+
+	// One event stream per session: a second GET is refused while the
+	// first is open, and a GET of another's session does not end it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.url, nil)
+	req.Header = http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/event-stream"}, "Authorization": {"Bearer " + b.token}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	if code, _, body := b.do(t, "GET", "/mcp", "", http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/event-stream"}}); code != http.StatusConflict {
+		t.Errorf("a second GET stream: %d %q, want 409", code, body)
+	}
+
+	// After all that, both sessions still work, and so does a new client.
+	for _, s := range []string{sid, other} {
+		if code := b.sessionCode(t, s); code != http.StatusOK {
+			t.Fatalf("session %s after the hostile inputs: %d", s, code)
+		}
+	}
+	cs := connectHTTP(t, b.url, "", nil, b.client())
+	if res := callTool(t, cs, "tairseach_server_status", nil); res.IsError {
+		t.Fatalf("a new client after the hostile inputs: %s", text(res))
+	}
+}
+
+// SIGTERM with event streams open (a 2025 client's GET stream, a 2026
+// client's subscriptions/listen, a raw GET) ends them and exits promptly
+// and cleanly.
+func TestHTTPShutdownWithStreamsOpen(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	for _, proto := range protocols {
+		// A list_changed handler makes the 2026 client listen.
+		connectHTTP(t, b.url, proto, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}, b.client())
+	}
+	sid := initSession(t, b)
+	req, _ := http.NewRequest("GET", b.url, nil)
+	req.Header = http.Header{"Mcp-Session-Id": {sid}, "Accept": {"text/event-stream"}, "Authorization": {"Bearer " + b.token}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(ended) }()
+	time.Sleep(300 * time.Millisecond) // let the clients open their streams
+
+	start := time.Now()
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.exited:
+	case <-time.After(8 * time.Second):
+		t.Fatalf("still running 8s after SIGTERM with streams open:\n%s", b.stderr.String())
+	}
+	if b.err != nil {
+		t.Fatalf("exit: %v\n%s", b.err, b.stderr.String())
+	}
+	select {
+	case <-ended:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the raw GET stream did not end at shutdown")
+	}
+	t.Logf("stopped in %s", time.Since(start).Round(time.Millisecond))
+	if strings.Contains(b.stderr.String(), "sessions still closing") {
+		t.Errorf("shutdown had to give up on sessions:\n%s", b.stderr.String())
+	}
+}
+
+// MCP Inspector's CLI over HTTP, with the default token in a header as the
+// README says; without it, it is refused.
+func TestHTTPMCPInspectorWithToken(t *testing.T) {
+	nm := nodeModules(t)
+	inspector := filepath.Join(nm, ".bin", "mcp-inspector")
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	stdout, stderr, code := runNode(t, 60*time.Second, inspector, "--cli", b.url, "--transport", "http",
+		"--header", "Authorization: Bearer "+b.token, "--method", "tools/call", "--tool-name", "tairseach_contacts_search",
+		"--tool-arg", "query=a", "--tool-arg", "limit=2")
+	if code != 0 || !strings.Contains(stdout, `query`) || !strings.Contains(stdout, `"content"`) {
+		t.Fatalf("inspector tools/call over HTTP with the token: exit %d\nstdout:\n%.2000s\nstderr:\n%.2000s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runNode(t, 60*time.Second, inspector, "--cli", b.url, "--transport", "http", "--method", "tools/list")
+	if code == 0 || strings.Contains(stdout, "tairseach_contacts_search") {
+		t.Fatalf("inspector without the token: exit %d\nstdout:\n%.2000s\nstderr:\n%.2000s", code, stdout, stderr)
+	}
+}
+
+// subscriptions/listen streams of the 2026 revision count against
+// --max-sessions: one more is refused with 503, and a closed one frees its
+// place.
+func TestHTTPMaxListenStreams(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e, "--max-sessions", "2")
+	listening := func(want int) {
+		t.Helper()
+		var h struct{ Listening int }
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, _, body := b.do(t, "GET", "/healthz", "", nil)
+			_ = json.Unmarshal([]byte(body), &h)
+			if h.Listening == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("listening = %d, want %d", h.Listening, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}
+	first := connectHTTP(t, b.url, "", opts, b.client())
+	connectHTTP(t, b.url, "", opts, b.client())
+	listening(2)
+	listen := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}}}`
+	h := mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen")
+	if code, _, body := b.do(t, "POST", "/mcp", listen, h); code != http.StatusServiceUnavailable || !strings.Contains(body, "--max-sessions") {
+		t.Fatalf("a third listen stream: %d %q, want 503", code, body)
+	}
+	// Calls still work, and a closed client frees its place.
+	if res := callTool(t, first, "tairseach_server_status", nil); res.IsError {
+		t.Fatalf("a call with the streams open: %s", text(res))
+	}
+	_ = first.Close()
+	listening(1)
+}
+
+// A 2026 call whose client goes away is cancelled: its request is the only
+// way back, so the backend call stops at once instead of running on.
+func TestHTTPCurrentRevisionCallCancelledWithItsRequest(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTP(t, e)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_demo_slow","arguments":{"ms":8000},` + meta + `}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", b.url, strings.NewReader(body))
+	req.Header = mcpHeader("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "tairseach_demo_slow")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	<-done
+	for !strings.Contains(b.stderr.String(), "server session disconnected") {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the call still runs 5s after its client went away:\n%s", b.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(b.stderr.String(), "took=8") {
+		t.Fatalf("the call ran to its end:\n%s", b.stderr.String())
+	}
+}
+
+// clientToken gives a client what the server will check: the default file
+// (made if missing, then the same token every time), the environment's
+// token, or nothing with --no-auth.
+func TestClientToken(t *testing.T) {
+	home := shortDir(t)
+	t.Setenv("HOME", home)
+	t.Setenv(tokenEnv, "")
+	o := &options{}
+	path, token, err := clientToken(o)
+	if err != nil || path != filepath.Join(home, ".tairseach", "mcp-token") || len(token) != 64 {
+		t.Fatalf("default: %q %q %v", path, token, err)
+	}
+	if raw, _ := os.ReadFile(path); strings.TrimSpace(string(raw)) != token {
+		t.Fatalf("the file holds %q, clientToken said %q", raw, token)
+	}
+	if p2, t2, err := clientToken(o); p2 != path || t2 != token || err != nil {
+		t.Fatalf("second call: %q %q %v", p2, t2, err)
+	}
+	o.http.authTokenFile = "~/.tairseach/mcp-token"
+	if p2, t2, err := clientToken(o); p2 != path || t2 != token || err != nil {
+		t.Fatalf("--auth-token-file with ~: %q %q %v", p2, t2, err)
+	}
+	o.http.authTokenFile = ""
+	t.Setenv(tokenEnv, strings.Repeat("e", 32))
+	if p2, t2, err := clientToken(o); p2 != "" || t2 != strings.Repeat("e", 32) || err != nil {
+		t.Fatalf("%s: %q %q %v", tokenEnv, p2, t2, err)
+	}
+	o.http.noAuth = true
+	if p2, t2, err := clientToken(o); p2 != "" || t2 != "" || err != nil {
+		t.Fatalf("--no-auth: %q %q %v", p2, t2, err)
 	}
 }
