@@ -519,19 +519,27 @@ func buildHTTPEntry(o *options, c mcpClient, exe string, args, notes []string) (
 	if c.typed {
 		e.Type = "http"
 	}
-	from, token, err := readClientToken(o)
+	// The server's own token, made now if it was never started.
+	from, token, err := clientToken(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	if token != "" {
+	if from == "" {
+		from = tokenEnv
+	}
+	switch {
+	case token != "":
 		e.Headers = map[string]string{"Authorization": "Bearer " + token}
 		notes = append(notes, "the entry carries the bearer token from "+from+"; keep the file private")
-	} else {
-		notes = append(notes, "no bearer token found ("+from+"); the entry has no Authorization header")
+	case o.http.noAuth:
+		notes = append(notes, "--no-auth: the entry has no Authorization header, and any local user can reach the tools")
 	}
 	serveArgs := append([]string{exe, "--transport=http", "--listen=" + o.http.listen}, args...)
 	if o.http.authTokenFile != "" {
 		serveArgs = append(serveArgs, "--auth-token-file="+absPath(o.http.authTokenFile))
+	}
+	if o.http.noAuth {
+		serveArgs = append(serveArgs, "--no-auth")
 	}
 	notes = append(notes, fmt.Sprintf("%s connects to %s: keep the server running there, for example with %s", c.title, url, strings.Join(serveArgs, " ")))
 	return marshalEntry(e), notes, nil
@@ -568,35 +576,6 @@ func homebrewOpt(exe string) string {
 		return opt
 	}
 	return exe
-}
-
-// readClientToken finds the bearer token a client must send to the HTTP
-// server: --auth-token-file, TAIRSEACH_MCP_TOKEN, or ~/.tairseach/mcp-token.
-// from says where it looked.
-func readClientToken(o *options) (from, token string, err error) {
-	if p := o.http.authTokenFile; p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return "", "", fmt.Errorf("--auth-token-file: %w", err)
-		}
-		return "--auth-token-file " + p, strings.TrimSpace(string(b)), nil
-	}
-	if t := strings.TrimSpace(os.Getenv(tokenEnv)); t != "" {
-		return tokenEnv, t, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", "", fmt.Errorf("finding your home directory: %w", err)
-	}
-	p := filepath.Join(home, ".tairseach", "mcp-token")
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return p + " does not exist, --auth-token-file and " + tokenEnv + " are not set", "", nil
-	}
-	if err != nil {
-		return "", "", fmt.Errorf("reading the token: %w", err)
-	}
-	return p, strings.TrimSpace(string(b)), nil
 }
 
 // entryArgs are the flags of the command line and the environment that

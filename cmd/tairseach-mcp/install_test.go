@@ -231,14 +231,43 @@ func TestInstallHTTP(t *testing.T) {
 			checkGolden(t, filepath.Join("install", c.name+"_http"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
 		})
 	}
+	t.Run("before the server ever ran", func(t *testing.T) {
+		// The entry gets the token the server will use: install makes it,
+		// 0600, as the server's first start would.
+		home := installHome(t)
+		stdout, stderr, code := cli("", "--transport", "http", "install", "cursor", "--print")
+		b, err := os.ReadFile(filepath.Join(home, ".tairseach", "mcp-token"))
+		if code != 0 || err != nil {
+			t.Fatalf("exit %d, token file: %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
+		}
+		if token := strings.TrimSpace(string(b)); len(token) != 64 || !strings.Contains(stdout, `"Authorization": "Bearer `+token+`"`) {
+			t.Errorf("token %q not in the entry:\n%s", token, stdout)
+		}
+		if fi, err := os.Stat(filepath.Join(home, ".tairseach", "mcp-token")); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("token file mode %v, %v; want 0600", fi.Mode().Perm(), err)
+		}
+	})
 	t.Run("token from ~/.tairseach/mcp-token", func(t *testing.T) {
 		home := installHome(t)
-		writeFixture(t, filepath.Join(home, ".tairseach", "mcp-token"), "fedcba9876543210fedcba9876543210\n")
+		writeToken(t, home, "fedcba9876543210fedcba9876543210")
 		stdout, stderr, code := cli("", "--transport", "http", "install", "cursor", "--print")
 		if code != 0 || !strings.Contains(stdout, `"Authorization": "Bearer fedcba9876543210fedcba9876543210"`) || !strings.Contains(stdout, `"url": "http://127.0.0.1:8765/mcp"`) {
 			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 	})
+}
+
+// writeToken writes ~/.tairseach/mcp-token as the server makes it: only the
+// owner may read it.
+func writeToken(t *testing.T, home, token string) {
+	t.Helper()
+	dir := filepath.Join(home, ".tairseach")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcp-token"), []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestInstallCases: the cases one client is enough for.
@@ -406,7 +435,7 @@ func TestInstallCases(t *testing.T) {
 
 	t.Run("a token tightens a file others can read", func(t *testing.T) {
 		home := installHome(t)
-		writeFixture(t, filepath.Join(home, ".tairseach", "mcp-token"), "fedcba9876543210fedcba9876543210\n")
+		writeToken(t, home, "fedcba9876543210fedcba9876543210")
 		path := configPathOf(t, "windsurf")
 		writeFixture(t, path, "{}\n") // 0644
 		_, stderr, code := cli("", "--transport", "http", "install", "windsurf")
