@@ -58,7 +58,9 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 	case floor:
 		cmd = exec.Command(e.floor, "--manifests", ts.dir, "--prefix", prefix)
 	case bridge:
-		cmd = exec.Command(e.cfg.bridge, "--manifests", ts.dir, "--socket", e.socket, "--log-level", "warn")
+		// strict: outputSchemas advertised and results sent as
+		// structuredContent too, as sdk-floor does, so both do the same work.
+		cmd = exec.Command(e.cfg.bridge, "--manifests", ts.dir, "--socket", e.socket, "--log-level", "warn", "--output-schemas=strict")
 	case peer:
 		if e.cfg.peer == "" {
 			return nil, errNA("mcp-host-rpc not installed")
