@@ -779,27 +779,35 @@ func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		if r == nil {
 			return nil // answered already, or not a request of the client
 		}
-		var err error
-		switch {
-		case r.cancelled:
-		case r.implicit:
-			if m.Error != nil {
-				c.log.Error().Err(m.Error).Msg("implicit initialize failed")
-			}
-		case m.Error != nil:
-			err = c.writeErrorLine(r.raw, m.Error)
-		default:
-			err = c.writeResult(r.raw, m.Result)
-		}
+		// Direct serving of the session starts with the go-sdk's first
+		// success: the flag is set under the write lock, before the line is
+		// written, so that a direct answer (written under the same lock)
+		// can never come before it, and a call the client sends as soon as
+		// it reads it is certain to find it set.
+		var started *atomic.Bool
 		if m.Error == nil {
 			c.mu.Lock()
 			isInit := n == c.initID
 			c.mu.Unlock()
 			if isInit {
-				c.initWritten.Store(true)
+				started = &c.initWritten
 			} else if r.newProto {
-				c.newWritten.Store(true)
+				started = &c.newWritten
 			}
+		}
+		var err error
+		switch {
+		case r.cancelled, r.implicit:
+			if r.implicit && m.Error != nil {
+				c.log.Error().Err(m.Error).Msg("implicit initialize failed")
+			}
+			if started != nil {
+				started.Store(true)
+			}
+		case m.Error != nil:
+			err = c.writeErrorLine(r.raw, m.Error)
+		default:
+			err = c.writeResult(r.raw, m.Result, started)
 		}
 		return err
 	case *jsonrpc.Request:
@@ -832,9 +840,15 @@ func hasMeta(params json.RawMessage) bool {
 // writeResult writes a successful response around its result, which is
 // already marshalled: re-encoding the message would scan and copy the whole
 // result again.
-func (c *stdioConn) writeResult(id, result []byte) error {
+//
+// A non-nil started is set once the line is certain to come before any
+// other written after it.
+func (c *stdioConn) writeResult(id, result []byte, started *atomic.Bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if started != nil {
+		started.Store(true)
+	}
 	buf := append(c.wbuf[:0], `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
 	buf = append(buf, `,"result":`...)
@@ -920,7 +934,7 @@ func (c *stdioConn) answer(n int64, result []byte) {
 	if r == nil || r.cancelled || result == nil {
 		return
 	}
-	if err := c.writeResult(r.raw, result); err != nil {
+	if err := c.writeResult(r.raw, result, nil); err != nil {
 		c.log.Warn().Err(err).Msg("writing a result")
 	}
 }
