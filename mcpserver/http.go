@@ -146,8 +146,8 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 	h := &httpHandler{s: s, cfg: cfg}
 	// MCP registers every tool with the go-sdk server first, so that the
 	// go-sdk answers tool requests and tells every session of each reload.
-	shared := s.MCP()
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return shared }, &mcp.StreamableHTTPOptions{
+	s.MCP()
+	streamable := mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Stateless:           cfg.Stateless,
 		SessionTimeout:      cfg.SessionTimeout,
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
@@ -157,7 +157,7 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		// loopback.
 	})
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(streamable))
+	mux.Handle(MCPPath, h.counting(s.narrowByHeaders(streamable)))
 	mux.Handle(HealthPath, h.localhostOnly(http.HandlerFunc(h.serveHealth)))
 
 	var handler http.Handler = mux
@@ -326,7 +326,7 @@ func (s *Server) closeSessions(grace time.Duration) {
 	go func() {
 		defer close(done)
 		var wg sync.WaitGroup
-		for ss := range s.mcp.Sessions() {
+		for ss := range s.allSessions() {
 			wg.Go(func() { _ = ss.Close() })
 		}
 		wg.Wait()
