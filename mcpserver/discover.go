@@ -104,9 +104,11 @@ func (s *Server) beforeCall(ctx context.Context, name string, args json.RawMessa
 	return nil, false
 }
 
-// notRegistered answers, for the go-sdk, a tools/call of a tool it does not
-// know but Call does: one the policy hides (with the reason), and in
-// discovery mode a tool served but not listed.
+// notRegistered answers, for the go-sdk, a tools/call that Call answers
+// without the SDK's registry: of a tool the policy hides (with the reason),
+// and in discovery mode of a discovery tool or a tool served but not
+// listed. The SDK need not register its tools for these, which would tell
+// the session the tools changed.
 func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Request) mcp.Result {
 	if method != "tools/call" {
 		return nil
@@ -115,10 +117,14 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if !ok || p == nil {
 		return nil
 	}
+	if s.waitReady(ctx) != nil {
+		return nil
+	}
 	table := s.routes.Load()
 	_, hidden := table.hidden[p.Name]
 	_, served := table.byName[p.Name]
-	if !hidden && !(table.discover != nil && served) {
+	discovery := table.discover != nil && table.discover.defs[p.Name] != nil
+	if !hidden && !(table.discover != nil && served) && !discovery {
 		return nil
 	}
 	res := s.Call(ctx, p.Name, p.Arguments)

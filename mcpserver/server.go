@@ -190,11 +190,13 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	// registered with it; this guards any path that was missed.
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/list" || method == "tools/call" {
-				s.RegisterWithSDK()
-			}
+			// First, as registering with the SDK tells the sessions the
+			// tools changed.
 			if res := s.notRegistered(ctx, method, req); res != nil {
 				return res, nil
+			}
+			if method == "tools/list" || method == "tools/call" {
+				s.RegisterWithSDK()
 			}
 			return next(ctx, method, req)
 		}
