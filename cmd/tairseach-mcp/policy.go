@@ -129,17 +129,17 @@ func printSummary(o *options, reg *manifest.Registry, srv *mcpserver.Server, std
 		served[t.Toolset] = append(served[t.Toolset], t.Bytes)
 		all = append(all, t.Bytes)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TOOLSET\tTOOLS\tSERVED\tBYTES\t~TOKENS\t")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOLSET\tTOOLS\tSERVED\tBYTES\t~TOKENS")
 	total := 0
 	for _, ts := range mcpserver.Toolsets(reg) {
 		sizes := served[ts.Name]
 		n := mcpserver.ListBytes(sizes...)
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", ts.Name, ts.Tools, len(sizes), n, (n+3)/4)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", ts.Name, ts.Tools, len(sizes), n, (n+3)/4)
 		total += ts.Tools
 	}
 	n := mcpserver.ListBytes(all...)
-	fmt.Fprintf(tw, "(all)\t%d\t%d\t%d\t%d\t\n", total, len(all), n, (n+3)/4)
+	fmt.Fprintf(tw, "(all)\t%d\t%d\t%d\t%d\n", total, len(all), n, (n+3)/4)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
