@@ -41,7 +41,9 @@ func boolPtr(b bool) *bool { return &b }
 func (s *Server) discoveryTools() *discovery {
 	name := func(n string) string { m, _ := manifest.MCPName(s.cfg.Prefix, n); return m }
 	d := &discovery{search: name(searchToolName), describe: name(describeToolName), call: name(callToolName)}
-	d.names = []string{d.search, d.describe, d.call}
+	// In name order, as the go-sdk lists them where it answers tools/list.
+	d.names = []string{d.call, d.describe, d.search}
+	slices.Sort(d.names)
 	d.defs = map[string]*mcp.Tool{
 		d.search: {
 			Name:        d.search,
@@ -186,6 +188,9 @@ func (s *Server) describeTool(table *routeTable, args json.RawMessage) *mcp.Call
 	return textResult(table.tools[name])
 }
 
+// maxSearchWords is the most words of a query that count.
+const maxSearchWords = 32
+
 // searchHit is one result of the search tool.
 type searchHit struct {
 	Name        string               `json:"name"`
@@ -211,6 +216,9 @@ func (s *Server) searchTools(table *routeTable, args json.RawMessage) *mcp.CallT
 	}
 	p.Limit = min(p.Limit, 100)
 	words := tokens(p.Query)
+	if len(words) > maxSearchWords {
+		words = words[:maxSearchWords] // a query is a few words; this bounds the work
+	}
 	var hits []searchHit
 	for _, name := range table.order {
 		r, ok := table.byName[name]

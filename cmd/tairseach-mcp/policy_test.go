@@ -260,7 +260,7 @@ func TestPolicyDiscoverTypeScript(t *testing.T) {
 		{"tairseach_call_tool", map[string]any{"name": "nope"}},
 		{"tairseach_search_tools", map[string]any{"query": ""}},
 	}, "--tool-mode", "discover", "--read-only"))
-	if got, want := r.names(), []string{"tairseach_search_tools", "tairseach_describe_tool", "tairseach_call_tool"}; !slices.Equal(got, want) {
+	if got, want := r.names(), []string{"tairseach_call_tool", "tairseach_describe_tool", "tairseach_search_tools"}; !slices.Equal(got, want) {
 		t.Errorf("discover lists %v, want %v", got, want)
 	}
 	if r.ListBytes >= 2048 {
@@ -310,7 +310,7 @@ func TestPolicyDiscoverPrefix(t *testing.T) {
 	r := runTSPolicy(t, tsStdio(e, []policyCall{
 		{"ts_call_tool", map[string]any{"name": "ts_mail_search", "arguments": map[string]any{"id": "m"}}},
 	}, "--tool-mode", "discover", "--prefix", "ts_"))
-	if got, want := r.names(), []string{"ts_search_tools", "ts_describe_tool", "ts_call_tool"}; !slices.Equal(got, want) {
+	if got, want := r.names(), []string{"ts_call_tool", "ts_describe_tool", "ts_search_tools"}; !slices.Equal(got, want) {
 		t.Errorf("--prefix ts_ lists %v, want %v", got, want)
 	}
 	wantEcho(t, r, 0, "m")
@@ -556,5 +556,40 @@ func TestPolicyBudgetCorpus(t *testing.T) {
 	stdout, _, _ = cli("", "--manifests", corpus, "--toolsets", "contacts,calendar", "tools", "--budget")
 	if !strings.HasPrefix(stdout, "tools/list (--tool-mode all): 12 tools, ") || strings.Contains(stdout, "over") {
 		t.Errorf("--toolsets contacts,calendar budget: %q", stdout)
+	}
+}
+
+// TestPolicyGoSDKProtocols: under each protocol the go-sdk client speaks
+// (the 2026-07-28 draft goes through the go-sdk's own tools/call), hidden
+// tools fail closed and the discovery tools work.
+func TestPolicyGoSDKProtocols(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(protoName(proto), func(t *testing.T) {
+			e := newPolicyEnv(t)
+			pe := env{manifests: e.manifests, socket: filepath.Join(filepath.Dir(e.manifests), "none.sock")}
+			cs := connect(t, pe, proto, "--read-only", "--tool-mode", "discover")
+			if got := toolNames(t, cs); !slices.Equal(got, []string{"tairseach_call_tool", "tairseach_describe_tool", "tairseach_search_tools"}) {
+				t.Errorf("tools: %v", got)
+			}
+			res := callTool(t, cs, "tairseach_notes_write", map[string]any{"id": "x"})
+			if !res.IsError || !strings.Contains(text(res), "tool tairseach_notes_write is hidden by --read-only") {
+				t.Errorf("hidden tool: %v %q", res.IsError, text(res))
+			}
+			res = callTool(t, cs, "tairseach_call_tool", map[string]any{"name": "notes.write", "arguments": map[string]any{"id": "x"}})
+			if !res.IsError || !strings.Contains(text(res), "tool tairseach_notes_write is hidden by --read-only") {
+				t.Errorf("hidden tool through call_tool: %v %q", res.IsError, text(res))
+			}
+			res = callTool(t, cs, "tairseach_call_tool", map[string]any{"name": "mail.search", "arguments": map[string]any{"id": "m"}})
+			if res.IsError || !strings.Contains(text(res), `"id":"m"`) {
+				t.Errorf("call_tool: %v %q", res.IsError, text(res))
+			}
+			res = callTool(t, cs, "tairseach_notes_read", map[string]any{"id": "n"})
+			if res.IsError || !strings.Contains(text(res), `"id":"n"`) {
+				t.Errorf("a direct call in discover mode: %v %q", res.IsError, text(res))
+			}
+			if n := e.fb.Requests(); n != 2 {
+				t.Errorf("the backend got %d requests, want 2", n)
+			}
+		})
 	}
 }
