@@ -124,3 +124,24 @@ func TestSearchRanking(t *testing.T) {
 		t.Errorf("firstLine cut: %q", got)
 	}
 }
+
+// TestNarrowedServersBounded: each distinct header selection costs a
+// go-sdk server; past MaxNarrowedServers a new one is refused with 503,
+// while those in use keep working.
+func TestNarrowedServersBounded(t *testing.T) {
+	_, ts := httpServer(t, HTTPConfig{})
+	for i := range MaxNarrowedServers {
+		if code := post(t, ts.URL+MCPPath, map[string]string{HeaderTools: fmt.Sprintf("x%d", i)}); code != http.StatusOK {
+			t.Fatalf("selection %d: %d", i, code)
+		}
+	}
+	if code := post(t, ts.URL+MCPPath, map[string]string{HeaderTools: "one-too-many"}); code != http.StatusServiceUnavailable {
+		t.Errorf("selection %d: %d, want 503", MaxNarrowedServers+1, code)
+	}
+	if code := post(t, ts.URL+MCPPath, map[string]string{HeaderTools: "x0"}); code != http.StatusOK {
+		t.Errorf("a selection in use: %d", code)
+	}
+	if code := post(t, ts.URL+MCPPath, nil); code != http.StatusOK {
+		t.Errorf("no headers: %d", code)
+	}
+}
