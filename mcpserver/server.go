@@ -316,7 +316,10 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		// reached through them and seen at once after a reload.
 		table.discover = s.discoveryTools()
 		for name := range table.discover.defs {
-			delete(table.byName, name) // a manifest tool of the same name is shadowed
+			if _, ok := table.byName[name]; ok {
+				s.log.Warn().Str("tool", name).Msg("a manifest tool has the name of a discovery tool; it is not callable in --tool-mode discover")
+				delete(table.byName, name)
+			}
 		}
 		defs, visible = table.discover.defs, table.discover.visible
 		table.list, table.listed = listJSON(table.discover.names, visible), len(table.discover.names)
