@@ -180,8 +180,10 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 	h := &httpHandler{s: s, cfg: cfg}
 	// MCP registers every tool with the go-sdk server first, so that the
 	// go-sdk answers tool requests and tells every session of each reload.
-	shared := s.MCP()
-	getServer := func(*http.Request) *mcp.Server { return shared }
+	// A request's server is the shared one, or one narrowed to the tools its
+	// X-MCP-* headers select.
+	s.MCP()
+	getServer := s.serverFor
 	logger := slog.New(newSlogHandler(s.log))
 	// DisableLocalhostProtection stays false in both: the go-sdk refuses a
 	// request that reached a loopback address with a Host that is not
@@ -209,7 +211,7 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(http.HandlerFunc(h.serveMCP))))
+	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.narrowByHeaders(http.HandlerFunc(h.serveMCP)))))
 	mux.Handle(HealthPath, h.localhostOnly(http.HandlerFunc(h.serveHealth)))
 
 	var handler http.Handler = mux
@@ -536,7 +538,7 @@ func (s *Server) closeSessions(grace time.Duration) {
 	go func() {
 		defer close(done)
 		var wg sync.WaitGroup
-		for ss := range s.mcp.Sessions() {
+		for ss := range s.allSessions() {
 			wg.Go(func() { _ = ss.Close() })
 		}
 		wg.Wait()
@@ -659,7 +661,7 @@ func (t *sessionTracker) expire(id string) {
 	}
 	t.dropLocked(id)
 	t.mu.Unlock()
-	for ss := range t.s.mcp.Sessions() {
+	for ss := range t.s.allSessions() {
 		if ss.ID() == id {
 			t.s.log.Debug().Str("session", id).Stringer("idle", t.timeout).Msg("closing an idle session")
 			_ = ss.Close()
@@ -746,7 +748,7 @@ func (t *sessionTracker) prune(live map[string]*mcp.ServerSession) {
 // liveSessions returns the go-sdk server's sessions by id.
 func (t *sessionTracker) liveSessions() map[string]*mcp.ServerSession {
 	live := map[string]*mcp.ServerSession{}
-	for ss := range t.s.mcp.Sessions() {
+	for ss := range t.s.allSessions() {
 		if id := ss.ID(); id != "" {
 			live[id] = ss
 		}

@@ -82,6 +82,14 @@ type Config struct {
 	// slot until its timeout, then fails as busy.
 	MaxInFlight int
 	Logger      zerolog.Logger
+	// Policy chooses the tools served; the zero value serves all.
+	Policy Policy
+	// ToolMode is "all" (or empty): every tool served is listed; or
+	// "discover": tools/list lists three tools that search, describe and
+	// call the tools served (see discover.go).
+	ToolMode string
+	// Prefix names the discovery tools, like the manifests' tools.
+	Prefix string
 }
 
 func (c *Config) setDefaults() {
@@ -123,6 +131,8 @@ type Server struct {
 	outputs   map[string]*outputSchema
 	sdkSynced bool                  // the SDK's server has every tool (RegisterWithSDK)
 	attached  map[Notifier]struct{} // stdio sessions served directly
+	reg       *manifest.Registry    // the registry applied last
+	narrowed  map[string]*Server    // by Policy.Key: servers of HTTP header selections (policy_http.go)
 
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
 	checks checker  // checks results against unadvertised outputSchemas
@@ -140,6 +150,14 @@ type route struct {
 
 type routeTable struct {
 	byName map[string]*route
+	list   []byte // the tools/list result
+	listed int    // tools in list
+
+	hidden   map[string]string // MCP name → why the policy hides it
+	tools    map[string][]byte // tools served → their definition as clients see it
+	order    []string          // the tools served, in name order
+	toolsets map[string]bool   // every toolset of the registry, hidden or not
+	discover *discovery        // the discovery tools, in --tool-mode discover
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
@@ -176,6 +194,11 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	// registered with it; this guards any path that was missed.
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			// First, as registering with the SDK tells the sessions the
+			// tools changed.
+			if res := s.notRegistered(ctx, method, req); res != nil {
+				return res, nil
+			}
 			if method == "tools/list" || method == "tools/call" {
 				s.RegisterWithSDK()
 			}
@@ -245,11 +268,16 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	oldIn, oldOut := s.inputs, s.outputs
 	s.inputs = make(map[string]*inputSchema, len(oldIn))
 	s.outputs = make(map[string]*outputSchema, len(oldOut))
-	table := &routeTable{byName: make(map[string]*route, len(reg.Tools))}
+	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]string{}, toolsets: map[string]bool{}}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
 	var ch Change
 	for _, t := range reg.Tools {
+		table.toolsets[ToolsetOf(t)] = true
+		if why := s.cfg.Policy.Hides(t); why != "" {
+			table.hidden[t.Name] = why
+			continue
+		}
 		def, r, err := s.prepare(t)
 		if err == nil {
 			r.input = cachedSchema(s.inputs, oldIn, t.InputSchema, func(b json.RawMessage) *inputSchema { return &inputSchema{raw: b} })
@@ -278,12 +306,29 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 			continue
 		}
 		table.byName[t.Name] = r
+		table.order = append(table.order, t.Name)
 		defs[t.Name] = def
 		visible[t.Name] = b
 		if o, ok := old.byName[t.Name]; ok && string(s.visible[t.Name]) == string(b) &&
 			(o.tool.Method != t.Method || o.client != r.client) {
 			ch.Rerouted++
 		}
+	}
+
+	table.tools = visible
+	table.list, table.listed = listJSON(table.order, visible), len(table.order)
+	if s.cfg.ToolMode == ToolModeDiscover {
+		// The discovery tools are all that is listed; the tools served are
+		// reached through them and seen at once after a reload.
+		table.discover = s.discoveryTools()
+		for name := range table.discover.defs {
+			if _, ok := table.byName[name]; ok {
+				s.log.Warn().Str("tool", name).Msg("a manifest tool has the name of a discovery tool; it is not callable in --tool-mode discover")
+				delete(table.byName, name)
+			}
+		}
+		defs, visible = table.discover.defs, table.discover.visible
+		table.list, table.listed = listJSON(table.discover.names, visible), len(table.discover.names)
 	}
 
 	for name := range s.visible {
@@ -307,6 +352,10 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	// Route first, so a tool is callable as soon as a client can see it.
 	s.routes.Store(table)
 	s.visible, s.defs = visible, defs
+	s.reg = reg
+	for _, n := range s.narrowed {
+		n.Apply(reg)
+	}
 	select {
 	case <-s.ready:
 	default:
@@ -349,6 +398,29 @@ func cachedSchema[T any](m, old map[string]*T, b json.RawMessage, mk func(json.R
 	}
 	m[string(b)] = l
 	return l
+}
+
+// listJSON is the tools/list result: the tools in the order of names.
+func listJSON(names []string, visible map[string][]byte) []byte {
+	n := len(`{"tools":[]}`)
+	for _, b := range visible {
+		n += len(b) + 1
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, `{"tools":[`...)
+	first := true
+	for _, name := range names {
+		b, ok := visible[name]
+		if !ok {
+			continue
+		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = append(buf, b...)
+	}
+	return append(buf, "]}"...)
 }
 
 // addTool registers def with the SDK, which panics on schemas it dislikes.
@@ -484,6 +556,9 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 	}()
 	if s.waitReady(ctx) != nil {
 		return nil
+	}
+	if res, done := s.beforeCall(ctx, name, args); done {
+		return res // a discovery tool, or one the policy hides
 	}
 	r, ok := s.routes.Load().byName[name]
 	if !ok {

@@ -89,6 +89,9 @@ func completeToolNames(o *options, cmd *cobra.Command, toComplete string) []stri
 		}
 	}
 	for _, t := range reg.Tools {
+		if o.policy.Hides(t) != "" {
+			continue
+		}
 		add(t.Name)
 		if toComplete != "" {
 			add(strings.TrimPrefix(t.Name, o.prefix))
@@ -104,10 +107,16 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	if err != nil {
 		return err
 	}
+	if err := o.checkToolsets(reg); err != nil {
+		return err
+	}
 	srv := o.newServer(reg, log)
 	defer srv.Close()
 
 	tool, ok := findTool(srv, reg, o.prefix, name)
+	if hidden, why := findHidden(srv, reg, o.prefix, name); !ok && why != "" {
+		return usageError{fmt.Errorf("tool %s is %s; run without it to use the tool", hidden, why)}
+	}
 	if !ok {
 		return usageError{unknownToolError(reg, o.prefix, name)}
 	}
@@ -293,6 +302,20 @@ func findTool(srv *mcpserver.Server, reg *manifest.Registry, prefix, name string
 		}
 	}
 	return manifest.Tool{}, false
+}
+
+// findHidden looks name up like findTool among the tools the flags hide,
+// and says which flag hides it.
+func findHidden(srv *mcpserver.Server, reg *manifest.Registry, prefix, name string) (string, string) {
+	mcpName, _ := manifest.MCPName(prefix, name)
+	for _, t := range reg.Tools {
+		if t.Name == name || t.Name == prefix+name || t.Name == mcpName || t.ToolName == name {
+			if why, ok := srv.Hidden(t.Name); ok {
+				return t.Name, why
+			}
+		}
+	}
+	return "", ""
 }
 
 // unknownToolError names the closest tools.

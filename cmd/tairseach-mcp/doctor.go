@@ -85,6 +85,7 @@ func (d *doctor) detail(s string) { fmt.Fprintln(d.out, "      "+s) }
 func (d *doctor) run(ctx context.Context) {
 	reg := d.checkManifests()
 	d.checkOutputSchemas(reg)
+	d.checkBudget(reg)
 	d.checkSocketPath()
 	connect, trusted := d.checkSocket(d.o.socket)
 	if connect && d.checkConnect(ctx, d.o.socket, reg) {
@@ -400,4 +401,25 @@ func fileType(m fs.FileMode) string {
 		return "a device"
 	}
 	return "a file of type " + m.Type().String()
+}
+
+// checkBudget reports the size of tools/list for the flags, as tools
+// --budget does, and warns when it lists more tools than a client sends to
+// its model.
+func (d *doctor) checkBudget(reg *manifest.Registry) {
+	if reg == nil {
+		return
+	}
+	if err := d.o.checkToolsets(reg); err != nil {
+		d.report(statusFail, err.Error(), "fix --toolsets (TAIRSEACH_MCP_TOOLSETS)")
+		return
+	}
+	srv := d.o.newServer(reg, d.log)
+	defer srv.Close()
+	line, over := budgetLine(d.o, srv)
+	if over {
+		d.report(statusWarn, line, fewerTools)
+		return
+	}
+	d.report(statusOK, line, "")
 }

@@ -44,6 +44,7 @@ type options struct {
 	logLevel        string
 	logFormat       string
 	http            httpOptions // --transport http
+	policyOptions               // which tools are served
 
 	maxManifestBytes int64  // manifest.Options.MaxFileSize
 	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
@@ -146,6 +147,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	o.http.addFlags(f)
 	f.StringVar(&o.direct, "direct", "on", "serve tools/list and tools/call on stdio without the go-sdk where that gives the same bytes: on or off")
 	_ = f.MarkHidden("direct")
+	o.policyOptions.addFlags(f)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
@@ -276,7 +278,7 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	if !validPrefix(o.prefix) {
 		return usageError{fmt.Errorf("--prefix %q: use at most 32 of the characters A-Z a-z 0-9 _ -", o.prefix)}
 	}
-	return nil
+	return o.policyOptions.resolve()
 }
 
 // defaultSocket is ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock

@@ -30,6 +30,16 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 		defer stop()
 	}
 
+	if len(o.policy.Toolsets) > 0 {
+		// An unknown toolset is a mistake in the command line: say so
+		// before serving, not with a list of tools that is silently short.
+		reg, err := manifest.Load(o.manifests, o.loadOptions(zerolog.Nop()))
+		if err == nil {
+			if err := o.checkToolsets(reg); err != nil {
+				return err
+			}
+		}
+	}
 	if o.insecureSocket {
 		log.Warn().Msg("--insecure-socket: NOT checking that sockets and the processes behind them belong to you; any local user who can reach the socket could receive your calls")
 	}
@@ -51,7 +61,10 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	defer stop()
 	wg.Go(func() {
 		w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
-			func(r manifest.Reload) { applyReload(log, srv, r) })
+			func(r manifest.Reload) {
+				applyReload(log, srv, r)
+				o.warnEmptyToolsets(log, r.Registry)
+			})
 		if err != nil {
 			log.Error().Err(err).Msg("serving no tools")
 			srv.Apply(&manifest.Registry{})
@@ -121,6 +134,9 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		MaxInFlight:    o.maxInFlight,
 		InsecureSocket: o.insecureSocket,
 		Logger:         log,
+		Policy:         o.policy,
+		ToolMode:       o.toolMode,
+		Prefix:         o.prefix,
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 )
 
 type toolsFlags struct {
-	json bool
-	all  bool
+	json    bool
+	all     bool
+	summary bool
+	budget  bool
 }
 
 func newToolsCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
@@ -34,10 +36,20 @@ each tool is logged), advertised (strict: sent to clients, results must match), 
 (off), or - for none. "untrusted" marks a schema that is not valid JSON Schema or that
 the real Tairseach server's replies are known not to match; the reasons follow the table.
 
-With --all, the tools that are not exposed follow, each with the reason.`,
+With --all, the tools that are not exposed follow, each with the reason (a manifest
+problem, or the flag that hides it: --toolsets, --read-only, --tools, --exclude-tools).
+
+With --summary, one line per toolset (a manifest id): its tools, how many of them the
+flags serve, and the bytes and estimated tokens (bytes/4) they add to tools/list.
+With --budget, one line: the size of the tools/list result for the flags and
+--tool-mode, and a warning when it lists more tools than a known client sends to its
+model (Cursor 40, Windsurf 50, VS Code 128).`,
 		Example: `  tairseach-mcp tools
   tairseach-mcp tools --all
-  tairseach-mcp tools --json | jq -r '.[].name'`,
+  tairseach-mcp tools --json | jq -r '.[].name'
+  tairseach-mcp tools --summary
+  tairseach-mcp --read-only --toolsets contacts,calendar tools --budget
+  tairseach-mcp --tool-mode discover tools --budget`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return listTools(o, f, o.cliLogger(cmd, stderr), stdout, stderr)
@@ -45,6 +57,8 @@ With --all, the tools that are not exposed follow, each with the reason.`,
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array of objects")
 	cmd.Flags().BoolVar(&f.all, "all", false, "also list the tools that are not exposed, and why")
+	cmd.Flags().BoolVar(&f.summary, "summary", false, "list the toolsets, with their tool counts and tools/list sizes")
+	cmd.Flags().BoolVar(&f.budget, "budget", false, "print the size of tools/list (bytes, estimated tokens) and warn when over a client's tool cap")
 	return cmd
 }
 
@@ -92,11 +106,15 @@ type toolListing struct {
 
 // collectTools asks the server which of the registry's tools it exposes:
 // it may refuse one the registry accepted (a schema the SDK rejects).
-func collectTools(reg *manifest.Registry, srvLookup func(string) (manifest.Tool, bool)) toolListing {
+func collectTools(reg *manifest.Registry, srvLookup func(string) (manifest.Tool, bool), hidden func(string) (string, bool)) toolListing {
 	var l toolListing
 	for _, t := range reg.Tools {
 		if _, ok := srvLookup(t.Name); ok {
 			l.exposed = append(l.exposed, t)
+			continue
+		}
+		if why, ok := hidden(t.Name); ok {
+			l.skipped = append(l.skipped, skippedTool{t.Name, t.ToolName, t.File, why})
 			continue
 		}
 		l.skipped = append(l.skipped, skippedTool{t.Name, t.ToolName, t.File,
@@ -130,18 +148,31 @@ func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	if err := o.checkToolsets(reg); err != nil {
+		return err
+	}
 	srv := o.newServer(reg, log)
 	defer srv.Close()
-	l := collectTools(reg, srv.Lookup)
+	switch {
+	case f.budget:
+		return printBudget(o, srv, stdout, stderr)
+	case f.summary:
+		return printSummary(o, reg, srv, stdout)
+	}
+	l := collectTools(reg, srv.Lookup, srv.Hidden)
 
-	if manifestErrors(reg) > 0 || len(l.exposed) < len(reg.Tools) {
+	if manifestErrors(reg) > 0 || len(l.exposed)+hiddenCount(srv, reg) < len(reg.Tools) {
 		fmt.Fprintln(stderr, "tairseach-mcp: some manifests or tools have errors; tairseach-mcp validate lists them")
 	}
 	if f.json {
 		return printToolsJSON(o, l, f.all, srv.OutputSchemaUse, stdout)
 	}
 	if len(l.exposed) == 0 {
-		fmt.Fprintf(stderr, "tairseach-mcp: no tools in %s\n", o.manifests)
+		if n := hiddenCount(srv, reg); n > 0 {
+			fmt.Fprintf(stderr, "tairseach-mcp: the flags hide all %d tools in %s (tools --all says which flag hides each)\n", n, o.manifests)
+		} else {
+			fmt.Fprintf(stderr, "tairseach-mcp: no tools in %s\n", o.manifests)
+		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if len(l.exposed) > 0 {

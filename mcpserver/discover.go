@@ -1,0 +1,302 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+)
+
+// Tool modes (Config.ToolMode).
+const (
+	ToolModeAll      = "all"
+	ToolModeDiscover = "discover"
+)
+
+// The discovery tools' names, after the prefix.
+const (
+	searchToolName   = "search_tools"
+	describeToolName = "describe_tool"
+	callToolName     = "call_tool"
+)
+
+// discovery is the three tools of --tool-mode discover.
+type discovery struct {
+	search, describe, call string // their MCP names
+	names                  []string
+	defs                   map[string]*mcp.Tool
+	visible                map[string][]byte
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// discoveryTools builds the discovery tools' definitions.
+func (s *Server) discoveryTools() *discovery {
+	name := func(n string) string { m, _ := manifest.MCPName(s.cfg.Prefix, n); return m }
+	d := &discovery{search: name(searchToolName), describe: name(describeToolName), call: name(callToolName)}
+	// In name order, as the go-sdk lists them where it answers tools/list.
+	d.names = []string{d.call, d.describe, d.search}
+	slices.Sort(d.names)
+	d.defs = map[string]*mcp.Tool{
+		d.search: {
+			Name:        d.search,
+			Description: "Find the Tairseach tools for a task: give a few words (\"contacts search\", \"calendar events\"); returns matching tool names with one-line descriptions. Then " + d.describe + " for the arguments and " + d.call + " to run one.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"words to look for in tool names and descriptions; empty lists every tool"},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"most results (default 10)"}}}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
+		},
+		d.describe: {
+			Name:        d.describe,
+			Description: "Show one Tairseach tool's full definition: its description, inputSchema and annotations.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as ` + d.search + ` returns it"}},"required":["name"]}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
+		},
+		d.call: {
+			Name:        d.call,
+			Description: "Call one Tairseach tool by name with its arguments (an object matching its inputSchema); returns the tool's own result.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+		},
+	}
+	d.visible = make(map[string][]byte, 3)
+	for n, def := range d.defs {
+		b, _ := json.Marshal(def)
+		d.visible[n] = b
+	}
+	return d
+}
+
+// beforeCall answers a call of a discovery tool, or of a tool the policy
+// hides, and reports whether it did.
+func (s *Server) beforeCall(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, bool) {
+	table := s.routes.Load()
+	if why, ok := table.hidden[name]; ok {
+		s.log.Debug().Str("tool", name).Str("reason", why).Msg("call of a hidden tool refused")
+		return errorResult(hiddenMessage(name, why)), true
+	}
+	d := table.discover
+	if d == nil {
+		return nil, false
+	}
+	switch name {
+	case d.search:
+		return s.searchTools(table, args), true
+	case d.describe:
+		return s.describeTool(table, args), true
+	case d.call:
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := decodeDiscoveryArgs(args, &p); err != "" {
+			return errorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\", \"arguments\": {…}}", name, err)), true
+		}
+		target, res := s.resolveTool(table, p.Name)
+		if res != nil {
+			return res, true
+		}
+		return s.Call(ctx, target, p.Arguments), true
+	}
+	return nil, false
+}
+
+// notRegistered answers, for the go-sdk, a tools/call that Call answers
+// without the SDK's registry: of a tool the policy hides (with the reason),
+// and in discovery mode of a discovery tool or a tool served but not
+// listed. The SDK need not register its tools for these, which would tell
+// the session the tools changed.
+func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Request) mcp.Result {
+	if method != "tools/call" {
+		return nil
+	}
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok || p == nil {
+		return nil
+	}
+	if s.waitReady(ctx) != nil {
+		return nil
+	}
+	table := s.routes.Load()
+	_, hidden := table.hidden[p.Name]
+	_, served := table.byName[p.Name]
+	discovery := table.discover != nil && table.discover.defs[p.Name] != nil
+	if !hidden && !(table.discover != nil && served) && !discovery {
+		return nil
+	}
+	res := s.Call(ctx, p.Name, p.Arguments)
+	if res == nil {
+		return nil // cancelled: the SDK's own handler answers
+	}
+	return res
+}
+
+// decodeDiscoveryArgs decodes the arguments of a discovery tool into v.
+func decodeDiscoveryArgs(args json.RawMessage, v any) string {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// resolveTool finds a served tool by its MCP name or manifest name.
+func (s *Server) resolveTool(table *routeTable, name string) (string, *mcp.CallToolResult) {
+	if name == "" {
+		return "", errorResult("missing tool name; " + table.discover.search + " lists the tools")
+	}
+	if _, ok := table.byName[name]; ok {
+		return name, nil
+	}
+	if why, ok := table.hidden[name]; ok {
+		return "", errorResult(hiddenMessage(name, why))
+	}
+	for _, n := range table.order {
+		if r, ok := table.byName[n]; ok && r.tool.ToolName == name {
+			return n, nil
+		}
+	}
+	for n, why := range table.hidden {
+		if m, _ := manifest.MCPName(s.cfg.Prefix, name); m == n {
+			return "", errorResult(hiddenMessage(n, why))
+		}
+	}
+	return "", errorResult(fmt.Sprintf("unknown tool %q; %s lists the tools", name, table.discover.search))
+}
+
+// describeTool returns a served tool's definition as tools/list would.
+func (s *Server) describeTool(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if err := decodeDiscoveryArgs(args, &p); err != "" {
+		return errorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\"}", table.discover.describe, err))
+	}
+	name, res := s.resolveTool(table, p.Name)
+	if res != nil {
+		return res
+	}
+	return textResult(table.tools[name])
+}
+
+// maxSearchWords is the most words of a query that count.
+const maxSearchWords = 32
+
+// searchHit is one result of the search tool.
+type searchHit struct {
+	Name        string               `json:"name"`
+	Description string               `json:"description"`
+	Toolset     string               `json:"toolset"`
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	score       int
+}
+
+// searchTools ranks the served tools by the query's words: a word that is
+// a whole part of the name counts 4, part of the toolset's name 3, within
+// the name 2, a word of the description 1. Ties go by name; no model.
+func (s *Server) searchTools(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
+	var p struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := decodeDiscoveryArgs(args, &p); err != "" {
+		return errorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"query\": \"words\", \"limit\": 10}", table.discover.search, err))
+	}
+	if p.Limit <= 0 {
+		p.Limit = 10
+	}
+	p.Limit = min(p.Limit, 100)
+	words := tokens(p.Query)
+	if len(words) > maxSearchWords {
+		words = words[:maxSearchWords] // a query is a few words; this bounds the work
+	}
+	var hits []searchHit
+	for _, name := range table.order {
+		r, ok := table.byName[name]
+		if !ok {
+			continue
+		}
+		t := r.tool
+		ts := ToolsetOf(t)
+		nameParts := tokens(t.Name + " " + t.ToolName)
+		desc := tokens(t.Title + " " + t.Description)
+		score := 0
+		for _, w := range words {
+			switch {
+			case slices.Contains(nameParts, w):
+				score += 4
+			case slices.Contains(tokens(ts), w):
+				score += 3
+			case strings.Contains(strings.ToLower(t.Name), w):
+				score += 2
+			}
+			if slices.Contains(desc, w) {
+				score++
+			}
+		}
+		if len(words) > 0 && score == 0 {
+			continue
+		}
+		h := searchHit{Name: name, Description: firstLine(t.Description), Toolset: ts, score: score}
+		var def struct {
+			Annotations *mcp.ToolAnnotations `json:"annotations"`
+		}
+		_ = json.Unmarshal(table.tools[name], &def)
+		h.Annotations = def.Annotations
+		hits = append(hits, h)
+	}
+	slices.SortStableFunc(hits, func(a, b searchHit) int { return b.score - a.score })
+	total := len(hits)
+	hits = hits[:min(len(hits), p.Limit)]
+	out := struct {
+		Tools []searchHit `json:"tools"`
+		Total int         `json:"total"`
+		Next  string      `json:"next"`
+	}{hits, total, "call " + table.discover.describe + " for a tool's arguments, then " + table.discover.call}
+	if out.Tools == nil {
+		out.Tools = []searchHit{}
+		out.Next = "no tool matches; try other words, or an empty query to list every tool"
+	}
+	b, _ := json.Marshal(out)
+	return textResult(b)
+}
+
+// tokens splits s into lower-case words of letters and digits.
+func tokens(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// firstLine is the first sentence or line of s, at most 160 characters.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if len(s) > 160 {
+		cut := 157
+		for cut > 0 && !utf8Start(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// textResult is a successful result with b as its text.
+func textResult(b []byte) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
