@@ -581,6 +581,9 @@ func classify(rawMeta json.RawMessage) (newProto, valid bool) {
 	caps := meta["io.modelcontextprotocol/clientCapabilities"]
 	var cv struct {
 		mcp.ClientCapabilities
+		// Deprecated by 2026-07-28 but still sent by its clients: it must
+		// decode as the go-sdk decodes it.
+		//lint:ignore SA1019 see above
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
 	if len(caps) == 0 || caps[0] != '{' || json.Unmarshal(caps, &cv) != nil {
