@@ -82,6 +82,17 @@ type Config struct {
 	// slot until its timeout, then fails as busy.
 	MaxInFlight int
 	Logger      zerolog.Logger
+
+	// ProgressInterval is how often a call whose request carries a
+	// progressToken sends notifications/progress; 0 sends none.
+	ProgressInterval time.Duration
+	// Confirm lists the tools whose calls the user must confirm first,
+	// from ParseConfirm; empty: none.
+	Confirm []string
+	// Audit, if set, records every call.
+	Audit *Audit
+	// Telemetry, if set, traces and measures every call.
+	Telemetry *Telemetry
 }
 
 func (c *Config) setDefaults() {
@@ -124,6 +135,9 @@ type Server struct {
 	attached  map[Notifier]struct{} // stdio sessions served directly
 
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
+
+	extras     bool     // progress, audit or telemetry: forward does more than call
+	confirmKey [32]byte // binds confirmations to their arguments
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -134,6 +148,7 @@ type route struct {
 	input   *inputSchema  // arguments are checked against it
 	output  *outputSchema // advertised and enforced; nil: no structuredContent
 	check   *outputSchema // not advertised, results checked to warn the operator
+	confirm bool          // the user must confirm each call (--confirm)
 }
 
 type routeTable struct {
@@ -156,6 +171,10 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[Notifier]struct{}),
+	}
+	s.extras = cfg.ProgressInterval > 0 || s.observing()
+	if len(cfg.Confirm) > 0 {
+		s.confirmKey = newConfirmKey()
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}, list: []byte(`{"tools":[]}`)})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}, &mcp.ServerOptions{
@@ -401,7 +420,7 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 		}
 		def.Annotations = ann
 	}
-	r := &route{tool: t, client: s.client(t.Socket), timeout: s.cfg.CallTimeout}
+	r := &route{tool: t, client: s.client(t.Socket), timeout: s.cfg.CallTimeout, confirm: s.confirms(t)}
 	if t.TimeoutMs > 0 {
 		r.timeout = time.Duration(t.TimeoutMs) * time.Millisecond
 	}
@@ -440,6 +459,10 @@ func (s *Server) client(path string) *socketrpc.Client {
 
 // handle is the go-sdk handler of every tool.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx = s.sessionContext(ctx, req)
+	if res := s.handleConfirm(ctx, req); res != nil {
+		return res, nil
+	}
 	res := s.Call(ctx, req.Params.Name, req.Params.Arguments)
 	if res == nil {
 		// Cancelled by the client: the transport drops the response.
@@ -499,6 +522,11 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 			res = errorResult(fmt.Sprintf("internal error in tairseach-mcp while calling %s: %v; this is a bug, please report it", name, p))
 		}
 	}()
+	if s.observing() {
+		var o *callObs
+		ctx, o = s.startObs(ctx, name, args)
+		defer func() { s.endObs(o, res) }()
+	}
 	if s.waitReady(ctx) != nil {
 		return nil
 	}
@@ -537,7 +565,7 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 	}
 	defer func() { <-s.slots }()
 	start := time.Now()
-	out, err := r.client.Call(callCtx, r.tool.Method, args)
+	out, err := s.forward(callCtx, r, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

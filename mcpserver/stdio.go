@@ -643,6 +643,11 @@ func (c *stdioConn) serveDirectly(msg jsonrpc.Message) bool {
 	if json.Unmarshal(req.Params, &p) != nil || !c.calls.HasTool(p.Name) {
 		return false // the SDK answers with the right error
 	}
+	if ns, ok := c.calls.(interface {
+		needsSession(string, json.RawMessage) bool
+	}); ok && ns.needsSession(p.Name, p.Meta) {
+		return false // progress or confirmation: the SDK has the session
+	}
 	var resultMeta json.RawMessage // the draft's result _meta, as the SDK sends it
 	if c.draft {
 		if resultMeta = c.metaAccepted(req.ID, p.Meta); resultMeta == nil {

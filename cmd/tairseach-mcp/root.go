@@ -42,6 +42,7 @@ type options struct {
 	logLevel        string
 	logFormat       string
 	http            httpOptions // --transport http
+	obs             observeOptions
 
 	maxManifestBytes int64  // manifest.Options.MaxFileSize
 	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
@@ -138,6 +139,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
 	f.StringVar(&o.logFormat, "log-format", "console", "console or json (logs always go to stderr)")
 	o.http.addFlags(f)
+	o.obs.addFlags(f)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
@@ -240,6 +242,9 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	}
 	if o.logFormat != "console" && o.logFormat != "json" {
 		return usageError{fmt.Errorf("--log-format %q: want console or json", o.logFormat)}
+	}
+	if err := o.obs.resolve(); err != nil {
+		return err
 	}
 	if !validPrefix(o.prefix) {
 		return usageError{fmt.Errorf("--prefix %q: use at most 32 of the characters A-Z a-z 0-9 _ -", o.prefix)}
