@@ -264,6 +264,9 @@ func (s *Server) observing() bool { return s.cfg.Audit != nil || s.cfg.Telemetry
 // startObs begins following a call.
 func (s *Server) startObs(ctx context.Context, name string, args json.RawMessage) (context.Context, *callObs) {
 	o := &callObs{start: time.Now(), info: callInfoFrom(ctx), tool: name, args: args}
+	if o.info == nil {
+		o.info = s.stdioInfo()
+	}
 	if len(o.args) == 0 || string(o.args) == "null" {
 		o.args = json.RawMessage("{}")
 	}
@@ -271,6 +274,18 @@ func (s *Server) startObs(ctx context.Context, name string, args json.RawMessage
 		ctx = t.startCall(ctx, o)
 	}
 	return context.WithValue(ctx, callObsKey{}, o), o
+}
+
+// stdioInfo describes the stdio session, for calls served without the
+// go-sdk (the stdio direct path), which attach no CallInfo.
+func (s *Server) stdioInfo() *CallInfo {
+	ci := &CallInfo{Transport: "stdio"}
+	if ss := s.stdio.Load(); ss != nil {
+		if p := ss.InitializeParams(); p != nil {
+			ci.Client, ci.Protocol = p.ClientInfo, p.ProtocolVersion
+		}
+	}
+	return ci
 }
 
 // endObs records how the call ended.

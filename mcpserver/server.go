@@ -136,8 +136,9 @@ type Server struct {
 
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
 
-	extras     bool     // progress, audit or telemetry: forward does more than call
-	confirmKey [32]byte // binds confirmations to their arguments
+	extras     bool                              // progress, audit or telemetry: forward does more than call
+	confirmKey [32]byte                          // binds confirmations to their arguments
+	stdio      atomic.Pointer[mcp.ServerSession] // the stdio session, for the audit log of calls served directly
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -591,6 +592,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
+	s.stdio.Store(ss)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
