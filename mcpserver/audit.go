@@ -335,24 +335,25 @@ func (o *callObs) classify(res *mcp.CallToolResult, limit int) {
 		o.outcome = "failed"
 	case !res.IsError:
 		o.outcome = "ok"
-	case !o.forwarded:
-		// Refused before the socket: the result's text names why.
-		o.outcome = "rejected"
+	default:
+		// Refused before the socket, or a reply that became an error here
+		// (too large, not matching its outputSchema): the text names why.
+		o.outcome = "result_error"
+		if !o.forwarded {
+			o.outcome = "rejected"
+		}
 		for _, p := range []struct{ prefix, outcome string }{
 			{"unknown tool", "unknown_tool"},
 			{"invalid arguments", "invalid_arguments"},
 			{"busy:", "busy"},
 			{confirmRefusedPrefix, "refused"},
+			{"internal error", "internal_error"},
 		} {
 			if strings.HasPrefix(firstText(res), p.prefix) {
 				o.outcome = p.outcome
 				break
 			}
 		}
-	default:
-		// A reply that became an error here: too large, or not matching
-		// its outputSchema.
-		o.outcome = "result_error"
 	}
 }
 

@@ -517,17 +517,18 @@ func (s *Server) checkArgs(r *route, args json.RawMessage) string {
 // MCP result. Every failure is an isError result, except that it returns
 // nil when ctx was cancelled by the caller.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (res *mcp.CallToolResult) {
+	if s.observing() {
+		// Deferred first, so that it sees the result of a recovered panic.
+		var o *callObs
+		ctx, o = s.startObs(ctx, name, args)
+		defer func() { s.endObs(o, res) }()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("tool", name).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("tool call panicked")
 			res = errorResult(fmt.Sprintf("internal error in tairseach-mcp while calling %s: %v; this is a bug, please report it", name, p))
 		}
 	}()
-	if s.observing() {
-		var o *callObs
-		ctx, o = s.startObs(ctx, name, args)
-		defer func() { s.endObs(o, res) }()
-	}
 	if s.waitReady(ctx) != nil {
 		return nil
 	}
