@@ -198,3 +198,32 @@ func TestOpenTelemetryOffByDefault(t *testing.T) {
 		t.Errorf("the bridge started telemetry:\n%s", b.stderr.String())
 	}
 }
+
+// TestOpenTelemetryStdio: calls served by the stdio direct path are traced
+// too, with the stdio transport's attributes; the spans are flushed when
+// the session ends.
+func TestOpenTelemetryStdio(t *testing.T) {
+	sink := &otlpSink{}
+	srv := httptest.NewServer(sink)
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	cs := connect(t, e, "2025-11-25")
+	callTool(t, cs, "tairseach_server_status", nil)
+	_ = cs.Close() // the bridge exits and flushes
+	var spans []*tracepb.Span
+	waitFor(t, func() bool { spans, _ = sink.snapshot(); return len(spans) >= 2 })
+	for _, s := range spans {
+		if s.Name != "tools/call tairseach_server_status" {
+			continue
+		}
+		a := attrs(s)
+		if a["network.transport"] != "pipe" || a["mcp.protocol.version"] != "2025-11-25" || a["gen_ai.tool.name"] != "tairseach_server_status" {
+			t.Errorf("stdio span attributes %v", a)
+		}
+		return
+	}
+	t.Fatalf("no tools/call span among %d", len(spans))
+}
