@@ -90,6 +90,17 @@ type Config struct {
 	ToolMode string
 	// Prefix names the discovery tools, like the manifests' tools.
 	Prefix string
+
+	// ProgressInterval is how often a call whose request carries a
+	// progressToken sends notifications/progress; 0 sends none.
+	ProgressInterval time.Duration
+	// Confirm lists the tools whose calls the user must confirm first,
+	// from ParseConfirm; empty: none.
+	Confirm []string
+	// Audit, if set, records every call.
+	Audit *Audit
+	// Telemetry, if set, traces and measures every call.
+	Telemetry *Telemetry
 }
 
 func (c *Config) setDefaults() {
@@ -136,6 +147,10 @@ type Server struct {
 
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
 	checks checker  // checks results against unadvertised outputSchemas
+
+	extras     bool                              // progress, audit or telemetry: forward does more than call
+	confirmKey [32]byte                          // binds confirmations to their arguments
+	stdio      atomic.Pointer[mcp.ServerSession] // the stdio session, for the audit log of calls served directly
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -146,6 +161,7 @@ type route struct {
 	input   *inputSchema  // arguments are checked against it
 	output  *outputSchema // advertised and enforced; nil: no structuredContent
 	check   *outputSchema // not advertised, results checked to warn the operator
+	confirm bool          // the user must confirm each call (--confirm)
 }
 
 type routeTable struct {
@@ -175,6 +191,10 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[Notifier]struct{}),
+	}
+	s.extras = cfg.ProgressInterval > 0 || s.observing()
+	if len(cfg.Confirm) > 0 {
+		s.confirmKey = newConfirmKey()
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
@@ -456,7 +476,7 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 		}
 		def.Annotations = ann
 	}
-	r := &route{tool: t, client: s.client(t.Socket), timeout: s.cfg.CallTimeout}
+	r := &route{tool: t, client: s.client(t.Socket), timeout: s.cfg.CallTimeout, confirm: s.confirms(t)}
 	if t.TimeoutMs > 0 {
 		r.timeout = time.Duration(t.TimeoutMs) * time.Millisecond
 	}
@@ -495,6 +515,10 @@ func (s *Server) client(path string) *socketrpc.Client {
 
 // handle is the go-sdk handler of every tool.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx = s.sessionContext(ctx, req)
+	if res := s.handleConfirm(ctx, req); res != nil {
+		return res, nil
+	}
 	res := s.Call(ctx, req.Params.Name, req.Params.Arguments)
 	if res == nil {
 		// Cancelled by the client: the transport drops the response.
@@ -548,6 +572,12 @@ func (s *Server) checkArgs(r *route, args json.RawMessage) string {
 // MCP result. Every failure is an isError result, except that it returns
 // nil when ctx was cancelled by the caller.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (res *mcp.CallToolResult) {
+	if s.observing() {
+		// Deferred first, so that it sees the result of a recovered panic.
+		var o *callObs
+		ctx, o = s.startObs(ctx, name, args)
+		defer func() { s.endObs(o, res) }()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("tool", name).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("tool call panicked")
@@ -595,7 +625,7 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (r
 	}
 	defer func() { <-s.slots }()
 	start := time.Now()
-	out, err := r.client.Call(callCtx, r.tool.Method, args)
+	out, err := s.forward(callCtx, r, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -624,6 +654,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
+	s.stdio.Store(ss)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

@@ -643,6 +643,11 @@ func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawM
 	if !c.calls.HasTool(name) {
 		return false // the go-sdk answers with the right error
 	}
+	if ns, ok := c.calls.(interface {
+		needsSession(string, json.RawMessage) bool
+	}); ok && ns.needsSession(name, p["_meta"]) {
+		return false // progress or confirmation: the go-sdk has the session
+	}
 	ctx, cancel := context.WithCancel(c.callCtx)
 	c.mu.Lock()
 	r := c.reqs[n]

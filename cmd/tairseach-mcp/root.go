@@ -45,6 +45,7 @@ type options struct {
 	logFormat       string
 	http            httpOptions // --transport http
 	policyOptions               // which tools are served
+	obs             observeOptions
 
 	maxManifestBytes int64  // manifest.Options.MaxFileSize
 	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
@@ -148,6 +149,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.direct, "direct", "on", "serve tools/list and tools/call on stdio without the go-sdk where that gives the same bytes: on or off")
 	_ = f.MarkHidden("direct")
 	o.policyOptions.addFlags(f)
+	o.obs.addFlags(f)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
@@ -274,6 +276,9 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	}
 	if o.logFormat != "console" && o.logFormat != "json" {
 		return usageError{fmt.Errorf("--log-format %q: want console or json", o.logFormat)}
+	}
+	if err := o.obs.resolve(); err != nil {
+		return err
 	}
 	if !validPrefix(o.prefix) {
 		return usageError{fmt.Errorf("--prefix %q: use at most 32 of the characters A-Z a-z 0-9 _ -", o.prefix)}

@@ -45,7 +45,13 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	}
 	// The server answers initialize while the manifests load; tool
 	// requests wait for them.
-	srv := mcpserver.New(o.serverConfig(log), nil)
+	cfg := o.serverConfig(log)
+	stopObs, err := o.obs.start(ctx, &cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopObs()
+	srv := mcpserver.New(cfg, nil)
 	defer srv.Close()
 	log.Info().Str("version", version).Str("manifests", o.manifests).
 		Str("socket", o.socket).Str("transport", o.transport).Msg("serving")

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/geilt/tairseach-mcp/mcpserver"
+)
+
+// defaultAuditMaxBytes rotates the audit log at 64 MiB, keeping one .1 file.
+const defaultAuditMaxBytes = 64 << 20
+
+// observeOptions are the flags of progress, confirmation and the audit log.
+type observeOptions struct {
+	progressInterval time.Duration
+	confirm          []string
+	auditLog         string
+	auditArgs        bool
+	auditMaxBytes    int64
+
+	confirmRules []string // filled in by resolve
+}
+
+func (ob *observeOptions) addFlags(f *pflag.FlagSet) {
+	f.DurationVar(&ob.progressInterval, "progress-interval", mcpserver.DefaultProgressInterval, "while a call whose request carries a progressToken waits for the server, send notifications/progress this often (0: never)")
+	f.StringSliceVar(&ob.confirm, "confirm", []string{"none"}, "ask the user (MCP elicitation) before calling: none, destructive (tools annotated destructiveHint), or globs of tool names (MCP or dotted, e.g. 'mail.send,contacts.*'); repeatable")
+	f.StringVar(&ob.auditLog, "audit-log", "", "append one JSON line per tool call to this file (mode 0600): who, which tool, a SHA-256 of the arguments, the outcome; never the result")
+	f.BoolVar(&ob.auditArgs, "audit-args", false, "with --audit-log: store the arguments themselves, not only their SHA-256")
+	f.Int64Var(&ob.auditMaxBytes, "audit-max-bytes", defaultAuditMaxBytes, "with --audit-log: past this size, rename the log to FILE.1 (replacing the previous one) and start a new one (0: never)")
+}
+
+func (ob *observeOptions) resolve() error {
+	if ob.progressInterval < 0 {
+		return usageError{fmt.Errorf("--progress-interval %s: must not be negative (0 turns progress off)", ob.progressInterval)}
+	}
+	if ob.progressInterval > 0 && ob.progressInterval < 100*time.Millisecond {
+		return usageError{fmt.Errorf("--progress-interval %s: at least 100ms, or 0 to turn progress off", ob.progressInterval)}
+	}
+	rules, err := mcpserver.ParseConfirm(ob.confirm)
+	if err != nil {
+		return usageError{err}
+	}
+	ob.confirmRules = rules
+	if ob.auditMaxBytes < 0 {
+		return usageError{fmt.Errorf("--audit-max-bytes %d: must not be negative (0 never rotates)", ob.auditMaxBytes)}
+	}
+	return nil
+}
+
+// start opens the audit log and starts the exporters the environment asks
+// for, and puts them in cfg; stop closes them, flushing what is pending.
+func (ob *observeOptions) start(ctx context.Context, cfg *mcpserver.Config, log zerolog.Logger) (stop func(), err error) {
+	cfg.ProgressInterval = ob.progressInterval
+	cfg.Confirm = ob.confirmRules
+	if len(ob.confirmRules) > 0 {
+		log.Info().Strs("confirm", ob.confirmRules).Msg("calls of these tools are confirmed by the user first")
+	}
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if ob.auditLog != "" {
+		a, err := mcpserver.OpenAudit(ob.auditLog, mcpserver.AuditOptions{Args: ob.auditArgs, MaxBytes: ob.auditMaxBytes, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("--audit-log: %w", err)
+		}
+		cfg.Audit = a
+		stops = append(stops, func() { _ = a.Close() })
+	}
+	if mcpserver.TelemetryWanted() {
+		t, err := mcpserver.StartTelemetry(ctx, version)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		log.Info().Msg("exporting OpenTelemetry traces and metrics (OTEL_* environment)")
+		cfg.Telemetry = t
+		stops = append(stops, func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := t.Shutdown(sctx); err != nil {
+				log.Warn().Err(err).Msg("flushing OpenTelemetry data")
+			}
+		})
+	}
+	return stop, nil
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// otlpSink is a local OTLP/HTTP endpoint that keeps what it receives.
+type otlpSink struct {
+	mu      sync.Mutex
+	spans   []*tracepb.Span
+	metrics []string // metric names
+}
+
+func (s *otlpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch r.URL.Path {
+	case "/v1/traces":
+		var req colltrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(b, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				s.spans = append(s.spans, ss.Spans...)
+			}
+		}
+		out, _ := proto.Marshal(&colltrace.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	case "/v1/metrics":
+		var req collmetrics.ExportMetricsServiceRequest
+		if err := proto.Unmarshal(b, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, rm := range req.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					s.metrics = append(s.metrics, m.Name)
+				}
+			}
+		}
+		out, _ := proto.Marshal(&collmetrics.ExportMetricsServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *otlpSink) snapshot() ([]*tracepb.Span, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*tracepb.Span(nil), s.spans...), append([]string(nil), s.metrics...)
+}
+
+func attrs(span *tracepb.Span) map[string]string {
+	m := map[string]string{}
+	for _, kv := range span.Attributes {
+		m[kv.Key] = anyValue(kv.Value)
+	}
+	return m
+}
+
+func anyValue(v *commonpb.AnyValue) string {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return x.StringValue
+	default:
+		return v.String()
+	}
+}
+
+// TestOpenTelemetrySpans: with OTEL_EXPORTER_OTLP_ENDPOINT set, the real
+// binary exports a SERVER span per tools/call named and attributed by the
+// MCP semantic conventions, under the client's traceparent, with a child
+// span for the socket call, and the duration metric.
+func TestOpenTelemetrySpans(t *testing.T) {
+	sink := &otlpSink{}
+	srv := httptest.NewServer(sink)
+	defer srv.Close()
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPEnv(t, e, []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + srv.URL,
+		"OTEL_BSP_SCHEDULE_DELAY=100",
+		"OTEL_METRIC_EXPORT_INTERVAL=200",
+	})
+	cs := connectHTTP(t, b.url, "2025-11-25", nil, nil)
+
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	p := &mcp.CallToolParams{Name: "tairseach_server_status", Arguments: map[string]any{}}
+	p.Meta = mcp.Meta{"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01", "tracestate": "vendor=x"}
+	if res, err := cs.CallTool(t.Context(), p); err != nil || res.IsError {
+		t.Fatalf("server.status: %v %+v", err, res)
+	}
+	if res := callTool(t, cs, "tairseach_demo_fail", nil); !res.IsError {
+		t.Fatal("demo.fail succeeded")
+	}
+
+	var spans []*tracepb.Span
+	var metrics []string
+	waitFor(t, func() bool {
+		spans, metrics = sink.snapshot()
+		return len(spans) >= 4 && strings.Contains(strings.Join(metrics, ","), "mcp.server.operation.duration")
+	}, "the spans and the duration metric")
+	byName := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		byName[s.Name] = s
+	}
+	status, fail, socket := byName["tools/call tairseach_server_status"], byName["tools/call tairseach_demo_fail"], byName["server.status"]
+	if status == nil || fail == nil || socket == nil {
+		names := []string{}
+		for n := range byName {
+			names = append(names, n)
+		}
+		t.Fatalf("spans %v; want tools/call spans and the socket call's", names)
+	}
+	if status.Kind != tracepb.Span_SPAN_KIND_SERVER || socket.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("kinds: %v and %v, want SERVER and CLIENT", status.Kind, socket.Kind)
+	}
+	if hex.EncodeToString(status.TraceId) != traceID || hex.EncodeToString(status.ParentSpanId) != "00f067aa0ba902b7" || status.TraceState != "vendor=x" {
+		t.Errorf("the span is not under the client's traceparent: trace %x parent %x state %q", status.TraceId, status.ParentSpanId, status.TraceState)
+	}
+	if string(socket.ParentSpanId) != string(status.SpanId) || string(socket.TraceId) != string(status.TraceId) {
+		t.Errorf("the socket call's span is not the tools/call span's child")
+	}
+	a := attrs(status)
+	for k, want := range map[string]string{
+		"mcp.method.name":       "tools/call",
+		"gen_ai.tool.name":      "tairseach_server_status",
+		"gen_ai.operation.name": "execute_tool",
+		"mcp.protocol.version":  "2025-11-25",
+		"network.transport":     "tcp",
+	} {
+		if a[k] != want {
+			t.Errorf("%s = %q, want %q", k, a[k], want)
+		}
+	}
+	if a["mcp.session.id"] == "" {
+		t.Error("no mcp.session.id")
+	}
+	if _, ok := a["error.type"]; ok {
+		t.Errorf("error.type on a successful call: %q", a["error.type"])
+	}
+	if got := attrs(fail)["error.type"]; got != "-32001" {
+		t.Errorf("demo.fail error.type = %q, want the JSON-RPC code -32001", got)
+	}
+	if fail.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("demo.fail span status %v", fail.Status)
+	}
+	if sa := attrs(socket); sa["rpc.method"] != "server.status" || sa["server.address"] != e.socket {
+		t.Errorf("socket span attributes %v", sa)
+	}
+}
+
+// TestOpenTelemetryOffByDefault: without the environment, nothing is
+// exported (the bridge starts no exporter) and calls work.
+func TestOpenTelemetryOffByDefault(t *testing.T) {
+	got := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got <- r.URL.Path }))
+	defer srv.Close()
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	// The endpoint is named only in a variable the bridge must not read
+	// alone: OTEL_TRACES_EXPORTER=none turns export off.
+	b := startHTTPEnv(t, e, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + srv.URL, "OTEL_TRACES_EXPORTER=none"})
+	cs := connectHTTP(t, b.url, "2025-11-25", nil, nil)
+	callTool(t, cs, "tairseach_server_status", nil)
+	b.stop(t)
+	select {
+	case p := <-got:
+		t.Fatalf("exported to %s with OTEL_TRACES_EXPORTER=none", p)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if strings.Contains(b.stderr.String(), "OpenTelemetry") {
+		t.Errorf("the bridge started telemetry:\n%s", b.stderr.String())
+	}
+}
+
+// TestOpenTelemetryStdio: calls served by the stdio direct path are traced
+// too, with the stdio transport's attributes; the spans are flushed when
+// the session ends.
+func TestOpenTelemetryStdio(t *testing.T) {
+	sink := &otlpSink{}
+	srv := httptest.NewServer(sink)
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	cs := connect(t, e, "2025-11-25")
+	callTool(t, cs, "tairseach_server_status", nil)
+	_ = cs.Close() // the bridge exits and flushes
+	var spans []*tracepb.Span
+	waitFor(t, func() bool { spans, _ = sink.snapshot(); return len(spans) >= 2 }, "the spans flushed at exit")
+	for _, s := range spans {
+		if s.Name != "tools/call tairseach_server_status" {
+			continue
+		}
+		a := attrs(s)
+		if a["network.transport"] != "pipe" || a["mcp.protocol.version"] != "2025-11-25" || a["gen_ai.tool.name"] != "tairseach_server_status" {
+			t.Errorf("stdio span attributes %v", a)
+		}
+		return
+	}
+	t.Fatalf("no tools/call span among %d", len(spans))
+}

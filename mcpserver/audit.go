@@ -1,0 +1,419 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/socketrpc"
+)
+
+// CallInfo says who made a tool call, for the audit log and the traces.
+// The transports attach it to the call's context with WithCallInfo; a call
+// without one is recorded as made over stdio.
+type CallInfo struct {
+	Transport string              // "stdio" or "http"
+	Session   string              // the MCP session id, if the transport has one
+	Client    *mcp.Implementation // the client's clientInfo
+	Protocol  string              // the negotiated protocol version
+	RequestID string              // the JSON-RPC id of the tools/call, as JSON
+	Meta      map[string]any      // the request's params._meta (traceparent, tracestate)
+}
+
+type callInfoKey struct{}
+
+// WithCallInfo returns ctx carrying ci for the tool call made with it.
+func WithCallInfo(ctx context.Context, ci *CallInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, ci)
+}
+
+func callInfoFrom(ctx context.Context) *CallInfo {
+	ci, _ := ctx.Value(callInfoKey{}).(*CallInfo)
+	return ci
+}
+
+// Audit writes one JSON line per tool call to a file only the user can
+// read: who called which tool, with which arguments (a hash of them, or
+// the arguments themselves), and how it ended. Never the result.
+type Audit struct {
+	path     string
+	args     bool  // store the arguments themselves, not only their hash
+	maxBytes int64 // rotate to path.1 past this size; 0: never
+	log      zerolog.Logger
+
+	mu     sync.Mutex
+	f      *os.File
+	size   int64
+	failed bool // the last write failed (logged once until one succeeds)
+}
+
+// AuditOptions configure OpenAudit.
+type AuditOptions struct {
+	Args     bool  // --audit-args
+	MaxBytes int64 // --audit-max-bytes; 0 never rotates
+	Logger   zerolog.Logger
+}
+
+// OpenAudit opens (creating it with mode 0600) the audit log at path for
+// appending. It refuses a symlink, a file that is not a regular file, one
+// owned by another user, and one that others can read or write.
+func OpenAudit(path string, o AuditOptions) (*Audit, error) {
+	a := &Audit{path: path, args: o.Args, maxBytes: o.MaxBytes, log: o.Logger}
+	if err := a.open(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Audit) open() error {
+	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return fmt.Errorf("audit log %s is a symlink; refusing to follow it: give the path of a regular file", a.path)
+		}
+		return fmt.Errorf("opening the audit log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("audit log %s: %w", a.path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("audit log %s is not a regular file", a.path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		f.Close()
+		return fmt.Errorf("audit log %s belongs to uid %d, not to you (uid %d); remove it or choose another path", a.path, st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		f.Close()
+		return fmt.Errorf("audit log %s has mode %04o: others may read or change it; chmod 600 it or choose another path", a.path, fi.Mode().Perm())
+	}
+	a.f, a.size = f, fi.Size()
+	return nil
+}
+
+// Close closes the file.
+func (a *Audit) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return nil
+	}
+	err := a.f.Close()
+	a.f = nil
+	return err
+}
+
+// auditLine is one record. Field order is the line's.
+type auditLine struct {
+	Time        string              `json:"time"`
+	Transport   string              `json:"transport"`
+	Session     string              `json:"session,omitempty"`
+	Client      *mcp.Implementation `json:"client,omitempty"`
+	Protocol    string              `json:"protocol,omitempty"`
+	RequestID   json.RawMessage     `json:"request_id,omitempty"`
+	Tool        string              `json:"tool"`
+	Method      string              `json:"method,omitempty"`
+	Socket      string              `json:"socket,omitempty"`
+	ArgsSHA256  string              `json:"args_sha256"`
+	Args        json.RawMessage     `json:"args,omitempty"`
+	Outcome     string              `json:"outcome"`
+	Code        *int64              `json:"code,omitempty"`
+	DurationMs  float64             `json:"duration_ms"`
+	ResultBytes int                 `json:"result_bytes"`
+}
+
+// record writes the line of one finished call. A failure is logged, never
+// returned: the call itself has succeeded or failed already.
+func (a *Audit) record(o *callObs, res *mcp.CallToolResult) {
+	canon := canonicalJSON(o.args)
+	sum := sha256.Sum256(canon)
+	l := auditLine{
+		Time:        o.start.UTC().Format(time.RFC3339Nano),
+		Transport:   "stdio",
+		Tool:        o.tool,
+		Method:      o.method,
+		Socket:      o.socket,
+		ArgsSHA256:  hex.EncodeToString(sum[:]),
+		Outcome:     o.outcome,
+		Code:        o.code,
+		DurationMs:  float64(time.Since(o.start).Microseconds()) / 1000,
+		ResultBytes: o.resultBytes,
+	}
+	if ci := o.info; ci != nil {
+		if ci.Transport != "" {
+			l.Transport = ci.Transport
+		}
+		l.Session, l.Client, l.Protocol = ci.Session, ci.Client, ci.Protocol
+		if ci.RequestID != "" {
+			l.RequestID = json.RawMessage(ci.RequestID)
+		}
+	}
+	if a.args {
+		l.Args = canon
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		a.log.Warn().Err(err).Str("tool", o.tool).Msg("audit log: encoding the record")
+		return
+	}
+	b = append(b, '\n')
+	a.write(b)
+}
+
+func (a *Audit) write(b []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var err error
+	if a.maxBytes > 0 && a.size > 0 && a.size+int64(len(b)) > a.maxBytes {
+		err = a.rotate()
+	}
+	if err == nil && a.f == nil {
+		err = a.open()
+	}
+	if err == nil {
+		var n int
+		n, err = a.f.Write(b)
+		a.size += int64(n)
+	}
+	if err != nil {
+		if !a.failed {
+			a.log.Error().Err(err).Str("path", a.path).Msg("audit log: writing failed; calls go on unrecorded until a write succeeds")
+		}
+		a.failed = true
+		return
+	}
+	if a.failed {
+		a.log.Info().Str("path", a.path).Msg("audit log: writing again")
+		a.failed = false
+	}
+}
+
+// rotate renames the log to path.1 (replacing an older one) and opens a new
+// one. a.mu must be held.
+func (a *Audit) rotate() error {
+	if a.f != nil {
+		_ = a.f.Close()
+		a.f = nil
+	}
+	if err := os.Rename(a.path, a.path+".1"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("rotating the audit log: %w", err)
+	}
+	return a.open()
+}
+
+// canonicalJSON re-encodes a JSON value with object keys sorted and no
+// spaces, numbers as written, so that equal arguments hash equally however
+// the client spaced or ordered them.
+func canonicalJSON(b json.RawMessage) []byte {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return b
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return b
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// callObs follows one call for the audit log and the traces.
+type callObs struct {
+	start       time.Time
+	info        *CallInfo
+	tool        string
+	args        json.RawMessage
+	method      string // set once routed
+	socket      string
+	forwarded   bool  // the call reached the socket client
+	err         error // the socket client's error
+	outcome     string
+	code        *int64
+	resultBytes int
+	span        *callSpan // nil without telemetry
+}
+
+type callObsKey struct{}
+
+func obsFrom(ctx context.Context) *callObs {
+	o, _ := ctx.Value(callObsKey{}).(*callObs)
+	return o
+}
+
+// observing reports whether calls are audited or traced.
+func (s *Server) observing() bool { return s.cfg.Audit != nil || s.cfg.Telemetry != nil }
+
+// startObs begins following a call.
+func (s *Server) startObs(ctx context.Context, name string, args json.RawMessage) (context.Context, *callObs) {
+	o := &callObs{start: time.Now(), info: callInfoFrom(ctx), tool: name, args: args}
+	if o.info == nil {
+		o.info = s.stdioInfo()
+	}
+	if len(o.args) == 0 || string(o.args) == "null" {
+		o.args = json.RawMessage("{}")
+	}
+	if t := s.cfg.Telemetry; t != nil {
+		ctx = t.startCall(ctx, o)
+	}
+	return context.WithValue(ctx, callObsKey{}, o), o
+}
+
+// stdioInfo describes the stdio session, for calls served without the
+// go-sdk (the stdio direct path), which attach no CallInfo.
+func (s *Server) stdioInfo() *CallInfo {
+	ci := &CallInfo{Transport: "stdio"}
+	if ss := s.stdio.Load(); ss != nil {
+		if p := ss.InitializeParams(); p != nil {
+			ci.Client, ci.Protocol = p.ClientInfo, p.ProtocolVersion
+		}
+	}
+	return ci
+}
+
+// endObs records how the call ended.
+func (s *Server) endObs(o *callObs, res *mcp.CallToolResult) {
+	o.classify(res, s.cfg.MaxResultBytes)
+	if s.cfg.Audit != nil {
+		s.cfg.Audit.record(o, res)
+	}
+	if t := s.cfg.Telemetry; t != nil {
+		t.endCall(o)
+	}
+}
+
+// classify names the outcome of a call from its result and the socket
+// client's error.
+func (o *callObs) classify(res *mcp.CallToolResult, limit int) {
+	if res != nil {
+		o.resultBytes, _ = resultSize(res, limit+replyMargin)
+	}
+	if o.outcome != "" { // set by whoever refused the call
+		return
+	}
+	var (
+		rpcErr  *socketrpc.Error
+		unavail *socketrpc.UnavailableError
+	)
+	switch {
+	case res == nil:
+		o.outcome = "cancelled"
+	case o.err != nil && errors.As(o.err, &rpcErr):
+		o.outcome = "tool_error"
+		var e struct {
+			Code int64 `json:"code"`
+		}
+		if json.Unmarshal(rpcErr.Raw, &e) == nil {
+			o.code = &e.Code
+		}
+	case o.err != nil && errors.Is(o.err, context.DeadlineExceeded):
+		o.outcome = "timeout"
+	case o.err != nil && errors.Is(o.err, socketrpc.ErrUntrusted):
+		o.outcome = "refused"
+	case o.err != nil && errors.As(o.err, &unavail):
+		o.outcome = "unavailable"
+	case o.err != nil && errors.Is(o.err, socketrpc.ErrTooLarge):
+		o.outcome = "too_large"
+	case o.err != nil:
+		o.outcome = "failed"
+	case !res.IsError:
+		o.outcome = "ok"
+	default:
+		// Refused before the socket, or a reply that became an error here
+		// (too large, not matching its outputSchema): the text names why.
+		o.outcome = "result_error"
+		if !o.forwarded {
+			o.outcome = "rejected"
+		}
+		for _, p := range []struct{ prefix, outcome string }{
+			{"unknown tool", "unknown_tool"},
+			{"invalid arguments", "invalid_arguments"},
+			{"busy:", "busy"},
+			{confirmRefusedPrefix, "refused"},
+			{"internal error", "internal_error"},
+		} {
+			if strings.HasPrefix(firstText(res), p.prefix) {
+				o.outcome = p.outcome
+				break
+			}
+		}
+	}
+}
+
+func firstText(res *mcp.CallToolResult) string {
+	if len(res.Content) > 0 {
+		if t, ok := res.Content[0].(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}
+
+// forward makes the socket call of a route, sending progress and recording
+// it for the audit log and the traces when they are on.
+func (s *Server) forward(ctx context.Context, r *route, args json.RawMessage) (json.RawMessage, error) {
+	if !s.extras {
+		return r.client.Call(ctx, r.tool.Method, args)
+	}
+	o := obsFrom(ctx)
+	var endSpan func(error)
+	if o != nil {
+		o.method, o.socket, o.forwarded = r.tool.Method, r.client.Path(), true
+		if o.span != nil {
+			endSpan = o.span.socketSpan(ctx, r)
+		}
+	}
+	var stop func()
+	if p := progressFrom(ctx); p != nil {
+		stop = p.run(ctx, r.tool.Method)
+	}
+	out, err := r.client.Call(ctx, r.tool.Method, args)
+	if stop != nil {
+		stop()
+	}
+	if o != nil {
+		o.err = err
+		if endSpan != nil {
+			endSpan(err)
+		}
+	}
+	return out, err
+}
+
+// sessionContext adds to the context of a call served by the go-sdk what
+// the audit log and the traces say of its session, and the progress
+// reporter when the request asked for progress.
+func (s *Server) sessionContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if !s.extras {
+		return ctx
+	}
+	ctx = s.withProgress(ctx, req)
+	if !s.observing() {
+		return ctx
+	}
+	ci := &CallInfo{Transport: "stdio", Client: req.ClientInfo(), Protocol: req.ProtocolVersion(), Meta: req.Params.Meta}
+	if req.Extra != nil && req.Extra.Header != nil {
+		ci.Transport = "http"
+	}
+	if req.Session != nil {
+		ci.Session = req.Session.ID()
+	}
+	return WithCallInfo(ctx, ci)
+}

@@ -1,0 +1,216 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/geilt/tairseach-mcp/socketrpc"
+)
+
+// Telemetry exports a span and a duration measurement per tool call, named
+// by the OpenTelemetry semantic conventions for MCP, over OTLP/HTTP.
+type Telemetry struct {
+	traces   *sdktrace.TracerProvider
+	metrics  *sdkmetric.MeterProvider // nil: metrics not exported
+	tracer   trace.Tracer
+	duration metric.Float64Histogram
+}
+
+// TelemetryWanted reports whether the standard OpenTelemetry environment
+// asks for traces to be exported: OTEL_EXPORTER_OTLP_ENDPOINT (or its
+// traces variant) is set, or OTEL_TRACES_EXPORTER is otlp; and neither
+// OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none says otherwise.
+func TelemetryWanted() bool {
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+		return false
+	}
+	switch strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER")) {
+	case "otlp":
+		return true
+	case "":
+	default:
+		return false // none, or an exporter this binary does not have
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// StartTelemetry starts the OTLP/HTTP exporters configured by the standard
+// OTEL_* environment. Call it only when TelemetryWanted; Shutdown flushes.
+func StartTelemetry(ctx context.Context, version string) (*Telemetry, error) {
+	if p := os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "http/protobuf" {
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: tairseach-mcp exports OTLP over HTTP only; set it to http/protobuf or unset it", p)
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "tairseach-mcp"), attribute.String("service.version", version)),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+		resource.WithTelemetrySDK())
+	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry resource: %w", err)
+	}
+	texp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry trace exporter: %w", err)
+	}
+	t := &Telemetry{traces: sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp), sdktrace.WithResource(res))}
+	t.tracer = t.traces.Tracer("github.com/geilt/tairseach-mcp/mcpserver", trace.WithInstrumentationVersion(version))
+	var meter metric.Meter
+	if e := os.Getenv("OTEL_METRICS_EXPORTER"); e == "" || e == "otlp" {
+		mexp, err := otlpmetrichttp.New(ctx)
+		if err != nil {
+			_ = t.traces.Shutdown(ctx)
+			return nil, fmt.Errorf("OpenTelemetry metric exporter: %w", err)
+		}
+		t.metrics = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)), sdkmetric.WithResource(res))
+		meter = t.metrics.Meter("github.com/geilt/tairseach-mcp/mcpserver")
+	}
+	if meter != nil {
+		t.duration, err = meter.Float64Histogram("mcp.server.operation.duration",
+			metric.WithUnit("s"),
+			metric.WithDescription("Duration of MCP requests handled by the server"),
+			metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300))
+		if err != nil {
+			_ = t.Shutdown(ctx)
+			return nil, fmt.Errorf("OpenTelemetry histogram: %w", err)
+		}
+	}
+	return t, nil
+}
+
+// Shutdown flushes and stops the exporters.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	err := t.traces.Shutdown(ctx)
+	if t.metrics != nil {
+		err = errors.Join(err, t.metrics.Shutdown(ctx))
+	}
+	return err
+}
+
+// callSpan is the span of one tools/call.
+type callSpan struct {
+	t     *Telemetry
+	span  trace.Span
+	attrs []attribute.KeyValue // shared by the span and the metric
+}
+
+// startCall starts the server span of a call, as a child of the trace
+// context the client passed in params._meta, if any.
+func (t *Telemetry) startCall(ctx context.Context, o *callObs) context.Context {
+	transport := "pipe" // stdio
+	attrs := []attribute.KeyValue{
+		attribute.String("mcp.method.name", "tools/call"),
+		attribute.String("gen_ai.tool.name", o.tool),
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+	}
+	var extra []attribute.KeyValue
+	if ci := o.info; ci != nil {
+		if ci.Transport == "http" {
+			transport = "tcp"
+			extra = append(extra, attribute.String("network.protocol.name", "http"))
+		}
+		if ci.Protocol != "" {
+			attrs = append(attrs, attribute.String("mcp.protocol.version", ci.Protocol))
+		}
+		if ci.Session != "" {
+			extra = append(extra, attribute.String("mcp.session.id", ci.Session))
+		}
+		if ci.RequestID != "" {
+			extra = append(extra, attribute.String("jsonrpc.request.id", strings.Trim(ci.RequestID, `"`)))
+		}
+		carrier := propagation.MapCarrier{}
+		for _, k := range []string{"traceparent", "tracestate"} {
+			if v, ok := ci.Meta[k].(string); ok {
+				carrier[k] = v
+			}
+		}
+		if len(carrier) > 0 {
+			ctx = propagation.TraceContext{}.Extract(ctx, carrier)
+		}
+	}
+	attrs = append(attrs, attribute.String("network.transport", transport))
+	ctx, span := t.tracer.Start(ctx, "tools/call "+o.tool, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithTimestamp(o.start), trace.WithAttributes(attrs...), trace.WithAttributes(extra...))
+	o.span = &callSpan{t: t, span: span, attrs: attrs}
+	return ctx
+}
+
+// endCall ends the span and measures the call.
+func (t *Telemetry) endCall(o *callObs) {
+	cs := o.span
+	if cs == nil {
+		return
+	}
+	attrs := cs.attrs
+	if etype := o.errorType(); etype != "" {
+		e := attribute.String("error.type", etype)
+		attrs = append(slices.Clip(attrs), e)
+		cs.span.SetAttributes(e)
+		cs.span.SetStatus(codes.Error, o.outcome)
+	}
+	cs.span.SetAttributes(attribute.String("tairseach.outcome", o.outcome))
+	end := time.Now()
+	cs.span.End(trace.WithTimestamp(end))
+	if t.duration != nil {
+		t.duration.Record(context.Background(), end.Sub(o.start).Seconds(), metric.WithAttributes(attrs...))
+	}
+}
+
+// errorType is the span's error.type: the backend's JSON-RPC code for its
+// errors, "tool_error" for other isError results, the outcome for calls
+// that never finished; "" on success.
+func (o *callObs) errorType() string {
+	switch o.outcome {
+	case "ok":
+		return ""
+	case "tool_error":
+		if o.code != nil {
+			return strconv.FormatInt(*o.code, 10)
+		}
+		return "tool_error"
+	case "timeout", "cancelled":
+		return o.outcome
+	}
+	return "tool_error"
+}
+
+// socketSpan starts the client span of the socket call; the returned func
+// ends it with the call's error.
+func (cs *callSpan) socketSpan(ctx context.Context, r *route) (end func(error)) {
+	_, span := cs.t.tracer.Start(ctx, r.tool.Method, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			attribute.String("rpc.system", "jsonrpc"),
+			attribute.String("rpc.method", r.tool.Method),
+			attribute.String("network.transport", "unix"),
+			attribute.String("server.address", r.client.Path()),
+		))
+	return func(err error) {
+		if err != nil {
+			etype := "transport_error"
+			var rpcErr *socketrpc.Error
+			if errors.As(err, &rpcErr) {
+				etype = "jsonrpc_error"
+			} else if errors.Is(err, context.DeadlineExceeded) {
+				etype = "timeout"
+			}
+			span.SetAttributes(attribute.String("error.type", etype))
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
