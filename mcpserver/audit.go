@@ -288,6 +288,31 @@ func (s *Server) stdioInfo() *CallInfo {
 	return ci
 }
 
+// directCallInfo is the CallInfo of a tools/call the stdio dispatcher serves
+// itself (id and meta as the client sent them), or nil when nothing records
+// calls.
+func (s *Server) directCallInfo(id, meta json.RawMessage, newProto bool) *CallInfo {
+	if !s.observing() {
+		return nil
+	}
+	ci := s.stdioInfo()
+	ci.RequestID = string(id)
+	if len(meta) > 0 && meta[0] == '{' {
+		_ = json.Unmarshal(meta, &ci.Meta)
+		if newProto {
+			// A 2026-07-28 request carries its client in its own _meta.
+			var m struct {
+				Client *mcp.Implementation `json:"io.modelcontextprotocol/clientInfo"`
+			}
+			if json.Unmarshal(meta, &m) == nil && m.Client != nil {
+				ci.Client = m.Client
+			}
+			ci.Protocol = newProtocol
+		}
+	}
+	return ci
+}
+
 // endObs records how the call ended.
 func (s *Server) endObs(o *callObs, res *mcp.CallToolResult) {
 	o.classify(res, s.cfg.MaxResultBytes)

@@ -653,6 +653,14 @@ func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawM
 	r := c.reqs[n]
 	r.cancel = cancel
 	c.mu.Unlock()
+	// With the audit log or traces on, the call says who made it.
+	if d, ok := c.calls.(interface {
+		directCallInfo(id, meta json.RawMessage, newProto bool) *CallInfo
+	}); ok {
+		if ci := d.directCallInfo(r.raw, p["_meta"], newProto); ci != nil {
+			ctx = WithCallInfo(ctx, ci)
+		}
+	}
 	args := p["arguments"]
 	c.callWG.Add(1)
 	go func() {

@@ -223,6 +223,10 @@ func TestOpenTelemetryStdio(t *testing.T) {
 		if a["network.transport"] != "pipe" || a["mcp.protocol.version"] != "2025-11-25" || a["gen_ai.tool.name"] != "tairseach_server_status" {
 			t.Errorf("stdio span attributes %v", a)
 		}
+		// The call was served directly: the dispatcher passes its id on.
+		if id := a["jsonrpc.request.id"]; id == "" || id == "0" {
+			t.Errorf("stdio span without the call's jsonrpc.request.id: %v", a)
+		}
 		return
 	}
 	t.Fatalf("no tools/call span among %d", len(spans))
