@@ -230,8 +230,8 @@ func undecodable(b []byte) string {
 }
 
 // envelopeReserve is the part of Config.MaxResultBytes kept for the JSON-RPC
-// envelope around a result: "jsonrpc", the request's id, and the draft
-// protocol's _meta and resultType.
+// envelope around a result: "jsonrpc", the request's id, and the _meta and
+// resultType of a 2026-07-28 result.
 const envelopeReserve = 1 << 10
 
 // bounded returns res, or an isError result when the message carrying res

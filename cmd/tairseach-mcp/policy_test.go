@@ -560,8 +560,8 @@ func TestPolicyBudgetCorpus(t *testing.T) {
 }
 
 // TestPolicyGoSDKProtocols: under each protocol the go-sdk client speaks
-// (the 2026-07-28 draft goes through the go-sdk's own tools/call), hidden
-// tools fail closed and the discovery tools work.
+// (2025-11-25 and 2026-07-28), hidden tools fail closed and the discovery
+// tools work.
 func TestPolicyGoSDKProtocols(t *testing.T) {
 	for _, proto := range protocols {
 		t.Run(protoName(proto), func(t *testing.T) {
