@@ -3,6 +3,9 @@ GO        ?= go
 BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
+# GOTAGS=notelemetry builds without the OpenTelemetry exporters (gRPC and the
+# protobuf runtime): a 13 MB binary instead of 20, ~5 MiB less memory.
+GOTAGS    ?=
 NODE_DEPS := scripts/node_modules/.package-lock.json
 CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
 # Pinned, fetched through the Go module proxy.
@@ -16,7 +19,7 @@ all: build
 # on any Linux); nothing here needs cgo.
 build: export CGO_ENABLED = 0
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-mcp ./cmd/tairseach-mcp
+	$(GO) build -trimpath -tags '$(GOTAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-mcp ./cmd/tairseach-mcp
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-demo ./cmd/tairseach-demo
 
 # Release archives for darwin/arm64, darwin/amd64, linux/amd64 and
@@ -46,6 +49,7 @@ test: $(NODE_DEPS) $(CONFORMANCE_DEPS)
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1; }
 	$(GO) vet ./...
+	$(GO) vet -tags notelemetry ./mcpserver ./cmd/...
 	$(GO) run $(STATICCHECK) ./...
 
 demo: build
