@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -118,9 +119,16 @@ type checker struct {
 	jobs     chan checkJob
 	quit     chan struct{}
 	done     chan struct{} // closed when the goroutine has returned
+	queued   atomic.Int64  // bytes of the results in jobs
 }
 
-const checkQueue = 64
+// checkQueue bounds the checks waiting, and checkQueueBytes the results
+// they keep from being freed: a backend answering megabytes faster than
+// they are checked must not hold 64 of them in memory.
+const (
+	checkQueue      = 64
+	checkQueueBytes = 16 << 20
+)
 
 func (c *checker) submit(j checkJob, run func(checkJob)) {
 	c.once.Do(func() {
@@ -129,10 +137,22 @@ func (c *checker) submit(j checkJob, run func(checkJob)) {
 		c.done = make(chan struct{})
 		go c.loop(run)
 	})
+	n := int64(len(j.text))
+	if total := c.queued.Add(n); total > checkQueueBytes && total != n {
+		c.queued.Add(-n) // busy: this one goes unchecked
+		return
+	}
 	select {
 	case c.jobs <- j:
 	default: // busy: this one goes unchecked
+		c.queued.Add(-n)
 	}
+}
+
+// ran accounts for a job taken from the queue.
+func (c *checker) ran(j checkJob, run func(checkJob)) {
+	c.queued.Add(-int64(len(j.text)))
+	run(j)
 }
 
 // loop owns nothing but the jobs it takes; on quit it runs those already
@@ -142,12 +162,12 @@ func (c *checker) loop(run func(checkJob)) {
 	for {
 		select {
 		case j := <-c.jobs:
-			run(j)
+			c.ran(j, run)
 		case <-c.quit:
 			for {
 				select {
 				case j := <-c.jobs:
-					run(j)
+					c.ran(j, run)
 				default:
 					return
 				}

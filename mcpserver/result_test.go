@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -304,4 +305,36 @@ func TestCheckerStopsOnClose(t *testing.T) {
 	// A check submitted after Close is skipped, without blocking.
 	srv.checks.submit(checkJob{srv.routes.Load().byName["tairseach_t"], []byte(`{}`)}, func(checkJob) { t.Error("a check ran after Close") })
 	srv.Close()
+}
+
+// TestCheckerBoundsQueuedBytes: results waiting for the background check
+// are kept from being freed, so the queue holds at most checkQueueBytes of
+// them (or one larger result alone); the rest go unchecked.
+func TestCheckerBoundsQueuedBytes(t *testing.T) {
+	var c checker
+	block := make(chan struct{})
+	var ran atomic.Int32
+	run := func(checkJob) { <-block; ran.Add(1) }
+	big := make([]byte, 4<<20)
+	for range 20 {
+		c.submit(checkJob{text: big}, run)
+		if q := c.queued.Load(); q > checkQueueBytes {
+			t.Fatalf("%d bytes queued, over %d", q, checkQueueBytes)
+		}
+	}
+	close(block)
+	c.stop()
+	// The one running, plus at most 4 queued.
+	if n := ran.Load(); n < 1 || n > checkQueueBytes/(4<<20)+1 {
+		t.Errorf("%d checks ran, want 1 to %d", n, checkQueueBytes/(4<<20)+1)
+	}
+	if q := c.queued.Load(); q != 0 {
+		t.Errorf("%d bytes still counted after stop", q)
+	}
+	// One result over the whole budget is still checked when nothing waits.
+	var alone checker
+	done := make(chan struct{})
+	alone.submit(checkJob{text: make([]byte, checkQueueBytes+1)}, func(checkJob) { close(done) })
+	<-done
+	alone.stop()
 }
