@@ -17,6 +17,28 @@ import (
 
 // faultTools is a manifest with the tools fault.ok, fault.slow and
 // fault.silent on the fault backend at socket.
+// startFaultEnv starts a fault backend answering after delay and writes
+// the manifest of its tools; it returns the backend, its socket and the
+// manifests directory.
+func startFaultEnv(t *testing.T, delay time.Duration) (be *faultbackend.Server, socket, manifests string) {
+	t.Helper()
+	dir := shortDir(t)
+	socket = filepath.Join(dir, "s.sock")
+	be, err := faultbackend.Start(socket, faultbackend.Options{Delay: delay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(be.Stop)
+	manifests = filepath.Join(dir, "manifests")
+	if err := os.Mkdir(manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(manifests, "fault.json"), []byte(faultTools(socket)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return be, socket, manifests
+}
+
 func faultTools(socket string) string {
 	return fmt.Sprintf(`{"id":"fault","tools":[
  {"name":"fault.ok","inputSchema":{"type":"object"}},
@@ -108,20 +130,7 @@ func (s *rawSession) next(limit time.Duration) map[string]any {
 func TestStdioCancelBinary(t *testing.T) {
 	for _, mode := range []faultbackend.Mode{faultbackend.ModeSlow, faultbackend.ModeSilent} {
 		t.Run(string(mode), func(t *testing.T) {
-			dir := shortDir(t)
-			socket := filepath.Join(dir, "s.sock")
-			be, err := faultbackend.Start(socket, faultbackend.Options{Delay: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(be.Stop)
-			manifests := filepath.Join(dir, "manifests")
-			if err := os.Mkdir(manifests, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(manifests, "fault.json"), []byte(faultTools(socket)), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			be, socket, manifests := startFaultEnv(t, 30*time.Second)
 			s := startRaw(t, "--manifests", manifests, "--socket", socket, "--call-timeout", "30s", "--pool-size", "1", "--log-level", "debug")
 
 			s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,

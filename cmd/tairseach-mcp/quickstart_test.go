@@ -87,17 +87,7 @@ func startEntry(t *testing.T, configFile, home string) *mcp.ClientSession {
 
 func checkContacts(t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	list, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range list.Tools {
-		names = append(names, tool.Name)
-	}
-	if !slices.Contains(names, "tairseach_contacts_search") {
+	if names := toolNames(t, cs); !slices.Contains(names, "tairseach_contacts_search") {
 		t.Fatalf("tools/list: %v, want tairseach_contacts_search", names)
 	}
 	res := callTool(t, cs, "tairseach_contacts_get", map[string]any{"id": "c-001"})

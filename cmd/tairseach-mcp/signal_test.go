@@ -2,14 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/geilt/tairseach-mcp/internal/faultbackend"
 )
 
 // TestStdioSignals stops the real binary in stdio mode with SIGTERM or
@@ -39,20 +35,7 @@ func TestStdioSignals(t *testing.T) {
 			want:  []map[string]any{{"id": 0.0, "result": true}, {"id": 1.0, "error": true}}},
 	} {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
-			dir := shortDir(t)
-			socket := filepath.Join(dir, "s.sock")
-			be, err := faultbackend.Start(socket, faultbackend.Options{Delay: max(tt.delay, time.Millisecond)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(be.Stop)
-			manifests := filepath.Join(dir, "manifests")
-			if err := os.Mkdir(manifests, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(manifests, "fault.json"), []byte(faultTools(socket)), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			be, socket, manifests := startFaultEnv(t, max(tt.delay, time.Millisecond))
 			args := []string{"--manifests", manifests, "--socket", socket, "--log-level", "debug"}
 			if tt.drain != "" {
 				args = append(args, "--drain-timeout", tt.drain)
