@@ -189,7 +189,14 @@ func TestNeedsSession(t *testing.T) {
 		{off, "tairseach_server_status", `{"progressToken":"t"}`, false},
 		{off, "tairseach_demo_echo", ``, false},
 	} {
-		if got := tc.srv.needsSession(tc.tool, json.RawMessage(tc.meta)); got != tc.want {
+		// As the dispatcher decodes it: an object, else nothing.
+		var meta map[string]json.RawMessage
+		if strings.HasPrefix(tc.meta, "{") {
+			if err := json.Unmarshal([]byte(tc.meta), &meta); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := tc.srv.needsSession(tc.tool, progressTokenIn(meta)); got != tc.want {
 			t.Errorf("needsSession(%s, %s) = %v, want %v", tc.tool, tc.meta, got, tc.want)
 		}
 	}

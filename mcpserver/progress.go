@@ -79,19 +79,20 @@ func (p *progress) run(ctx context.Context, method string) (stop func()) {
 	}
 }
 
-// needsSession reports whether a tools/call of tool name, with the
-// request's params._meta, must be served by the go-sdk, which has the
+// needsSession reports whether a tools/call of tool name, whose request
+// asked for progress or not, must be served by the go-sdk, which has the
 // session to send progress notifications or to ask the user for
 // confirmation, rather than by the stdio direct path.
-func (s *Server) needsSession(name string, meta json.RawMessage) bool {
+func (s *Server) needsSession(name string, progress bool) bool {
 	if r, ok := s.routes.Load().byName[name]; ok && r.confirm {
 		return true
 	}
-	if s.cfg.ProgressInterval <= 0 || len(meta) == 0 {
-		return false
-	}
-	var m struct {
-		Token json.RawMessage `json:"progressToken"`
-	}
-	return json.Unmarshal(meta, &m) == nil && len(m.Token) > 0 && string(m.Token) != "null"
+	return progress && s.cfg.ProgressInterval > 0
+}
+
+// progressTokenIn reports whether a request's decoded params._meta asks for
+// progress: a progressToken that is not null.
+func progressTokenIn(meta map[string]json.RawMessage) bool {
+	t := meta["progressToken"]
+	return len(t) > 0 && string(t) != "null"
 }

@@ -432,7 +432,11 @@ func (c *stdioConn) call(in incoming) {
 	// params are decoded once, for the dispatcher and the _meta check.
 	var params map[string]json.RawMessage
 	paramsOK := len(in.params) > 0 && in.params[0] == '{' && json.Unmarshal(in.params, &params) == nil
-	newProto, validNew := classify(params["_meta"])
+	var meta map[string]json.RawMessage // params._meta, decoded once too
+	if m := params["_meta"]; len(m) > 0 && m[0] == '{' && json.Unmarshal(m, &meta) != nil {
+		meta = nil
+	}
+	newProto, validNew := classify(meta)
 	c.mu.Lock()
 	if _, dup := c.keys[key]; dup {
 		c.mu.Unlock()
@@ -473,7 +477,7 @@ func (c *stdioConn) call(in incoming) {
 	}
 	// A request that claims 2026-07-28 with a _meta not certainly valid is
 	// the go-sdk's to judge.
-	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew) {
+	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew, progressTokenIn(meta)) {
 		return
 	}
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
@@ -558,17 +562,14 @@ const protocolVersionKey = "io.modelcontextprotocol/protocolVersion"
 // its protocol version, client info and capabilities in params._meta.
 const newProtocol = "2026-07-28"
 
-// classify reports whether a request follows 2026-07-28 by its _meta (a
+// classify reports whether a request follows 2026-07-28 by its decoded
+// _meta (nil when absent or not an object) (a
 // protocolVersion of 2026-07-28 or later, as the go-sdk decides), and
 // whether its _meta is, by the spec, certainly valid: protocolVersion
 // 2026-07-28, clientCapabilities an object, clientInfo absent or an
 // Implementation. Anything else is left to the go-sdk to judge.
-func classify(rawMeta json.RawMessage) (newProto, valid bool) {
-	if len(rawMeta) == 0 || rawMeta[0] != '{' {
-		return false, false
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(rawMeta, &meta) != nil {
+func classify(meta map[string]json.RawMessage) (newProto, valid bool) {
+	if meta == nil {
 		return false, false
 	}
 	var version string
@@ -611,7 +612,7 @@ func classify(rawMeta json.RawMessage) (newProto, valid bool) {
 //
 // Everything else, tools/list included (its result carries fields the
 // go-sdk's options decide), goes to the go-sdk.
-func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto bool) bool {
+func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto, progress bool) bool {
 	if method != "tools/call" {
 		return false
 	}
@@ -644,8 +645,8 @@ func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawM
 		return false // the go-sdk answers with the right error
 	}
 	if ns, ok := c.calls.(interface {
-		needsSession(string, json.RawMessage) bool
-	}); ok && ns.needsSession(name, p["_meta"]) {
+		needsSession(name string, progress bool) bool
+	}); ok && ns.needsSession(name, progress) {
 		return false // progress or confirmation: the go-sdk has the session
 	}
 	ctx, cancel := context.WithCancel(c.callCtx)
