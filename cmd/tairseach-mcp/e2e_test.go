@@ -48,7 +48,11 @@ func testMain(m *testing.M) int {
 	bridgeBin = filepath.Join(dir, "tairseach-mcp")
 	demoBin = filepath.Join(dir, "tairseach-demo")
 	for bin, pkg := range map[string]string{bridgeBin: "./cmd/tairseach-mcp", demoBin: "./cmd/tairseach-demo"} {
-		cmd := exec.Command("go", "build", "-race", "-o", bin, pkg)
+		// -buildvcs=false: the binary names itself "dev" however the tree
+		// was checked out (a git clone would stamp a pseudo-version, an
+		// export nothing), so the wire transcripts compare what the server
+		// does, not how it was built. It overrides GOFLAGS.
+		cmd := exec.Command("go", "build", "-race", "-buildvcs=false", "-o", bin, pkg)
 		cmd.Dir = repoRoot
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {

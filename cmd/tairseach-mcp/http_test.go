@@ -1117,7 +1117,7 @@ func TestHTTPAbandonedSessionsMemory(t *testing.T) {
 	}
 	// The other tests' binary is built with -race, which multiplies memory.
 	bin := filepath.Join(t.TempDir(), "tairseach-mcp")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tairseach-mcp")
+	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "./cmd/tairseach-mcp")
 	build.Dir = repoRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
