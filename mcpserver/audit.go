@@ -21,27 +21,13 @@ import (
 )
 
 // CallInfo says who made a tool call, for the audit log and the traces.
-// The transports attach it to the call's context with WithCallInfo; a call
-// without one is recorded as made over stdio.
 type CallInfo struct {
-	Transport string              // "stdio" or "http"
+	Transport string              // "stdio", "http" or "cli"
 	Session   string              // the MCP session id, if the transport has one
 	Client    *mcp.Implementation // the client's clientInfo
 	Protocol  string              // the negotiated protocol version
 	RequestID string              // the JSON-RPC id of the tools/call, as JSON
 	Meta      map[string]any      // the request's params._meta (traceparent, tracestate)
-}
-
-type callInfoKey struct{}
-
-// WithCallInfo returns ctx carrying ci for the tool call made with it.
-func WithCallInfo(ctx context.Context, ci *CallInfo) context.Context {
-	return context.WithValue(ctx, callInfoKey{}, ci)
-}
-
-func callInfoFrom(ctx context.Context) *CallInfo {
-	ci, _ := ctx.Value(callInfoKey{}).(*CallInfo)
-	return ci
 }
 
 // Audit writes one JSON line per tool call to a file only the user can
@@ -251,66 +237,20 @@ type callObs struct {
 	span        *callSpan // nil without telemetry
 }
 
-type callObsKey struct{}
-
-func obsFrom(ctx context.Context) *callObs {
-	o, _ := ctx.Value(callObsKey{}).(*callObs)
-	return o
-}
-
 // observing reports whether calls are audited or traced.
 func (s *Server) observing() bool { return s.cfg.Audit != nil || s.cfg.Telemetry != nil }
 
 // startObs begins following a call.
-func (s *Server) startObs(ctx context.Context, name string, args json.RawMessage) (context.Context, *callObs) {
-	o := &callObs{start: time.Now(), info: callInfoFrom(ctx), tool: name, args: args}
-	if o.info == nil {
-		o.info = s.stdioInfo()
-	}
+func (s *Server) startObs(ctx context.Context, c *ToolCall) (context.Context, *callObs) {
+	info := c.Info
+	o := &callObs{start: time.Now(), info: &info, tool: c.Name, args: c.Args}
 	if len(o.args) == 0 || string(o.args) == "null" {
 		o.args = json.RawMessage("{}")
 	}
 	if t := s.cfg.Telemetry; t != nil {
 		ctx = t.startCall(ctx, o)
 	}
-	return context.WithValue(ctx, callObsKey{}, o), o
-}
-
-// stdioInfo describes the stdio session, for calls served without the
-// go-sdk (the stdio direct path), which attach no CallInfo.
-func (s *Server) stdioInfo() *CallInfo {
-	ci := &CallInfo{Transport: "stdio"}
-	if ss := s.stdio.Load(); ss != nil {
-		if p := ss.InitializeParams(); p != nil {
-			ci.Client, ci.Protocol = p.ClientInfo, p.ProtocolVersion
-		}
-	}
-	return ci
-}
-
-// directCallInfo is the CallInfo of a tools/call the stdio dispatcher serves
-// itself (id and meta as the client sent them), or nil when nothing records
-// calls.
-func (s *Server) directCallInfo(id, meta json.RawMessage, newProto bool) *CallInfo {
-	if !s.observing() {
-		return nil
-	}
-	ci := s.stdioInfo()
-	ci.RequestID = string(id)
-	if len(meta) > 0 && meta[0] == '{' {
-		_ = json.Unmarshal(meta, &ci.Meta)
-		if newProto {
-			// A 2026-07-28 request carries its client in its own _meta.
-			var m struct {
-				Client *mcp.Implementation `json:"io.modelcontextprotocol/clientInfo"`
-			}
-			if json.Unmarshal(meta, &m) == nil && m.Client != nil {
-				ci.Client = m.Client
-			}
-			ci.Protocol = newProtocol
-		}
-	}
-	return ci
+	return ctx, o
 }
 
 // endObs records how the call ended.
@@ -389,56 +329,4 @@ func firstText(res *mcp.CallToolResult) string {
 		}
 	}
 	return ""
-}
-
-// forward makes the socket call of a route, sending progress and recording
-// it for the audit log and the traces when they are on.
-func (s *Server) forward(ctx context.Context, r *route, args json.RawMessage) (json.RawMessage, error) {
-	if !s.extras {
-		return r.client.Call(ctx, r.tool.Method, args)
-	}
-	o := obsFrom(ctx)
-	var endSpan func(error)
-	if o != nil {
-		o.method, o.socket, o.forwarded = r.tool.Method, r.client.Path(), true
-		if o.span != nil {
-			endSpan = o.span.socketSpan(ctx, r)
-		}
-	}
-	var stop func()
-	if p := progressFrom(ctx); p != nil {
-		stop = p.run(ctx, r.tool.Method)
-	}
-	out, err := r.client.Call(ctx, r.tool.Method, args)
-	if stop != nil {
-		stop()
-	}
-	if o != nil {
-		o.err = err
-		if endSpan != nil {
-			endSpan(err)
-		}
-	}
-	return out, err
-}
-
-// sessionContext adds to the context of a call served by the go-sdk what
-// the audit log and the traces say of its session, and the progress
-// reporter when the request asked for progress.
-func (s *Server) sessionContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
-	if !s.extras {
-		return ctx
-	}
-	ctx = s.withProgress(ctx, req)
-	if !s.observing() {
-		return ctx
-	}
-	ci := &CallInfo{Transport: "stdio", Client: req.ClientInfo(), Protocol: req.ProtocolVersion(), Meta: req.Params.Meta}
-	if req.Extra != nil && req.Extra.Header != nil {
-		ci.Transport = "http"
-	}
-	if req.Session != nil {
-		ci.Session = req.Session.ID()
-	}
-	return WithCallInfo(ctx, ci)
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -64,7 +63,7 @@ func TestAuditRotatesBySize(t *testing.T) {
 			t.Errorf("%s: mode %04o", p, fi.Mode().Perm())
 		}
 	}
-	if last := cur[len(cur)-1]; last["outcome"] != "ok" || last["method"] != "demo.echo" || last["transport"] != "stdio" {
+	if last := cur[len(cur)-1]; last["outcome"] != "ok" || last["method"] != "demo.echo" || last["transport"] != "cli" {
 		t.Errorf("last line %v", last)
 	}
 }
@@ -161,43 +160,6 @@ func TestParseConfirm(t *testing.T) {
 		}
 		if err != nil || strings.Join(got, ",") != tc.want {
 			t.Errorf("ParseConfirm(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-}
-
-// TestNeedsSession: the stdio direct path hands calls that need a session
-// to the go-sdk: those with a progress token, and those to confirm.
-func TestNeedsSession(t *testing.T) {
-	reg := loadExample(t)
-	srv := New(Config{DefaultSocket: "/nonexistent", Confirm: []string{"demo.e*"}, ProgressInterval: time.Second, Logger: zerolog.Nop()}, reg)
-	defer srv.Close()
-	off := New(Config{DefaultSocket: "/nonexistent", Logger: zerolog.Nop()}, reg)
-	defer off.Close()
-	for _, tc := range []struct {
-		srv  *Server
-		tool string
-		meta string
-		want bool
-	}{
-		{srv, "tairseach_server_status", ``, false},
-		{srv, "tairseach_server_status", `{"progressToken":"t"}`, true},
-		{srv, "tairseach_server_status", `{"progressToken":7}`, true},
-		{srv, "tairseach_server_status", `{"progressToken":null}`, false},
-		{srv, "tairseach_server_status", `{"other":{"progressToken":1}}`, false},
-		{srv, "tairseach_server_status", `"progressToken"`, false},
-		{srv, "tairseach_demo_echo", ``, true}, // confirmed by the glob on its dotted name
-		{off, "tairseach_server_status", `{"progressToken":"t"}`, false},
-		{off, "tairseach_demo_echo", ``, false},
-	} {
-		// As the dispatcher decodes it: an object, else nothing.
-		var meta map[string]json.RawMessage
-		if strings.HasPrefix(tc.meta, "{") {
-			if err := json.Unmarshal([]byte(tc.meta), &meta); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if got := tc.srv.needsSession(tc.tool, progressTokenIn(meta)); got != tc.want {
-			t.Errorf("needsSession(%s, %s) = %v, want %v", tc.tool, tc.meta, got, tc.want)
 		}
 	}
 }

@@ -2,10 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,8 +46,8 @@ func ParseConfirm(values []string) ([]string, error) {
 	return rules, nil
 }
 
-// confirms reports whether calls of t need the user's confirmation.
-func (s *Server) confirms(t manifest.Tool) bool {
+// needsConfirm reports whether calls of t need the user's confirmation.
+func (s *Server) needsConfirm(t manifest.Tool) bool {
 	for _, r := range s.cfg.Confirm {
 		if r == "destructive" {
 			if t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint {
@@ -78,59 +74,87 @@ const confirmRefusedPrefix = "confirmation required:"
 // maxConfirmArgs bounds the arguments shown in a confirmation.
 const maxConfirmArgs = 2000
 
-// confirmCall asks the user before a call of a tool that needs it. It
-// returns nil when the call may go ahead; otherwise the result to send: an
-// input request (answered by the client, or by the go-sdk for clients of
-// protocols before 2026-07-28, by elicitation) or a refusal. outcome names
-// a refusal for the audit log.
-func (s *Server) confirmCall(req *mcp.CallToolRequest, r *route) (res *mcp.CallToolResult, outcome string) {
-	p := req.Params
-	args := p.Arguments
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if s.checkArgs(r, args) != "" {
-		return nil, "" // Call reports the arguments; nobody is asked about them
-	}
-	state := s.confirmState(p.Name, args)
-	if resp, ok := p.InputResponses[confirmID]; ok {
-		er, _ := resp.(*mcp.ElicitResult)
-		switch {
-		case p.RequestState != state || er == nil:
-			// Not the answer to our question about these arguments: ask.
-		case er.Action == "accept" && er.Content["confirm"] == true:
-			return nil, ""
-		case er.Action == "cancel":
-			return errorResult(fmt.Sprintf("declined by the user: %s was not called (the confirmation was cancelled)", p.Name)), "cancelled"
-		default:
-			return errorResult(fmt.Sprintf("declined by the user: %s was not called", p.Name)), "declined"
+// confirm asks the user before a call of a tool that needs it, on every
+// road a call takes. It returns nil when the call may go ahead; otherwise
+// the result to send, and for a refusal its outcome for the audit log.
+//
+// A client of a revision before 2026-07-28 is asked here, by elicitation
+// on its session, for as long as the call's ctx allows (its timeout, the
+// client's cancellation, the end of the session). A 2026-07-28 client gets
+// an input request (input_required) and answers it when it calls again:
+// the answer counts once, for this tool and these exact arguments (the
+// request state carries a single-use nonce, bound to both by an HMAC).
+func (s *Server) confirm(ctx context.Context, c *ToolCall, r *route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
+	caps := c.Caps
+	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
+	if c.Info.Protocol >= newProtocol {
+		if resp, ok := c.InputResponses[confirmID]; ok && c.RequestState != "" {
+			er, _ := resp.(*mcp.ElicitResult)
+			if er != nil && s.confirms.redeem(c.RequestState, c.Name, args) {
+				return answered(c.Name, er)
+			}
+			// Not the answer to our question about these arguments, or an
+			// answer used already: ask again.
 		}
+		if !canAsk {
+			return s.cannotAsk(c.Name), "refused"
+		}
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{confirmID: confirmParams(r, args)},
+			RequestState:  s.confirms.issue(c.Name, args),
+		}, ""
 	}
-	caps := req.ClientCapabilities()
-	if caps == nil || caps.Elicitation == nil || caps.Elicitation.Form == nil && caps.Elicitation.URL != nil {
-		return errorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
-			"the call was not made: use a client that supports elicitation, or start tairseach-mcp with --confirm none (or a --confirm that does not cover this tool)",
-			confirmRefusedPrefix, p.Name, strings.Join(s.cfg.Confirm, ","))), "refused"
+	if !canAsk || c.Peer == nil {
+		return s.cannotAsk(c.Name), "refused"
 	}
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{confirmID: &mcp.ElicitParams{
-			Mode:    "form",
-			Message: confirmMessage(r, args),
-			RequestedSchema: map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"confirm": map[string]any{
-						"type":        "boolean",
-						"title":       "Run " + r.tool.ToolName,
-						"description": "Allow this call to go ahead",
-						"default":     false,
-					},
+	er, err := c.Peer.Elicit(ctx, confirmParams(r, args))
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return errorResult(fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, c.Name)), "unanswered"
+		}
+		return errorResult(fmt.Sprintf("not confirmed: asking the user failed (%v), so %s was not called", err, c.Name)), "unanswered"
+	}
+	return answered(c.Name, er)
+}
+
+// answered turns the user's answer into go-ahead (nil) or a refusal.
+func answered(name string, er *mcp.ElicitResult) (*mcp.CallToolResult, string) {
+	switch {
+	case er.Action == "accept" && er.Content["confirm"] == true:
+		return nil, ""
+	case er.Action == "cancel":
+		return errorResult(fmt.Sprintf("declined by the user: %s was not called (the confirmation was cancelled)", name)), "cancelled"
+	default:
+		return errorResult(fmt.Sprintf("declined by the user: %s was not called", name)), "declined"
+	}
+}
+
+// cannotAsk refuses a call that needs confirmation from a client that
+// cannot ask its user.
+func (s *Server) cannotAsk(name string) *mcp.CallToolResult {
+	return errorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
+		"the call was not made: use a client that supports elicitation, or start tairseach-mcp with --confirm none (or a --confirm that does not cover this tool)",
+		confirmRefusedPrefix, name, strings.Join(s.cfg.Confirm, ",")))
+}
+
+// confirmParams is the question put to the user.
+func confirmParams(r *route, args json.RawMessage) *mcp.ElicitParams {
+	return &mcp.ElicitParams{
+		Mode:    "form",
+		Message: confirmMessage(r, args),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"confirm": map[string]any{
+					"type":        "boolean",
+					"title":       "Run " + r.tool.ToolName,
+					"description": "Allow this call to go ahead",
+					"default":     false,
 				},
-				"required": []string{"confirm"},
 			},
-		}},
-		RequestState: state,
-	}, ""
+			"required": []string{"confirm"},
+		},
+	}
 }
 
 // confirmMessage shows the user the tool, what it does and the arguments.
@@ -162,40 +186,4 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
-}
-
-// confirmState binds a confirmation to the tool and the exact arguments it
-// showed: an answer given for other arguments is not taken as consent.
-func (s *Server) confirmState(name string, args json.RawMessage) string {
-	m := hmac.New(sha256.New, s.confirmKey[:])
-	m.Write([]byte(name))
-	m.Write([]byte{0})
-	m.Write(canonicalJSON(args))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-func newConfirmKey() (k [32]byte) {
-	if _, err := rand.Read(k[:]); err != nil {
-		panic(errors.New("crypto/rand failed: " + err.Error()))
-	}
-	return k
-}
-
-// handleConfirm is the part of handle for tools that need confirmation:
-// it returns the result to send instead of calling, or nil to call.
-func (s *Server) handleConfirm(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
-	r, ok := s.routes.Load().byName[req.Params.Name]
-	if !ok || !r.confirm {
-		return nil
-	}
-	res, outcome := s.confirmCall(req, r)
-	if res != nil && outcome != "" {
-		s.log.Info().Str("tool", req.Params.Name).Str("outcome", outcome).Msg("call not confirmed; not sent")
-		if s.observing() {
-			_, o := s.startObs(ctx, req.Params.Name, req.Params.Arguments)
-			o.outcome = outcome
-			s.endObs(o, res)
-		}
-	}
-	return res
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -70,70 +69,6 @@ func (s *Server) discoveryTools() *discovery {
 		d.visible[n] = b
 	}
 	return d
-}
-
-// beforeCall answers a call of a discovery tool, or of a tool the policy
-// hides, and reports whether it did.
-func (s *Server) beforeCall(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, bool) {
-	table := s.routes.Load()
-	if why, ok := table.hidden[name]; ok {
-		s.log.Debug().Str("tool", name).Str("reason", why).Msg("call of a hidden tool refused")
-		return errorResult(hiddenMessage(name, why)), true
-	}
-	d := table.discover
-	if d == nil {
-		return nil, false
-	}
-	switch name {
-	case d.search:
-		return s.searchTools(table, args), true
-	case d.describe:
-		return s.describeTool(table, args), true
-	case d.call:
-		var p struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if err := decodeDiscoveryArgs(args, &p); err != "" {
-			return errorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\", \"arguments\": {…}}", name, err)), true
-		}
-		target, res := s.resolveTool(table, p.Name)
-		if res != nil {
-			return res, true
-		}
-		return s.Call(ctx, target, p.Arguments), true
-	}
-	return nil, false
-}
-
-// notRegistered answers, for the go-sdk, a tools/call that Call answers
-// without the SDK's registry: of a tool the policy hides (with the reason),
-// and in discovery mode of a discovery tool or a tool served but not
-// listed. The SDK need not register its tools for these, which would tell
-// the session the tools changed.
-func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Request) mcp.Result {
-	if method != "tools/call" {
-		return nil
-	}
-	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-	if !ok || p == nil {
-		return nil
-	}
-	if s.waitReady(ctx) != nil {
-		return nil
-	}
-	table := s.routes.Load()
-	_, hidden := table.hidden[p.Name]
-	_, served := table.byName[p.Name]
-	discovery := table.discover != nil && table.discover.defs[p.Name] != nil
-	if !hidden && !(table.discover != nil && served) && !discovery {
-		return nil
-	}
-	res := s.Call(ctx, p.Name, p.Arguments)
-	if res == nil {
-		return nil // cancelled: the SDK's own handler answers
-	}
-	return res
 }
 
 // decodeDiscoveryArgs decodes the arguments of a discovery tool into v.

@@ -11,28 +11,34 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// CallHandler serves the tool requests of a stdio session directly,
-// without the SDK's per-request decoding and result encoding: on the hot
-// path of every call these cost more than the socket round trip itself.
+// CallHandler serves the tool calls a stdio session hands over without the
+// go-sdk's per-request decoding and result encoding: on the hot path of
+// every call these cost more than the socket round trip itself.
 type CallHandler interface {
-	// Ready is closed once the handler has its tools; HasTool and CallJSON
-	// may be used only after it is.
+	// Ready is closed once the handler has its tools; HasTool and
+	// CallDirect may be used only after it is.
 	Ready() <-chan struct{}
 	// HasTool reports whether name is a tool the handler serves; other
 	// calls go through the SDK (which answers unknown tools).
 	HasTool(name string) bool
-	// CallJSON calls the tool and returns the CallToolResult as JSON, or
-	// nil when ctx was cancelled.
-	CallJSON(ctx context.Context, name string, args json.RawMessage) []byte
+	// CallDirect calls a tool and returns the result as the go-sdk would
+	// encode it for the request, or nil when ctx was cancelled.
+	CallDirect(ctx context.Context, c DirectCall) []byte
 	// RegisterWithSDK makes the SDK's server know every tool, for a session
 	// whose tool requests the SDK must answer itself.
 	RegisterWithSDK()
 	// Attach sends tools/list_changed to n when the tools change, until
 	// detach is called.
 	Attach(n Notifier) (detach func())
-	// ServerInfoJSON returns the server's Implementation as JSON, as the
-	// go-sdk puts it in the _meta of a 2026-07-28 result.
-	ServerInfoJSON() []byte
+}
+
+// DirectCall is a tools/call as the stdio transport read it.
+type DirectCall struct {
+	ID          json.RawMessage // the client's id, as received
+	Name        string
+	Args        json.RawMessage
+	Meta        json.RawMessage // params._meta, if any
+	NewProtocol bool            // a request of 2026-07-28, its _meta valid
 }
 
 // Notifier is a session the server can tell about changes.
@@ -46,17 +52,46 @@ func (s *Server) HasTool(name string) bool {
 	return ok
 }
 
-// CallJSON implements CallHandler.
-func (s *Server) CallJSON(ctx context.Context, name string, args json.RawMessage) []byte {
-	res := s.Call(ctx, name, args)
+// CallDirect implements CallHandler: it fills in the ToolCall from the
+// stdio session and the request, runs the pipeline and encodes the result.
+func (s *Server) CallDirect(ctx context.Context, d DirectCall) []byte {
+	c := &ToolCall{Name: d.Name, Args: d.Args, Info: CallInfo{Transport: "stdio", RequestID: string(d.ID)}}
+	if ss := s.stdio.Load(); ss != nil {
+		c.Peer = ss
+		if p := ss.InitializeParams(); p != nil {
+			c.Info.Client, c.Info.Protocol, c.Caps = p.ClientInfo, p.ProtocolVersion, p.Capabilities
+		}
+	}
+	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.observing() || s.cfg.ProgressInterval > 0 || s.confirms != nil) {
+		var m struct {
+			Progress any                     `json:"progressToken"`
+			Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+			Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+		}
+		if json.Unmarshal(d.Meta, &m) == nil {
+			c.ProgressToken = m.Progress
+			if d.NewProtocol {
+				// A 2026-07-28 request carries its client in its own _meta.
+				c.Info.Protocol, c.Caps = newProtocol, m.Caps
+				if m.Client != nil {
+					c.Info.Client = m.Client
+				}
+			}
+		}
+		if s.observing() {
+			_ = json.Unmarshal(d.Meta, &c.Info.Meta)
+		}
+	}
+	res := s.run(ctx, c)
 	if res == nil {
 		return nil
 	}
-	return encodeResult(res)
+	b := encodeResult(res)
+	if d.NewProtocol {
+		b = newProtocolResult(s.info, b, res.InputRequests != nil)
+	}
+	return b
 }
-
-// ServerInfoJSON implements CallHandler.
-func (s *Server) ServerInfoJSON() []byte { return s.info }
 
 // Attach implements CallHandler.
 func (s *Server) Attach(n Notifier) (detach func()) {
@@ -139,4 +174,28 @@ func marshalResult(res *mcp.CallToolResult) []byte {
 		return encodeResult(errorResult("encoding the result: " + err.Error()))
 	}
 	return b
+}
+
+// newProtocolResult turns a CallToolResult encoded by encodeResult into the
+// one the go-sdk sends to a 2026-07-28 request: _meta with the server's
+// Implementation first (Result's Meta is the first field), "resultType"
+// after the result's own fields, before inputRequests (the go-sdk's
+// CallToolResult.MarshalJSON writes them in that order). Call never sets a
+// result _meta.
+func newProtocolResult(info, result []byte, inputRequired bool) []byte {
+	out := make([]byte, 0, len(info)+len(result)+80)
+	out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
+	out = append(out, info...)
+	out = append(out, "},"...)
+	body := result[1 : len(result)-1]
+	if !inputRequired {
+		out = append(out, body...)
+		return append(out, `,"resultType":"complete"}`...)
+	}
+	// Content is empty and state is hex: the first match is the field.
+	i := bytes.Index(body, []byte(`,"inputRequests":`))
+	out = append(out, body[:i]...)
+	out = append(out, `,"resultType":"input_required"`...)
+	out = append(out, body[i:]...)
+	return append(out, '}')
 }

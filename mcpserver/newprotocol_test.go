@@ -21,9 +21,9 @@ type countingCalls struct {
 	n atomic.Int32
 }
 
-func (c *countingCalls) CallJSON(ctx context.Context, name string, args json.RawMessage) []byte {
+func (c *countingCalls) CallDirect(ctx context.Context, d DirectCall) []byte {
 	c.n.Add(1)
-	return c.CallHandler.CallJSON(ctx, name, args)
+	return c.CallHandler.CallDirect(ctx, d)
 }
 
 // In a 2026-07-28 session, tools/call is served directly once the go-sdk

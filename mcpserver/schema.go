@@ -23,6 +23,22 @@ type inputSchema struct {
 
 	quickOnce sync.Once
 	quick     *quickCheck // nil if the schema needs jsonschema-go
+
+	propsOnce sync.Once
+	props     map[string]json.RawMessage // the top-level properties
+}
+
+// declares reports whether the schema names the top-level property name.
+func (l *inputSchema) declares(name string) bool {
+	l.propsOnce.Do(func() {
+		var s struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(l.raw, &s)
+		l.props = s.Properties
+	})
+	_, ok := l.props[name]
+	return ok
 }
 
 // quickCheck returns the quick check of arguments, or nil if the schema

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -148,9 +147,8 @@ type Server struct {
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
 	checks checker  // checks results against unadvertised outputSchemas
 
-	extras     bool                              // progress, audit or telemetry: forward does more than call
-	confirmKey [32]byte                          // binds confirmations to their arguments
-	stdio      atomic.Pointer[mcp.ServerSession] // the stdio session, for the audit log of calls served directly
+	confirms *confirmations                    // the input requests asked of 2026-07-28 clients
+	stdio    atomic.Pointer[mcp.ServerSession] // the stdio session, for the calls served directly
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -192,9 +190,8 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[Notifier]struct{}),
 	}
-	s.extras = cfg.ProgressInterval > 0 || s.observing()
 	if len(cfg.Confirm) > 0 {
-		s.confirmKey = newConfirmKey()
+		s.confirms = newConfirmations()
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
@@ -476,7 +473,7 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 		}
 		def.Annotations = ann
 	}
-	r := &route{tool: t, client: s.client(t.Socket), timeout: s.cfg.CallTimeout, confirm: s.confirms(t)}
+	r := &route{tool: t, client: s.client(t.Socket), timeout: s.cfg.CallTimeout, confirm: s.needsConfirm(t)}
 	if t.TimeoutMs > 0 {
 		r.timeout = time.Duration(t.TimeoutMs) * time.Millisecond
 	}
@@ -511,20 +508,6 @@ func (s *Server) client(path string) *socketrpc.Client {
 		s.clients[key] = c
 	}
 	return c
-}
-
-// handle is the go-sdk handler of every tool.
-func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx = s.sessionContext(ctx, req)
-	if res := s.handleConfirm(ctx, req); res != nil {
-		return res, nil
-	}
-	res := s.Call(ctx, req.Params.Name, req.Params.Arguments)
-	if res == nil {
-		// Cancelled by the client: the transport drops the response.
-		return nil, ctx.Err()
-	}
-	return res, nil
 }
 
 // Lookup reports the route of an exposed tool.
@@ -566,79 +549,6 @@ func (s *Server) checkArgs(r *route, args json.RawMessage) string {
 		return ""
 	}
 	return validateArgs(in, v)
-}
-
-// Call calls tool name with args (a JSON object, or empty) and returns the
-// MCP result. Every failure is an isError result, except that it returns
-// nil when ctx was cancelled by the caller.
-func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (res *mcp.CallToolResult) {
-	if s.observing() {
-		// Deferred first, so that it sees the result of a recovered panic.
-		var o *callObs
-		ctx, o = s.startObs(ctx, name, args)
-		defer func() { s.endObs(o, res) }()
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error().Str("tool", name).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("tool call panicked")
-			res = errorResult(fmt.Sprintf("internal error in tairseach-mcp while calling %s: %v; this is a bug, please report it", name, p))
-		}
-	}()
-	if s.waitReady(ctx) != nil {
-		return nil
-	}
-	if res, done := s.beforeCall(ctx, name, args); done {
-		return res // a discovery tool, or one the policy hides
-	}
-	r, ok := s.routes.Load().byName[name]
-	if !ok {
-		return errorResult(fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", name))
-	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if msg := s.checkArgs(r, args); msg != "" {
-		return errorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", name, msg))
-	}
-	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	select {
-	case s.slots <- struct{}{}:
-	default:
-		acquired := false
-		select {
-		case s.slots <- struct{}{}:
-			acquired = true
-		case <-callCtx.Done():
-		}
-		if callCtx.Err() != nil {
-			// Timed out (or cancelled) while queued, even if a slot freed at
-			// the same moment.
-			if acquired {
-				<-s.slots
-			}
-			if ctx.Err() != nil {
-				return nil
-			}
-			return errorResult(fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(s.slots), r.timeout))
-		}
-	}
-	defer func() { <-s.slots }()
-	start := time.Now()
-	out, err := s.forward(callCtx, r, args)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
-		if errors.Is(err, socketrpc.ErrTooLarge) {
-			return errorResult(fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
-				r.tool.Method, s.cfg.MaxResultBytes+replyMargin, s.cfg.MaxResultBytes))
-		}
-		return s.bounded(r, s.callError(r, err))
-	}
-	s.log.Debug().Str("tool", name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
-	return s.bounded(r, s.result(r, out))
 }
 
 // ServeStdio serves one MCP session over t until its input ends and the

@@ -477,7 +477,7 @@ func (c *stdioConn) call(in incoming) {
 	}
 	// A request that claims 2026-07-28 with a _meta not certainly valid is
 	// the go-sdk's to judge.
-	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew, progressTokenIn(meta)) {
+	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew) {
 		return
 	}
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
@@ -599,20 +599,20 @@ func classify(meta map[string]json.RawMessage) (newProto, valid bool) {
 	return true, true
 }
 
-// serveDirectly is the dispatcher: it serves a request itself when the
-// answer is certainly the one the go-sdk would give, and reports whether it
-// did. The rule:
+// serveDirectly is the dispatcher: it hands a request to the handler
+// itself when the go-sdk would only have decoded it and passed it on, and
+// reports whether it did. The rule:
 //   - only tools/call of a tool the handler has, with params that hold
 //     nothing but name, arguments (an object) and _meta;
 //   - without a 2026-07-28 _meta, only once the go-sdk has written its
 //     successful response to initialize;
 //   - with a 2026-07-28 _meta, only if it is valid by the spec and once the
-//     go-sdk has answered a request of the session with one; the result
-//     gets the _meta and resultType the go-sdk adds.
+//     go-sdk has answered a request of the session with one.
 //
 // Everything else, tools/list included (its result carries fields the
-// go-sdk's options decide), goes to the go-sdk.
-func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto, progress bool) bool {
+// go-sdk's options decide), goes to the go-sdk. What the call then goes
+// through is the handler's, the same as for a call the go-sdk passes on.
+func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto bool) bool {
 	if method != "tools/call" {
 		return false
 	}
@@ -644,53 +644,19 @@ func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawM
 	if !c.calls.HasTool(name) {
 		return false // the go-sdk answers with the right error
 	}
-	if ns, ok := c.calls.(interface {
-		needsSession(name string, progress bool) bool
-	}); ok && ns.needsSession(name, progress) {
-		return false // progress or confirmation: the go-sdk has the session
-	}
 	ctx, cancel := context.WithCancel(c.callCtx)
 	c.mu.Lock()
 	r := c.reqs[n]
 	r.cancel = cancel
 	c.mu.Unlock()
-	// With the audit log or traces on, the call says who made it.
-	if d, ok := c.calls.(interface {
-		directCallInfo(id, meta json.RawMessage, newProto bool) *CallInfo
-	}); ok {
-		if ci := d.directCallInfo(r.raw, p["_meta"], newProto); ci != nil {
-			ctx = WithCallInfo(ctx, ci)
-		}
-	}
-	args := p["arguments"]
+	dc := DirectCall{ID: r.raw, Name: name, Args: p["arguments"], Meta: p["_meta"], NewProtocol: newProto}
 	c.callWG.Add(1)
 	go func() {
 		defer c.callWG.Done()
 		defer cancel()
-		result := c.calls.CallJSON(ctx, name, args)
-		if result == nil { // cancelled: nothing is sent
-			c.answer(n, nil)
-			return
-		}
-		if newProto {
-			result = newProtocolResult(c.calls.ServerInfoJSON(), result)
-		}
-		c.answer(n, result)
+		c.answer(n, c.calls.CallDirect(ctx, dc)) // nil when cancelled: nothing is sent
 	}()
 	return true
-}
-
-// newProtocolResult turns a CallToolResult encoded by encodeResult into the
-// one the go-sdk sends to a 2026-07-28 request: _meta with the server's
-// Implementation first (Result's Meta is the first field), "resultType"
-// last. Call never sets a result _meta.
-func newProtocolResult(info, result []byte) []byte {
-	out := make([]byte, 0, len(info)+len(result)+80)
-	out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
-	out = append(out, info...)
-	out = append(out, "},"...)
-	out = append(out, result[1:len(result)-1]...)
-	return append(out, `,"resultType":"complete"}`...)
 }
 
 // waitReady waits until the handler has its tools, which only takes time
