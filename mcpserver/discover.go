@@ -72,12 +72,13 @@ func (s *Server) discoveryTools() *discovery {
 }
 
 // decodeDiscoveryArgs decodes the arguments of a discovery tool into v.
+// Members it does not know are ignored, as the tools' schemas allow them
+// (clients add some of their own, such as Gemini CLI's wait_for_previous).
 func decodeDiscoveryArgs(args json.RawMessage, v any) string {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return err.Error()
 	}

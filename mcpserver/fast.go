@@ -39,6 +39,9 @@ type DirectCall struct {
 	Args        json.RawMessage
 	Meta        json.RawMessage // params._meta, if any
 	NewProtocol bool            // a request of 2026-07-28, its _meta valid
+	// Session is the go-sdk's session of the stdio connection: progress is
+	// reported and the user asked through it.
+	Session *mcp.ServerSession
 }
 
 // Notifier is a session the server can tell about changes.
@@ -56,7 +59,7 @@ func (s *Server) HasTool(name string) bool {
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d DirectCall) []byte {
 	c := &ToolCall{Name: d.Name, Args: d.Args, Info: CallInfo{Transport: "stdio", RequestID: string(d.ID)}}
-	if ss := s.stdio.Load(); ss != nil {
+	if ss := d.Session; ss != nil {
 		c.Peer = ss
 		if p := ss.InitializeParams(); p != nil {
 			c.Info.Client, c.Info.Protocol, c.Caps = p.ClientInfo, p.ProtocolVersion, p.Capabilities

@@ -290,9 +290,13 @@ const (
 // encodeResult encode it, and whether it is at most limit. It counts only
 // when the size could be over the limit.
 func resultSize(res *mcp.CallToolResult, limit int) (int, bool) {
-	t, ok := res.Content[0].(*mcp.TextContent)
+	var t *mcp.TextContent
+	ok := false
+	if len(res.Content) == 1 {
+		t, ok = res.Content[0].(*mcp.TextContent)
+	}
 	raw, rawOK := res.StructuredContent.(json.RawMessage)
-	if len(res.Content) != 1 || !ok || (res.StructuredContent != nil && !rawOK) {
+	if !ok || (res.StructuredContent != nil && !rawOK) {
 		n := len(marshalResult(res))
 		return n, n <= limit
 	}

@@ -147,8 +147,7 @@ type Server struct {
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
 	checks checker  // checks results against unadvertised outputSchemas
 
-	confirms *confirmations                    // the input requests asked of 2026-07-28 clients
-	stdio    atomic.Pointer[mcp.ServerSession] // the stdio session, for the calls served directly
+	confirms *confirmations // the input requests asked of 2026-07-28 clients
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -564,7 +563,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
-	s.stdio.Store(ss)
+	t.bind(ss)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

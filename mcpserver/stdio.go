@@ -104,6 +104,17 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	return c, nil
 }
 
+// bind tells the connection its go-sdk session, which the calls it serves
+// directly report progress on and ask the user through.
+func (t *StdioTransport) bind(ss *mcp.ServerSession) {
+	t.connMu.Lock()
+	c := t.conn
+	t.connMu.Unlock()
+	if c != nil {
+		c.session.Store(ss)
+	}
+}
+
 // Stop ends the session as end of input does: reading stops, requests in
 // flight get DrainTimeout to finish, the rest are answered with an error.
 // Used on SIGINT and SIGTERM, when stdin may stay open.
@@ -167,6 +178,7 @@ type stdioConn struct {
 	initWritten atomic.Bool
 	newWritten  atomic.Bool
 	changed     atomic.Bool // the tools changed since the go-sdk last told a subscription
+	session     atomic.Pointer[mcp.ServerSession]
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -649,7 +661,7 @@ func (c *stdioConn) serveDirectly(n int64, method string, p map[string]json.RawM
 	r := c.reqs[n]
 	r.cancel = cancel
 	c.mu.Unlock()
-	dc := DirectCall{ID: r.raw, Name: name, Args: p["arguments"], Meta: p["_meta"], NewProtocol: newProto}
+	dc := DirectCall{ID: r.raw, Name: name, Args: p["arguments"], Meta: p["_meta"], NewProtocol: newProto, Session: c.session.Load()}
 	c.callWG.Add(1)
 	go func() {
 		defer c.callWG.Done()

@@ -364,11 +364,16 @@ func TestInitializeDoesNotWaitForManifests(t *testing.T) {
 // writes to in, reads out, and the session's outcome arrives on done once in
 // is closed and every request answered.
 func serveOverPipes(srv *Server) (in *io.PipeWriter, out io.Reader, done <-chan error) {
+	return serveOverPipesWith(srv, false)
+}
+
+// serveOverPipesWith is serveOverPipes with direct serving off or on.
+func serveOverPipesWith(srv *Server, noDirect bool) (in *io.PipeWriter, out io.Reader, done <-chan error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ch := make(chan error, 1)
 	go func() {
-		ch <- srv.ServeStdio(context.Background(), &StdioTransport{In: inR, Out: outW, Logger: zerolog.Nop()})
+		ch <- srv.ServeStdio(context.Background(), &StdioTransport{In: inR, Out: outW, NoDirect: noDirect, Logger: zerolog.Nop()})
 		outW.Close()
 	}()
 	return inW, outR, ch
