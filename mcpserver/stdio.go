@@ -49,6 +49,10 @@ type StdioTransport struct {
 	// DrainTimeout bounds the wait for in-flight requests after end of input
 	// or Stop; zero waits as long as they take.
 	DrainTimeout time.Duration
+	// ShutdownGrace bounds the wait for in-flight requests after Stop (a
+	// signal): a client's SIGKILL usually follows its SIGTERM within
+	// seconds; zero means DrainTimeout.
+	ShutdownGrace time.Duration
 	// Linger keeps the session open after end of input until the process is
 	// told to stop, for clients that close stdin but keep reading stdout.
 	Linger bool
@@ -83,6 +87,8 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		rawIn:     t.In,
 		out:       t.Out,
 		drainFor:  t.DrainTimeout,
+		grace:     t.ShutdownGrace,
+		outgoing:  make(map[jsonrpc.ID]struct{}),
 		linger:    t.Linger,
 		maxLine:   max,
 		log:       t.Logger,
@@ -183,13 +189,19 @@ type stdioConn struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
-	mu      sync.Mutex
-	reqs    map[int64]*request // by the id the go-sdk knows
-	keys    map[string]int64   // the same, by the client's id
-	nextID  int64
-	initID  int64 // the go-sdk's id of the initialize that counts
-	eof     bool
-	drained chan struct{} // closed once eof is set and reqs is empty
+	grace      time.Duration // the drain after Stop
+	lingerOnce sync.Once
+
+	mu          sync.Mutex
+	outgoing    map[jsonrpc.ID]struct{} // ids of the go-sdk's requests to the client, unanswered
+	endingBuilt bool
+	endingMsgs  []jsonrpc.Message
+	reqs        map[int64]*request // by the id the go-sdk knows
+	keys        map[string]int64   // the same, by the client's id
+	nextID      int64
+	initID      int64 // the go-sdk's id of the initialize that counts
+	eof         bool
+	drained     chan struct{} // closed once eof is set and reqs is empty
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -198,26 +210,71 @@ type stdioConn struct {
 func (c *stdioConn) SessionID() string { return "" }
 
 // Read returns the next message for the go-sdk. At end of input, or once
-// stopped, it drains and returns io.EOF.
+// stopped, it first ends the requests that could never end on their own
+// (see ending), then drains and returns io.EOF.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.toSDK:
 		return msg, nil
 	case <-c.inputEnd:
 		if c.linger {
-			c.log.Info().Msg("stdin closed; lingering until stopped (--linger)")
 			select {
 			case <-c.stopping:
 			case <-c.closed:
 				return nil, io.EOF
+			default:
+				c.lingerOnce.Do(func() { c.log.Info().Msg("stdin closed; lingering until stopped (--linger)") })
+				select {
+				case <-c.stopping:
+				case <-c.closed:
+					return nil, io.EOF
+				}
 			}
 		}
-		return nil, c.finish("stdin closed")
 	case <-c.stopping:
-		return nil, c.finish("stopping")
 	case <-c.closed:
 		return nil, io.EOF
 	}
+	if msg := c.ending(); msg != nil {
+		return msg, nil
+	}
+	select {
+	case <-c.stopping:
+		return nil, c.finish("stopping", c.grace)
+	default:
+		return nil, c.finish("stdin closed", c.drainFor)
+	}
+}
+
+// ending returns, one per call, the messages that end what would otherwise
+// wait for a client that is gone: a cancellation of each open
+// subscriptions/listen (the go-sdk then answers it with its result), and
+// an error response to each request of the server still unanswered (an
+// elicitation: the call waiting for it is then refused). nil when none
+// are left.
+func (c *stdioConn) ending() jsonrpc.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.endingBuilt {
+		c.endingBuilt = true
+		for n, r := range c.reqs {
+			if r.method == "subscriptions/listen" && !r.cancelled {
+				c.endingMsgs = append(c.endingMsgs, &jsonrpc.Request{Method: "notifications/cancelled",
+					Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d,"reason":"the client closed its input"}`, n))})
+			}
+		}
+		for id := range c.outgoing {
+			c.endingMsgs = append(c.endingMsgs, &jsonrpc.Response{ID: id,
+				Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client closed its input before answering"}})
+		}
+		clear(c.outgoing)
+	}
+	if len(c.endingMsgs) == 0 {
+		return nil
+	}
+	msg := c.endingMsgs[0]
+	c.endingMsgs = c.endingMsgs[1:]
+	return msg
 }
 
 func (c *stdioConn) stop() {
@@ -325,6 +382,11 @@ func (c *stdioConn) dispatch(line []byte) {
 	in, ok, resp := c.decode(line)
 	switch {
 	case resp != nil:
+		if r, ok := resp.(*jsonrpc.Response); ok {
+			c.mu.Lock()
+			delete(c.outgoing, r.ID)
+			c.mu.Unlock()
+		}
 		c.send(resp) // a response to a request of the server
 	case !ok:
 		// Answered already.
@@ -723,7 +785,7 @@ func (c *stdioConn) closeDrained() {
 // finish is called once reading has ended. It waits until every request
 // read has been answered, the drain timeout passed, or the connection was
 // closed; requests still unanswered then get an error response.
-func (c *stdioConn) finish(why string) error {
+func (c *stdioConn) finish(why string, limit time.Duration) error {
 	c.mu.Lock()
 	c.eof = true
 	n := len(c.reqs)
@@ -734,33 +796,66 @@ func (c *stdioConn) finish(why string) error {
 	if n > 0 {
 		c.log.Debug().Int("pending", n).Str("why", why).Msg("answering requests in flight")
 	}
+	if limit <= 0 {
+		limit = c.drainFor
+	}
 	var timeout <-chan time.Time
-	if c.drainFor > 0 {
-		timer := time.NewTimer(c.drainFor)
+	var timer *time.Timer
+	if limit > 0 {
+		timer = time.NewTimer(limit)
 		defer timer.Stop()
 		timeout = timer.C
 	}
-	select {
-	case <-c.drained:
-	case <-c.closed:
-	case <-timeout:
-		c.mu.Lock()
-		left := make([]*request, 0, len(c.reqs))
-		for id, r := range c.reqs {
-			delete(c.reqs, id)
-			if !r.implicit && !r.cancelled {
-				left = append(left, r)
+	stopped := c.stopping
+	if why == "stopping" {
+		stopped = nil
+	}
+	for {
+		select {
+		case <-c.drained:
+			return io.EOF
+		case <-c.closed:
+			return io.EOF
+		case <-stopped:
+			// A signal while draining at end of input: the grace applies.
+			stopped, why = nil, "stopping"
+			if c.grace > 0 && (timer == nil || c.grace < limit) {
+				if timer != nil {
+					timer.Stop()
+				}
+				limit = c.grace
+				timer = time.NewTimer(limit)
+				defer timer.Stop()
+				timeout = timer.C
 			}
+			continue
+		case <-timeout:
 		}
-		clear(c.keys)
-		c.mu.Unlock()
-		c.log.Warn().Int("unanswered", len(left)).Dur("drainTimeout", c.drainFor).Str("why", why).
-			Msg("requests still running after the drain timeout; answering them with an error")
-		for _, r := range left {
-			c.writeErrorRawID(r.raw, jsonrpc.CodeInternalError, fmt.Sprintf(
-				"tairseach-mcp is shutting down (%s) and %s did not finish within the drain timeout (%s); restart the server and retry",
-				why, r.method, c.drainFor))
+		break
+	}
+	c.mu.Lock()
+	left := make([]*request, 0, len(c.reqs))
+	for id, r := range c.reqs {
+		delete(c.reqs, id)
+		if !r.implicit && !r.cancelled {
+			left = append(left, r)
 		}
+	}
+	clear(c.keys)
+	c.mu.Unlock()
+	// The calls still running are cancelled: each ends, and is recorded,
+	// at once; nobody reads their answers.
+	c.cancelAll()
+	wait := "the drain timeout"
+	if why == "stopping" {
+		wait = "the shutdown grace"
+	}
+	c.log.Warn().Int("unanswered", len(left)).Dur("waited", limit).Str("why", why).
+		Msg("requests still running after " + wait + "; answering them with an error")
+	for _, r := range left {
+		c.writeErrorRawID(r.raw, jsonrpc.CodeInternalError, fmt.Sprintf(
+			"tairseach-mcp is shutting down (%s) and %s did not finish within %s (%s); restart the server and retry",
+			why, r.method, wait, limit))
 	}
 	return io.EOF
 }
@@ -806,6 +901,11 @@ func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		}
 		return err
 	case *jsonrpc.Request:
+		if m.ID.IsValid() {
+			c.mu.Lock()
+			c.outgoing[m.ID] = struct{}{}
+			c.mu.Unlock()
+		}
 		if m.Method == "notifications/tools/list_changed" {
 			// A session of an earlier revision is told by Notify; one of
 			// 2026-07-28 on its subscription, by the go-sdk, but only of a

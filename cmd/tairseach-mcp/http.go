@@ -296,8 +296,9 @@ func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerol
 		SessionTimeout:  h.sessionTimeout,
 		MaxSessions:     h.maxSessions,
 		ReadTimeout:     h.readTimeout,
-		DrainTimeout:    o.drainTimeout,
-		Manifests:       o.manifests,
+		// The HTTP transport ends only on a stop signal.
+		DrainTimeout: min(o.drainTimeout, o.shutdownGrace),
+		Manifests:    o.manifests,
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

@@ -33,6 +33,7 @@ type options struct {
 	prefix          string
 	callTimeout     time.Duration
 	drainTimeout    time.Duration
+	shutdownGrace   time.Duration
 	maxResultBytes  int
 	poolSize        int
 	maxInFlight     int
@@ -135,7 +136,8 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.socket, "socket", "", "Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock if that exists, chosen again at each connection)")
 	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
 	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call; the default covers the server's 60s script limit (a tool's timeoutMs overrides it)")
-	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes or a stop signal, how long to wait for calls in flight (default: the call timeout)")
+	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes, how long to wait for calls in flight (default: the call timeout)")
+	f.DurationVar(&o.shutdownGrace, "shutdown-grace", defaultShutdownGrace, "after SIGTERM or SIGINT, how long calls in flight may still finish; then each is answered with an error and the process exits (a second signal exits at once)")
 	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest message carrying a tool result or error to the client, in bytes; a larger one becomes an isError result")
 	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
 	f.IntVar(&o.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "most tool calls at once; more wait for a slot until their timeout")
@@ -260,6 +262,9 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	}
 	if o.drainTimeout <= 0 {
 		o.drainTimeout = o.callTimeout
+	}
+	if o.shutdownGrace <= 0 {
+		return usageError{fmt.Errorf("--shutdown-grace %s: must be positive", o.shutdownGrace)}
 	}
 	if o.poolSize <= 0 || o.maxInFlight <= 0 {
 		return usageError{errors.New("--pool-size and --max-in-flight must be positive")}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -50,7 +51,15 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	defer stopObs()
+	var flushOnce sync.Once
+	flush := func() { flushOnce.Do(stopObs) }
+	defer flush()
+	served := make(chan struct{})
+	defer close(served)
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go watchShutdown(sig, served, o.shutdownGrace, flush, log)
 	srv := mcpserver.New(cfg, nil)
 	defer srv.Close()
 	log.Info().Str("version", version).Str("manifests", o.manifests).
@@ -97,13 +106,47 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 		return serveHTTP(ctx, o, srv, log)
 	}
 	return srv.ServeStdio(ctx, &mcpserver.StdioTransport{
-		In:           stdin,
-		Out:          stdout,
-		DrainTimeout: o.drainTimeout,
-		Linger:       o.linger,
-		NoDirect:     o.direct == "off",
-		Logger:       log,
+		In:            stdin,
+		Out:           stdout,
+		DrainTimeout:  o.drainTimeout,
+		ShutdownGrace: o.shutdownGrace,
+		Linger:        o.linger,
+		NoDirect:      o.direct == "off",
+		Logger:        log,
 	})
+}
+
+// defaultShutdownGrace is --shutdown-grace: a client that stops a server
+// (close stdin, SIGTERM, then SIGKILL) usually waits a few seconds between
+// the signals.
+const defaultShutdownGrace = 2 * time.Second
+
+// exitNow ends the process; a variable so that a test can see it called.
+var exitNow = os.Exit
+
+// watchShutdown owns the end of the process after a stop signal. The
+// session gets the grace to answer what it can; a second signal, or the
+// grace and half a second more passing before serve returns (a client that no
+// longer reads stdout blocks every write), flush the audit log and the
+// exporters and exit at once. It returns when serve does (served closed).
+func watchShutdown(sig <-chan os.Signal, served <-chan struct{}, grace time.Duration, flush func(), log zerolog.Logger) {
+	select {
+	case <-served:
+		return
+	case <-sig: // the first: the session is ending within the grace
+	}
+	t := time.NewTimer(grace + 500*time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-served:
+		return
+	case <-sig:
+		log.Warn().Msg("second stop signal: exiting at once")
+	case <-t.C:
+		log.Warn().Dur("grace", grace).Msg("the session did not end within the shutdown grace (is the client still reading stdout?); exiting")
+	}
+	flush()
+	exitNow(1)
 }
 
 // applyReload hands a reloaded registry to the server and logs the outcome

@@ -30,7 +30,7 @@ func TestStdioSignals(t *testing.T) {
 		{name: "during a call", sig: syscall.SIGTERM, delay: 800 * time.Millisecond, drain: "20s",
 			lines: []string{initialize, slowCall},
 			want:  []map[string]any{{"id": 0.0, "result": true}, {"id": 1.0, "result": true}}},
-		{name: "during a call past the drain timeout", sig: syscall.SIGINT, delay: 30 * time.Second, drain: "300ms",
+		{name: "during a call past the shutdown grace", sig: syscall.SIGINT, delay: 30 * time.Second, drain: "300ms",
 			lines: []string{initialize, slowCall},
 			want:  []map[string]any{{"id": 0.0, "result": true}, {"id": 1.0, "error": true}}},
 	} {
@@ -38,7 +38,7 @@ func TestStdioSignals(t *testing.T) {
 			be, socket, manifests := startFaultEnv(t, max(tt.delay, time.Millisecond))
 			args := []string{"--manifests", manifests, "--socket", socket, "--log-level", "debug"}
 			if tt.drain != "" {
-				args = append(args, "--drain-timeout", tt.drain)
+				args = append(args, "--shutdown-grace", tt.drain)
 			}
 			s := startRaw(t, args...)
 			// The handlers are installed before the server logs that it serves.

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestShutdownSequence stops the real binary as the MCP spec tells a
+// client to: close stdin, wait 2 s, SIGTERM, wait 3 s, SIGKILL. With a
+// 2026-07-28 listen stream open, a call waiting for the user's
+// confirmation, a call the backend never answers, or a client that stopped
+// reading stdout, the process exits before the SIGKILL, every request it
+// read (but for the client that does not read) gets exactly one answer,
+// and every call has its audit line.
+func TestShutdownSequence(t *testing.T) {
+	const (
+		init2025  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"raw","version":"0"}}}`
+		initDone  = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		meta2026  = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		listen    = `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + meta2026 + `}}`
+		slowCall  = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_fault_slow","arguments":{}}}`
+		confirmed = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_fault_ok","arguments":{}}}`
+	)
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		lines    []string
+		noRead   bool    // the client stops reading stdout
+		answered []any   // ids that must be answered before exit
+		calls    int     // audit lines
+		exitBy   float64 // seconds after stdin closes
+	}{
+		{name: "listen stream", lines: []string{listen}, answered: []any{1.0}, exitBy: 1.5},
+		{name: "pending elicitation", args: []string{"--confirm", "fault.ok"}, lines: []string{init2025, initDone, confirmed},
+			answered: []any{0.0, 1.0}, calls: 1, exitBy: 1.5},
+		{name: "hanging call", lines: []string{init2025, initDone, slowCall}, answered: []any{0.0, 1.0}, calls: 1, exitBy: 4.5},
+		{name: "blocked stdout", noRead: true, lines: blobCalls(40), calls: -1, exitBy: 5},
+	} {
+		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			_, socket, manifests := startFaultEnv(t, 60*time.Second)
+			audit := filepath.Join(shortDir(t), "audit.jsonl")
+			args := append([]string{"--manifests", manifests, "--socket", socket, "--audit-log", audit}, tt.args...)
+			if tt.noRead {
+				args = append([]string{"--manifests", filepath.Join(repoRoot, "manifests.example"), "--socket", startBackend(t, filepath.Join(shortDir(t), "d.sock")).path, "--audit-log", audit}, tt.args...)
+			}
+			s := startRaw(t, args...)
+			s.send(tt.lines...)
+			got := map[any]int{}
+			collect := func(limit time.Duration) {
+				for {
+					select {
+					case l, ok := <-s.lines:
+						if !ok {
+							return
+						}
+						var m map[string]any
+						if json.Unmarshal([]byte(l), &m) != nil {
+							t.Fatalf("not JSON: %q", l)
+						}
+						if id, ok := m["id"]; ok && m["method"] == nil {
+							got[id]++
+						}
+					case <-time.After(limit):
+						return
+					}
+				}
+			}
+			if tt.noRead {
+				time.Sleep(500 * time.Millisecond) // the calls fill the pipe
+			} else {
+				collect(300 * time.Millisecond)
+			}
+			start := time.Now()
+			s.stdin.Close()
+			exited := make(chan struct{})
+			go func() {
+				if !tt.noRead {
+					collect(10 * time.Second)
+				}
+				<-s.exited
+				close(exited)
+			}()
+			select {
+			case <-exited:
+			case <-time.After(2 * time.Second):
+				_ = s.cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(3 * time.Second):
+					_ = s.cmd.Process.Kill()
+					<-exited
+					t.Fatalf("still running 3 s after SIGTERM: killed")
+				}
+			}
+			took := time.Since(start)
+			if took.Seconds() > tt.exitBy {
+				t.Errorf("exited %v after stdin closed; want within %vs", took.Round(time.Millisecond), tt.exitBy)
+			}
+			for _, id := range tt.answered {
+				if got[id] != 1 {
+					t.Errorf("request %v answered %d times, want once (answers: %v)", id, got[id], got)
+				}
+			}
+			b, _ := os.ReadFile(audit)
+			lines := strings.Count(string(b), "\n")
+			switch {
+			case tt.calls >= 0 && lines != tt.calls:
+				t.Errorf("%d audit lines, want %d:\n%s", lines, tt.calls, b)
+			case tt.calls < 0 && lines == 0:
+				t.Errorf("no audit line")
+			}
+			if len(b) > 0 && !strings.HasSuffix(string(b), "\n") {
+				t.Errorf("audit log ends in a partial record: %q", b[max(0, len(b)-80):])
+			}
+		})
+	}
+}
+
+// blobCalls initialises a session and asks for more than a pipe holds.
+func blobCalls(n int) []string {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	}
+	for i := 1; i <= n; i++ {
+		lines = append(lines, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"tools/call","params":{"name":"tairseach_demo_blob","arguments":{"bytes":1000000}}}`)
+	}
+	return lines
+}
