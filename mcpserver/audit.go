@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ type Audit struct {
 	f      *os.File
 	size   int64
 	failed bool // the last write failed (logged once until one succeeds)
+	lost   int  // records not written
 }
 
 // AuditOptions configure OpenAudit.
@@ -64,10 +66,15 @@ func OpenAudit(path string, o AuditOptions) (*Audit, error) {
 }
 
 func (a *Audit) open() error {
-	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	// O_NONBLOCK: opening a FIFO for writing would wait for a reader, and
+	// hold up the start; it is refused below as not a regular file.
+	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
+		switch {
+		case errors.Is(err, syscall.ELOOP):
 			return fmt.Errorf("audit log %s is a symlink; refusing to follow it: give the path of a regular file", a.path)
+		case errors.Is(err, syscall.ENXIO):
+			return fmt.Errorf("audit log %s is a FIFO or socket, not a regular file; give the path of a regular file", a.path)
 		}
 		return fmt.Errorf("opening the audit log: %w", err)
 	}
@@ -78,7 +85,7 @@ func (a *Audit) open() error {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return fmt.Errorf("audit log %s is not a regular file", a.path)
+		return fmt.Errorf("audit log %s is not a regular file (%s); give the path of a regular file", a.path, fi.Mode().Type())
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
 		f.Close()
@@ -92,16 +99,27 @@ func (a *Audit) open() error {
 	return nil
 }
 
-// Close closes the file.
+// Close flushes the file to disk and closes it, reporting the records
+// that could not be written.
 func (a *Audit) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.lost > 0 {
+		a.log.Error().Int("lost", a.lost).Str("path", a.path).Msg("audit log: records that could not be written")
+	}
 	if a.f == nil {
 		return nil
 	}
-	err := a.f.Close()
+	err := errors.Join(a.f.Sync(), a.f.Close())
 	a.f = nil
 	return err
+}
+
+// Lost is the number of records that could not be written.
+func (a *Audit) Lost() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lost
 }
 
 // auditLine is one record. Field order is the line's.
@@ -161,6 +179,9 @@ func (a *Audit) record(o *callObs, res *mcp.CallToolResult) {
 	a.write(b)
 }
 
+// write appends one record whole, or not at all: a failed or short write
+// is cut back to where the record began, so the file stays one record a
+// line (a full disk must not leave half a line for the next to join).
 func (a *Audit) write(b []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -174,9 +195,19 @@ func (a *Audit) write(b []byte) {
 	if err == nil {
 		var n int
 		n, err = a.f.Write(b)
-		a.size += int64(n)
+		if err == nil && n < len(b) {
+			err = io.ErrShortWrite
+		}
+		if err != nil && n > 0 {
+			if terr := a.f.Truncate(a.size); terr != nil {
+				err = errors.Join(err, fmt.Errorf("cutting back a partial record: %w", terr))
+			}
+		} else if err == nil {
+			a.size += int64(n)
+		}
 	}
 	if err != nil {
+		a.lost++
 		if !a.failed {
 			a.log.Error().Err(err).Str("path", a.path).Msg("audit log: writing failed; calls go on unrecorded until a write succeeds")
 		}
@@ -184,7 +215,7 @@ func (a *Audit) write(b []byte) {
 		return
 	}
 	if a.failed {
-		a.log.Info().Str("path", a.path).Msg("audit log: writing again")
+		a.log.Info().Str("path", a.path).Int("lost", a.lost).Msg("audit log: writing again")
 		a.failed = false
 	}
 }

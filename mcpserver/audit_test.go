@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -161,5 +163,27 @@ func TestParseConfirm(t *testing.T) {
 		if err != nil || strings.Join(got, ",") != tc.want {
 			t.Errorf("ParseConfirm(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// An audit log path that is a FIFO is refused at once: opening it for
+// writing must not wait for a reader and hold up the start.
+func TestAuditRefusesFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := OpenAudit(path, AuditOptions{Logger: zerolog.Nop()})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("OpenAudit(FIFO) = %v; want a refusal naming it", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OpenAudit blocked on a FIFO")
 	}
 }
