@@ -24,6 +24,7 @@ type jsonFile struct {
 	root      *hujson.Value
 	multiline bool   // the file spans lines: new members go on lines of their own
 	unit      string // one level of indentation, as the file has it
+	newline   string // "\r\n" in a file that ends its lines so, else "\n"
 }
 
 // syntaxError is a file that cannot be parsed: where, and why.
@@ -37,7 +38,7 @@ func (e *syntaxError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e
 var hujsonErrRE = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
 
 func parseJSONFile(data []byte, key string) (*jsonFile, error) {
-	f := &jsonFile{key: key, unit: "  ", multiline: true}
+	f := &jsonFile{key: key, unit: "  ", multiline: true, newline: "\n"}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return f, nil
 	}
@@ -60,6 +61,9 @@ func parseJSONFile(data []byte, key string) (*jsonFile, error) {
 	}
 	f.root = &v
 	f.multiline = bytes.Contains(bytes.TrimSpace(data), []byte("\n"))
+	if bytes.Contains(data, []byte("\r\n")) {
+		f.newline = "\r\n"
+	}
 	if len(obj.Members) > 0 {
 		if ind := indentAfterLastNewline(obj.Members[0].Name.BeforeExtra); ind != "" {
 			f.unit = ind
@@ -221,6 +225,9 @@ func (f *jsonFile) render(compact []byte, indent string, multi bool) (hujson.Val
 	var buf bytes.Buffer
 	if multi {
 		_ = json.Indent(&buf, compact, indent, f.unit)
+		if f.newline != "\n" {
+			return hujson.Parse(bytes.ReplaceAll(buf.Bytes(), []byte("\n"), []byte(f.newline)))
+		}
 	} else {
 		buf.Write(spaced(compact))
 	}
@@ -242,22 +249,28 @@ func (f *jsonFile) insert(obj *hujson.Object, name string, value []byte, parent 
 	v.BeforeExtra = hujson.Extra(" ")
 	var before hujson.Extra
 	tail := obj.AfterExtra
-	switch nl := bytes.LastIndexByte(tail, '\n'); {
+	nl := bytes.LastIndexByte(tail, '\n')
+	if nl > 0 && tail[nl-1] == '\r' {
+		nl-- // the line break is \r\n
+	}
+	switch {
+	case !multi && n > 1 && isBlank(obj.Members[n-1].Name.BeforeExtra):
+		before = join(obj.Members[n-1].Name.BeforeExtra) // as after the other commas
 	case !multi && n > 0:
 		before = hujson.Extra(" ")
-		if last := obj.Members[n-1].Name.BeforeExtra; isBlank(last) {
-			before = join(last)
+		if len(obj.Members[0].Value.BeforeExtra) == 0 {
+			before = hujson.Extra{} // {"a":1}: no spaces
 		}
 	case !multi:
 		before = hujson.Extra{}
 	case nl >= 0:
-		before = join(tail[:nl], []byte("\n"+indent))
+		before = join(tail[:nl], []byte(f.newline+indent))
 		obj.AfterExtra = join(tail[nl:])
 	case n == 0:
-		before = join(trimBlank(tail), []byte("\n"+indent))
-		obj.AfterExtra = hujson.Extra("\n" + parent)
+		before = join(trimBlank(tail), []byte(f.newline+indent))
+		obj.AfterExtra = hujson.Extra(f.newline + parent)
 	default: // the closing brace ends the last member's line
-		before = hujson.Extra("\n" + indent)
+		before = hujson.Extra(f.newline + indent)
 	}
 	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: before, Value: hujson.String(name)}, Value: v}
 	if n > 0 && obj.Members[n-1].Value.AfterExtra != nil {
@@ -356,7 +369,7 @@ func indentAfterLastNewline(extra []byte) string {
 // line of its own, or the spaces before an inline one.
 func dropIndent(extra []byte) []byte {
 	if i := bytes.LastIndexByte(extra, '\n'); i >= 0 && isBlank(extra[i+1:]) {
-		return extra[:i]
+		return bytes.TrimSuffix(extra[:i], []byte("\r"))
 	}
 	return trimBlank(extra)
 }

@@ -551,3 +551,325 @@ func TestParseJSONFile(t *testing.T) {
 }
 
 const isDarwin = runtime.GOOS == "darwin"
+
+// roundTrips are client files as their owners write them: VS Code's
+// JSONC with tabs, comments, trailing commas and inline arrays; Claude
+// Desktop's plain JSON; Codex's TOML with comments. Install and uninstall
+// must give each back byte for byte.
+var roundTrips = []struct{ name, client, file string }{
+	{"vscode_jsonc", "vscode", `{
+	// Servers for Copilot's agent mode.
+	"servers": {
+		"github": {
+			"type": "http",
+			"url": "https://api.githubcopilot.com/mcp/", // remote
+		},
+		"fs": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],},
+		/* more to come */
+	},
+	"inputs": [
+		{"type": "promptString", "id": "token", "password": true},
+	],
+}
+`},
+	{"claude-desktop_json", "claude-desktop", `{
+  "mcpServers": {
+    "weather": {
+      "command": "uvx",
+      "args": ["mcp-weather", "--units=metric"],
+      "env": {"WEATHER_KEY": "k"}
+    }
+  },
+  "globalShortcut": "Alt+Space",
+  "preferences": {"menuBarEnabled": false}
+}
+`},
+	{"codex_toml", "codex", `# ~/.codex/config.toml
+model = "gpt-5-codex"
+approval_policy = "on-request" # ask first
+
+[mcp_servers.github]
+command = "npx"
+args = [
+  "-y",
+  "@modelcontextprotocol/server-github", # the official one
+]
+
+[mcp_servers.github.env]
+GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_x"
+
+# Profiles
+[profiles.fast]
+model = "o4-mini"`},
+}
+
+// TestInstallRoundTrip installs into each file of roundTrips and
+// uninstalls: the file is then as it was, byte for byte.
+func TestInstallRoundTrip(t *testing.T) {
+	for _, rt := range roundTrips {
+		t.Run(rt.name, func(t *testing.T) {
+			home := installHome(t)
+			path := configPathOf(t, rt.client)
+			writeFixture(t, path, rt.file)
+			var b strings.Builder
+			fmt.Fprintf(&b, "-- before --\n%s", rt.file)
+			for _, args := range [][]string{
+				append(slices.Clone(fixedFlags), "install", rt.client),
+				{"uninstall", rt.client},
+			} {
+				stdout, stderr, code := cli("", args...)
+				if code != 0 {
+					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+				}
+				b.WriteString(transcript(args, stdout, stderr, code, nil))
+				after, _ := os.ReadFile(path)
+				fmt.Fprintf(&b, "-- after: %s --\n%s", filepath.Base(path), after)
+			}
+			if after, _ := os.ReadFile(path); string(after) != rt.file {
+				t.Errorf("uninstall did not restore the file:\n%s\nwant\n%s", after, rt.file)
+			}
+			if backup, _ := os.ReadFile(path + backupSuffix); string(backup) != rt.file {
+				t.Errorf("the backup is not the file before the first change:\n%s", backup)
+			}
+			s := strings.ReplaceAll(b.String(), exePath(t), "$EXE")
+			checkGolden(t, filepath.Join("install", "roundtrip_"+rt.name), strings.ReplaceAll(s, home, "$HOME"))
+		})
+	}
+}
+
+// TestJSONLayouts adds the entry to server maps laid out every way, and
+// takes it out again.
+func TestJSONLayouts(t *testing.T) {
+	entry := []byte(`{"command":"/bin/ts","args":["--a"]}`)
+	for _, tt := range []struct {
+		in, installed string
+		back          string // after uninstall, when not in
+	}{
+		{in: `{"mcpServers": {}}`, installed: `{"mcpServers": {"tairseach": {"command": "/bin/ts", "args": ["--a"]}}}`},
+		{in: `{"mcpServers": {"a": 1}}`, installed: `{"mcpServers": {"a": 1, "tairseach": {"command": "/bin/ts", "args": ["--a"]}}}`},
+		{in: `{"mcpServers":{"a":1}}`, installed: `{"mcpServers":{"a":1,"tairseach": {"command": "/bin/ts", "args": ["--a"]}}}`},
+		{in: "{\n  \"mcpServers\": {}\n}\n", installed: "{\n  \"mcpServers\": {\n    \"tairseach\": {\n      \"command\": \"/bin/ts\",\n      \"args\": [\n        \"--a\"\n      ]\n    }\n  }\n}\n"},
+		{
+			in:        "{\n  \"mcpServers\": {\n  }\n}\n",
+			installed: "{\n  \"mcpServers\": {\n    \"tairseach\": {\n      \"command\": \"/bin/ts\",\n      \"args\": [\n        \"--a\"\n      ]\n    }\n  }\n}\n",
+			back:      "{\n  \"mcpServers\": {}\n}\n",
+		},
+		{
+			in:        "{\n  \"other\": true\n}",
+			installed: "{\n  \"other\": true,\n  \"mcpServers\": {\n    \"tairseach\": {\n      \"command\": \"/bin/ts\",\n      \"args\": [\n        \"--a\"\n      ]\n    }\n  }\n}",
+			back:      "{\n  \"other\": true,\n  \"mcpServers\": {}\n}", // the map install made stays, empty
+		},
+		{
+			in:        "{\n\t\"mcpServers\": {\n\t\t\"a\": 1, // one\n\n\t\t// the end\n\t},\n}\n",
+			installed: "{\n\t\"mcpServers\": {\n\t\t\"a\": 1, // one\n\n\t\t// the end\n\t\t\"tairseach\": {\n\t\t\t\"command\": \"/bin/ts\",\n\t\t\t\"args\": [\n\t\t\t\t\"--a\"\n\t\t\t]\n\t\t},\n\t},\n}\n",
+		},
+		{
+			in:        "{\n  \"mcpServers\": {\n    \"a\": 1,\n  },\n}",
+			installed: "{\n  \"mcpServers\": {\n    \"a\": 1,\n    \"tairseach\": {\n      \"command\": \"/bin/ts\",\n      \"args\": [\n        \"--a\"\n      ]\n    },\n  },\n}",
+		},
+		{
+			in:        "{\n  \"mcpServers\": {\n    \"a\": 1}}",
+			installed: "{\n  \"mcpServers\": {\n    \"a\": 1,\n    \"tairseach\": {\n      \"command\": \"/bin/ts\",\n      \"args\": [\n        \"--a\"\n      ]\n    }}}",
+		},
+		{
+			in:        "{\r\n  \"mcpServers\": {\r\n    \"a\": 1\r\n  }\r\n}\r\n",
+			installed: "{\r\n  \"mcpServers\": {\r\n    \"a\": 1,\r\n    \"tairseach\": {\r\n      \"command\": \"/bin/ts\",\r\n      \"args\": [\r\n        \"--a\"\r\n      ]\r\n    }\r\n  }\r\n}\r\n",
+		},
+		{
+			in:        "{\n  \"mcpServers\": { // none yet\n  }\n}\n",
+			installed: "{\n  \"mcpServers\": { // none yet\n    \"tairseach\": {\n      \"command\": \"/bin/ts\",\n      \"args\": [\n        \"--a\"\n      ]\n    }\n  }\n}\n",
+		},
+		{
+			in:        "{\"mcpServers\": null}",
+			installed: "{\"mcpServers\": {\"tairseach\": {\"command\": \"/bin/ts\", \"args\": [\"--a\"]}}}",
+			back:      "{\"mcpServers\": {}}",
+		},
+	} {
+		f, err := parseJSONFile([]byte(tt.in), "mcpServers")
+		if err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		if err := f.set(entry); err != nil {
+			t.Errorf("%q: set: %v", tt.in, err)
+			continue
+		}
+		if got := string(f.bytes()); got != tt.installed {
+			t.Errorf("install into %q:\n got %q\nwant %q", tt.in, got, tt.installed)
+			continue
+		}
+		f, err = parseJSONFile([]byte(tt.installed), "mcpServers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found, same, err := f.entry(entry); !found || !same || err != nil {
+			t.Errorf("%q: entry() = %v, %v, %v after install", tt.in, found, same, err)
+		}
+		if err := f.remove(); err != nil {
+			t.Fatal(err)
+		}
+		want := tt.in
+		if tt.back != "" {
+			want = tt.back
+		}
+		if got := string(f.bytes()); got != want {
+			t.Errorf("uninstall from %q:\n got %q\nwant %q", tt.installed, got, want)
+		}
+	}
+}
+
+// TestTOMLFile edits Codex files laid out every way, and refuses those
+// whose entry it cannot edit by its table.
+func TestTOMLFile(t *testing.T) {
+	entry := serverEntry{command: `/opt/t "s"\bin`, args: []string{"--a=b\tc", "é"}}
+	block := tomlEntry("mcp_servers", entry, "url")
+	const want = "[mcp_servers.tairseach]\ncommand = \"/opt/t \\\"s\\\"\\\\bin\"\nargs = [\"--a=b\\tc\", \"é\"]\n"
+	if string(block) != want {
+		t.Fatalf("tomlEntry:\n%s\nwant\n%s", block, want)
+	}
+	doc, err := decodeTOML(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc["mcp_servers"].(map[string]any)["tairseach"].(map[string]any)["command"]; got != entry.command {
+		t.Errorf("command decodes as %q", got)
+	}
+
+	for _, tt := range []struct{ name, in, installed, removed string }{
+		{name: "empty", in: "", installed: want, removed: ""},
+		{name: "round trip", in: "a = 1\n", installed: "a = 1\n\n" + want, removed: "a = 1\n"},
+		{name: "no final line break", in: "a = 1", installed: "a = 1\n\n" + strings.TrimSuffix(want, "\n"), removed: "a = 1"},
+		{
+			name:      "CRLF",
+			in:        "a = 1\r\n",
+			installed: "a = 1\r\n\r\n" + strings.ReplaceAll(want, "\n", "\r\n"),
+			removed:   "a = 1\r\n",
+		},
+		{
+			name:      "old entry with a subtable, between others",
+			in:        "a = 1\n\n[mcp_servers.tairseach] # ours\ncommand = \"old\"\n\n[mcp_servers.tairseach.env]\nX = \"y\"\n\n# the next one\n[b]\nc = [\n  2,\n]\n",
+			installed: "a = 1\n\n" + want + "\n# the next one\n[b]\nc = [\n  2,\n]\n",
+			removed:   "a = 1\n\n# the next one\n[b]\nc = [\n  2,\n]\n",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := parseTOMLFile([]byte(tt.in), "mcp_servers")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.set(block); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(f.bytes()); got != tt.installed {
+				t.Fatalf("installed:\n%q\nwant\n%q", got, tt.installed)
+			}
+			if f, err = parseTOMLFile(f.bytes(), "mcp_servers"); err != nil {
+				t.Fatal(err)
+			}
+			if found, same, err := f.entry(block); !found || !same || err != nil {
+				t.Errorf("entry() = %v, %v, %v after install", found, same, err)
+			}
+			if err := f.remove(); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(f.bytes()); got != tt.removed {
+				t.Errorf("removed:\n%q\nwant\n%q", got, tt.removed)
+			}
+		})
+	}
+
+	for _, tt := range []struct{ name, in, setErr, removeErr string }{
+		{name: "inline server map", in: "mcp_servers = { a = { command = \"x\" } }\n", setErr: "add it by hand"},
+		{name: "inline entry", in: "[mcp_servers]\ntairseach = { command = \"x\" }\n", setErr: "add it by hand", removeErr: "remove it by hand"},
+		{name: "dotted entry", in: "mcp_servers.tairseach.command = \"x\"\n", setErr: "add it by hand", removeErr: "remove it by hand"},
+		{name: "array of tables", in: "[[mcp_servers.tairseach]]\ncommand = \"x\"\n", setErr: "add it by hand", removeErr: "remove it by hand"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := parseTOMLFile([]byte(tt.in), "mcp_servers")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.set(block); err == nil || !strings.Contains(err.Error(), tt.setErr) {
+				t.Errorf("set: %v, want %q", err, tt.setErr)
+			}
+			if tt.removeErr != "" {
+				if err := f.remove(); err == nil || !strings.Contains(err.Error(), tt.removeErr) {
+					t.Errorf("remove: %v, want %q", err, tt.removeErr)
+				}
+			}
+			if string(f.bytes()) != tt.in {
+				t.Errorf("the file changed:\n%s", f.bytes())
+			}
+		})
+	}
+}
+
+// homeSnapshot is every path under home: kind, mode, size, time, content.
+func homeSnapshot(t *testing.T, home string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		s := fmt.Sprintf("%v %d %v", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			s += "\n" + string(b)
+		}
+		out[p] = s
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestInstallPrintWritesNothing runs install --print and uninstall
+// --print for every client, over stdio and HTTP, with and without a file
+// and before any token exists: HOME is as it was.
+func TestInstallPrintWritesNothing(t *testing.T) {
+	for _, c := range mcpClients {
+		for _, existing := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, file %v", c.name, existing), func(t *testing.T) {
+				home := installHome(t)
+				path := configPathOf(t, c.name)
+				if existing {
+					writeFixture(t, path, fixtures[c.key])
+					if _, stderr, code := cli("", "install", c.name); code != 0 { // an entry for uninstall to take out
+						t.Fatalf("exit %d: %s", code, stderr)
+					}
+				}
+				before := homeSnapshot(t, home)
+				runs := [][]string{
+					append(slices.Clone(fixedFlags), "--prefix", "p_", "install", c.name, "--print"),
+					{"--transport", "http", "install", c.name, "--print"},
+					{"uninstall", c.name, "--print"},
+				}
+				if c.name == "claude-desktop" {
+					runs = append(runs, []string{"config", "claude"})
+				}
+				for _, args := range runs {
+					stdout, stderr, code := cli("", args...)
+					if code != 0 {
+						t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+					}
+					if args[0] == "--transport" && c.urlKey != "" && !strings.Contains(stdout, "<the token in "+filepath.Join(home, ".tairseach", "mcp-token")+">") {
+						t.Errorf("%v: no placeholder for the token:\n%s", args, stdout)
+					}
+				}
+				if after := homeSnapshot(t, home); !maps.Equal(before, after) {
+					t.Errorf("--print changed HOME:\nbefore %v\nafter  %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
+				}
+			})
+		}
+	}
+}

@@ -163,20 +163,28 @@ func (f *tomlFile) set(block []byte) error {
 	if err != nil {
 		return err
 	}
+	nl := []byte("\n")
+	if bytes.Contains(f.data, []byte("\r\n")) {
+		nl = []byte("\r\n")
+		block = bytes.ReplaceAll(block, []byte("\n"), nl)
+	}
 	var out []byte
 	switch {
 	case len(tables) > 0:
 		out = f.cut(tables[1:])
 		first := tables[0]
+		if !bytes.HasSuffix(out[first[0]:first[1]], []byte("\n")) {
+			block = bytes.TrimSuffix(block, nl) // the file's last line, and it has no line break
+		}
 		out = slices.Concat(out[:first[0]], block, out[first[1]:])
 	case len(f.data) == 0:
 		out = block
+	case !bytes.HasSuffix(f.data, []byte("\n")):
+		// No line break at the end: the file keeps none, and cut
+		// takes out all that was added.
+		out = slices.Concat(f.data, nl, nl, bytes.TrimSuffix(block, nl))
 	default:
-		out = append([]byte{}, f.data...)
-		if !bytes.HasSuffix(out, []byte("\n")) {
-			out = append(out, '\n')
-		}
-		out = append(append(out, '\n'), block...)
+		out = slices.Concat(f.data, nl, block)
 	}
 	want, _ := decodeTOML(block)
 	wantServers, _ := want[f.key].(map[string]any)
@@ -202,14 +210,25 @@ func (f *tomlFile) remove() error {
 }
 
 // cut is the file without the given ranges, which are in file order; a
-// blank line before a range goes with it.
+// blank line before a range goes with it, and so does the line break
+// before that when the range ends the file without one.
 func (f *tomlFile) cut(ranges [][2]int) []byte {
 	out := append([]byte{}, f.data...)
 	for i := len(ranges) - 1; i >= 0; i-- {
 		start, end := ranges[i][0], ranges[i][1]
-		if start >= 2 && out[start-1] == '\n' && out[start-2] == '\n' {
+		last := end == len(out) && !bytes.HasSuffix(out[start:end], []byte("\n"))
+		switch before := out[:start]; {
+		case last && bytes.HasSuffix(before, []byte("\r\n\r\n")):
+			start -= 4
+		case last && bytes.HasSuffix(before, []byte("\n\n")):
+			start -= 2
+		case bytes.HasSuffix(before, []byte("\n\r\n")):
+			start -= 2
+		case bytes.HasSuffix(before, []byte("\n\n")):
 			start--
-		} else if start == 0 && end < len(out) && out[end] == '\n' {
+		case start == 0 && bytes.HasPrefix(out[end:], []byte("\r\n")):
+			end += 2
+		case start == 0 && bytes.HasPrefix(out[end:], []byte("\n")):
 			end++
 		}
 		out = append(out[:start], out[end:]...)
