@@ -4,6 +4,7 @@ package main
 // HOME, before and after, as golden files in testdata/install.
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailscale/hujson"
 )
 
 // installHome is a temporary HOME with no TAIRSEACH_* settings.
@@ -872,4 +875,117 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 			})
 		}
 	}
+}
+
+// FuzzJSONFile: whatever the file, install and uninstall never panic,
+// write a file that parses with the entry as meant, and leave the rest's
+// values as they were; a non-empty server map without the entry comes back
+// byte for byte.
+func FuzzJSONFile(f *testing.F) {
+	for _, s := range fixtures {
+		f.Add(s)
+	}
+	for _, rt := range roundTrips {
+		f.Add(rt.file)
+	}
+	f.Add("{\n  \"mcpServers\": {\"a\": 1,}, // x\n}")
+	f.Add("{\"mcpServers\": {\"tairseach\": 1, \"tairseach\": 2}}")
+	entry := []byte(`{"command":"/bin/ts","args":["--a"]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, key := range []string{"mcpServers", "servers"} {
+			jf, err := parseJSONFile([]byte(in), key)
+			if err != nil {
+				return
+			}
+			_, obj, err := jf.servers()
+			if err != nil {
+				return
+			}
+			exact := obj != nil && len(obj.Members) > 0 && lastMember(obj, entryName) < 0
+			if err := jf.set(entry); err != nil {
+				t.Fatalf("set: %v", err)
+			}
+			installed := jf.bytes()
+			jf, err = parseJSONFile(installed, key)
+			if err != nil {
+				t.Fatalf("the installed file does not parse: %v\n%s", err, installed)
+			}
+			if found, same, err := jf.entry(entry); !found || !same || err != nil {
+				t.Fatalf("entry() = %v, %v, %v:\n%s", found, same, err, installed)
+			}
+			if err := jf.remove(); err != nil {
+				t.Fatal(err)
+			}
+			back := jf.bytes()
+			if exact && string(back) != in {
+				t.Fatalf("not restored byte for byte:\n%q\ninstalled\n%q\nback\n%q", in, installed, back)
+			}
+			if _, err := parseJSONFile(back, key); err != nil {
+				t.Fatalf("the uninstalled file does not parse: %v\n%s", err, back)
+			}
+			if strings.TrimSpace(in) != "" && !sameJSON(valuesWithout(t, []byte(in), key), valuesWithout(t, back, key)) {
+				t.Fatalf("values changed:\n%s\nback\n%s", in, back)
+			}
+		}
+	})
+}
+
+// valuesWithout is a JSONC file as standard JSON, without the entry and
+// without a server map left empty.
+func valuesWithout(t *testing.T, data []byte, key string) []byte {
+	std, err := hujson.Standardize(slices.Clone(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(std, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, std)
+	}
+	if servers, ok := doc[key].(map[string]any); ok {
+		delete(servers, entryName)
+		if len(servers) == 0 {
+			delete(doc, key)
+		}
+	} else if doc[key] == nil {
+		delete(doc, key)
+	}
+	b, _ := json.Marshal(doc)
+	return b
+}
+
+// FuzzTOMLFile: whatever the file, install and uninstall never panic and
+// write only what decodes as meant; a file without the entry comes back
+// byte for byte.
+func FuzzTOMLFile(f *testing.F) {
+	f.Add(fixtures["mcp_servers"])
+	f.Add(roundTrips[2].file)
+	f.Add("a = 1\r\n[mcp_servers.tairseach]\r\ncommand = \"x\"\r\n[b]\r\n")
+	f.Add("[mcp_servers]\ntairseach = { command = \"x\" }\n")
+	block := tomlEntry("mcp_servers", serverEntry{command: "/bin/ts", args: []string{"--a"}}, "url")
+	f.Fuzz(func(t *testing.T, in string) {
+		tf, err := parseTOMLFile([]byte(in), "mcp_servers")
+		if err != nil {
+			return
+		}
+		_, had := tf.servers()[entryName]
+		if err := tf.set(block); err != nil {
+			if string(tf.bytes()) != in {
+				t.Fatalf("a refused set changed the file")
+			}
+			return
+		}
+		installed := tf.bytes()
+		if tf, err = parseTOMLFile(installed, "mcp_servers"); err != nil {
+			t.Fatalf("the installed file does not parse: %v\n%s", err, installed)
+		}
+		if found, same, err := tf.entry(block); !found || !same || err != nil {
+			t.Fatalf("entry() = %v, %v, %v:\n%s", found, same, err, installed)
+		}
+		if err := tf.remove(); err != nil {
+			t.Fatalf("remove after set: %v\n%s", err, installed)
+		}
+		if back := tf.bytes(); !had && string(back) != in {
+			t.Fatalf("not restored byte for byte:\n%q\ninstalled\n%q\nback\n%q", in, installed, back)
+		}
+	})
 }
