@@ -1,7 +1,8 @@
 package main
 
-// install and uninstall: merge one "tairseach" entry into an MCP client's
-// configuration file, or take it out, touching nothing else in the file.
+// install and uninstall: add one "tairseach" entry to an MCP client's
+// configuration file, or take it out, leaving every other byte of the file
+// as it was (install_json.go, install_toml.go).
 
 import (
 	"bytes"
@@ -15,9 +16,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -28,11 +27,16 @@ import (
 // entryName is the key of our server in every client's server map.
 const entryName = "tairseach"
 
+// backupSuffix names the one backup of a client file: written before the
+// first change, never replaced.
+const backupSuffix = ".tairseach-backup"
+
 // mcpClient is an MCP client whose configuration file install edits.
 type mcpClient struct {
 	name     string // on the command line: claude-desktop
 	title    string // in messages: Claude Desktop
-	key      string // the top-level key of the server map
+	key      string // the server map: the top-level key (JSON), the tables' prefix (TOML)
+	toml     bool   // the file is TOML, not JSON
 	typed    bool   // entries carry "type": "stdio" or "http"
 	urlKey   string // the key of an HTTP entry's address; "" when the client only starts servers over stdio
 	path     func(home, configDir string) string
@@ -74,6 +78,21 @@ var mcpClients = []mcpClient{
 		path:     func(home, _ string) string { return filepath.Join(home, ".codeium", "windsurf", "mcp_config.json") },
 		afterAdd: "press refresh in Windsurf's MCP servers panel (Cascade) to load it",
 	},
+	{
+		name: "gemini", title: "Gemini CLI", key: "mcpServers", urlKey: "httpUrl",
+		path:     func(home, _ string) string { return filepath.Join(home, ".gemini", "settings.json") },
+		afterAdd: "new Gemini CLI sessions load it in every project (/mcp in a session lists its tools)",
+	},
+	{
+		name: "codex", title: "Codex", key: "mcp_servers", toml: true, urlKey: "url",
+		path: func(home, _ string) string {
+			if dir := os.Getenv("CODEX_HOME"); filepath.IsAbs(dir) {
+				return filepath.Join(dir, "config.toml")
+			}
+			return filepath.Join(home, ".codex", "config.toml")
+		},
+		afterAdd: "new Codex sessions load it (codex mcp list shows it; /mcp in a session lists its tools)",
+	},
 }
 
 func clientNames() []string {
@@ -110,6 +129,14 @@ func (c mcpClient) defaultPath() (string, error) {
 	return c.path(home, configDir), nil
 }
 
+// format names the file's language in messages.
+func (c mcpClient) format() string {
+	if c.toml {
+		return "TOML"
+	}
+	return "JSON"
+}
+
 type installFlags struct {
 	config string // --config: the client's configuration file
 	print  bool   // --print: show the resulting file, write nothing
@@ -124,22 +151,27 @@ func newInstallCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
 starts this binary (by its absolute path) with the flags given here, and those set through
 TAIRSEACH_* environment variables, which the client would not see.
 
-Other servers and settings in the file are kept. The file is backed up first (FILE.bak), and
-running the command again when the entry is already there changes nothing.
+Only the entry is written: other servers and settings, comments, trailing commas and the
+layout of the file stay as they were, and uninstall takes out exactly what install put in.
+Before its first change to a file, install copies it to FILE` + backupSuffix + ` (kept, never
+replaced). Running the command again when the entry is already there changes nothing.
+--print shows the file as it would be written and writes nothing at all.
 
 With --transport http, clients that reach servers by URL (claude-code, cursor, vscode,
-windsurf) get an HTTP entry with the bearer token; start the server yourself.
+windsurf, gemini, codex) get an HTTP entry with the bearer token; start the server yourself.
 
 Clients and their files (macOS; ~/.config on Linux):
   claude-desktop  ~/Library/Application Support/Claude/claude_desktop_config.json
   claude-code     ~/.claude.json (user scope)
   cursor          ~/.cursor/mcp.json
   vscode          ~/Library/Application Support/Code/User/mcp.json
-  windsurf        ~/.codeium/windsurf/mcp_config.json`,
+  windsurf        ~/.codeium/windsurf/mcp_config.json
+  gemini          ~/.gemini/settings.json (user scope)
+  codex           ~/.codex/config.toml ($CODEX_HOME/config.toml when set)`,
 		Example: `  tairseach-mcp install claude-desktop
   tairseach-mcp --socket /tmp/tairseach.sock install cursor
   tairseach-mcp install vscode --print
-  tairseach-mcp --transport http install claude-code`,
+  tairseach-mcp --transport http install codex`,
 		Args:              exactClient,
 		ValidArgsFunction: completeClient,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -158,9 +190,11 @@ Clients and their files (macOS; ~/.config on Linux):
 func newUninstallCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f installFlags
 	cmd := &cobra.Command{
-		Use:               "uninstall CLIENT",
-		Short:             "Remove tairseach from an MCP client's configuration",
-		Long:              `Remove the "tairseach" server from an MCP client's configuration file, after backing the file up. Nothing else in the file changes.`,
+		Use:   "uninstall CLIENT",
+		Short: "Remove tairseach from an MCP client's configuration",
+		Long: `Remove the "tairseach" server from an MCP client's configuration file. Nothing else in the
+file changes: after install and uninstall it is as it was, byte for byte. Before its first change
+to a file, the command copies it to FILE` + backupSuffix + ` (kept, never replaced).`,
 		Args:              exactClient,
 		ValidArgsFunction: completeClient,
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -190,13 +224,23 @@ func exactClient(_ *cobra.Command, args []string) error {
 	return nil
 }
 
+// clientFile is a client's file parsed for editing its tairseach entry,
+// given in the file's own language (a JSON value, a TOML table).
+type clientFile interface {
+	// entry reports whether the file has the entry, and whether it is e.
+	entry(e []byte) (found, same bool, err error)
+	set(e []byte) error
+	remove() error
+	bytes() []byte
+}
+
 // configFile is a client's configuration file as read.
 type configFile struct {
-	path    string // symlinks resolved: the file written
-	shown   string // the path as the user knows it
-	data    []byte // nil when the file does not exist
-	mode    fs.FileMode
-	members []member // top-level members, in file order
+	path  string // symlinks resolved: the file written
+	shown string // the path as the user knows it
+	data  []byte // nil when the file does not exist
+	mode  fs.FileMode
+	doc   clientFile
 }
 
 func (f installFlags) open(c mcpClient) (*configFile, error) {
@@ -217,66 +261,46 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 	fi, err := os.Stat(cf.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return cf, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading %s: %w", p, err)
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file; pass --config FILE", p)
-	}
-	cf.mode = fi.Mode().Perm()
-	if cf.data, err = os.ReadFile(cf.path); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", p, err)
-	}
-	if cf.members, err = parseObject(cf.data); err != nil {
-		hint := ""
-		if strings.Contains(err.Error(), "invalid character '/'") {
-			hint = " (" + c.title + " may accept comments; this command does not: remove them)"
+	default:
+		cf.mode = fi.Mode().Perm()
+		if cf.data, err = os.ReadFile(cf.path); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", p, err)
 		}
-		return nil, fmt.Errorf("%s is not valid JSON (%v); left as it is: fix it%s, or move it aside and run this again", p, err, hint)
+	}
+	if c.toml {
+		cf.doc, err = parseTOMLFile(cf.data, c.key)
+	} else {
+		cf.doc, err = parseJSONFile(cf.data, c.key)
+	}
+	if err != nil {
+		const leave = "left as it is: fix it, or move it aside and run this again"
+		if se := (*syntaxError)(nil); errors.As(err, &se) {
+			return nil, fmt.Errorf("%s:%d:%d: not valid %s: %s; %s", p, se.line, se.col, c.format(), se.cause, leave)
+		}
+		return nil, fmt.Errorf("%s: %v; %s", p, err, leave)
 	}
 	return cf, nil
 }
 
-// servers returns the client's server map, in file order.
-func (cf *configFile) servers(c mcpClient) ([]member, error) {
-	i := lastIndex(cf.members, c.key)
-	if i < 0 || string(cf.members[i].value) == "null" {
-		return nil, nil
-	}
-	ms, err := parseObject(cf.members[i].value)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %q is not a JSON object (%v); fix it or move the file aside", cf.shown, c.key, err)
-	}
-	return ms, nil
-}
-
-// setServers replaces the client's server map, or appends it.
-func (cf *configFile) setServers(c mcpClient, servers []member) {
-	v := encodeObject(servers)
-	if i := lastIndex(cf.members, c.key); i >= 0 {
-		cf.members[i].value = v
-		return
-	}
-	cf.members = append(cf.members, member{c.key, v})
-}
-
 func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, stdout, stderr io.Writer) error {
-	entry, notes, err := buildEntry(cmd, o, c)
-	if err != nil {
-		return err
-	}
-	secret := bytes.Contains(entry, []byte(`"Authorization"`))
 	cf, err := f.open(c)
 	if err != nil {
 		return err
 	}
-	servers, err := cf.servers(c)
+	entry, notes, err := buildEntry(cmd, o, c, f.print)
 	if err != nil {
 		return err
 	}
-	i := lastIndex(servers, entryName)
-	dups := countKey(servers, entryName) > 1
-	if i >= 0 && !dups && sameJSON(servers[i].value, entry) && !f.print {
+	enc := c.encode(entry)
+	found, same, err := cf.doc.entry(enc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cf.shown, err)
+	}
+	if same && !f.print {
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
 		}
@@ -284,23 +308,20 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 		return nil
 	}
 	verb := "added"
-	if i >= 0 {
+	if found {
 		verb = "updated"
-		servers[i].value = entry
-		// A JSON object holds one value per name: the earlier ones go.
-		for j := i - 1; j >= 0; j-- {
-			if servers[j].key == entryName {
-				servers = slices.Delete(servers, j, j+1)
-			}
-		}
-	} else {
-		servers = append(servers, member{entryName, entry})
 	}
-	if secret && cf.data != nil && cf.mode&0o077 != 0 {
-		notes = append(notes, fmt.Sprintf("%s was readable by others (%04o); now 0600, as it holds the token", cf.shown, cf.mode))
+	if err := cf.doc.set(enc); err != nil {
+		return fmt.Errorf("%s: %w", cf.shown, err)
+	}
+	if entry.token != "" && cf.data != nil && cf.mode&0o077 != 0 {
+		if f.print {
+			notes = append(notes, fmt.Sprintf("%s is readable by others (%04o); install makes it 0600, as it will hold the token", cf.shown, cf.mode))
+		} else {
+			notes = append(notes, fmt.Sprintf("%s was readable by others (%04o); now 0600, as it holds the token", cf.shown, cf.mode))
+		}
 		cf.mode = 0o600
 	}
-	cf.setServers(c, servers)
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
 	}
@@ -311,7 +332,7 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s the tairseach entry in %s%s\n%s\n", verb, cf.shown, backupNote(backup), c.afterAdd)
+	fmt.Fprintf(stdout, "%s the tairseach entry in %s%s\n%s\n", verb, cf.shown, backup, c.afterAdd)
 	if missing := missingSetup(o); len(missing) > 0 {
 		verb := "does not exist yet, so " + c.title + " will see no tools until it does"
 		if len(missing) > 1 {
@@ -339,11 +360,11 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	servers, err := cf.servers(c)
+	found, _, err := cf.doc.entry(nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
-	if lastIndex(servers, entryName) < 0 {
+	if !found {
 		if cf.data == nil {
 			fmt.Fprintf(stdout, "%s does not exist; no tairseach entry to remove\n", cf.shown)
 		} else {
@@ -351,8 +372,9 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	servers = slices.DeleteFunc(servers, func(m member) bool { return m.key == entryName })
-	cf.setServers(c, servers)
+	if err := cf.doc.remove(); err != nil {
+		return fmt.Errorf("%s: %w", cf.shown, err)
+	}
 	if f.print {
 		return printConfig(cf, stdout, stderr)
 	}
@@ -360,53 +382,26 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "removed the tairseach entry from %s%s\n", cf.shown, backupNote(backup))
+	fmt.Fprintf(stdout, "removed the tairseach entry from %s%s\n", cf.shown, backup)
 	return nil
-}
-
-// lastIndex is the index of the last member named key, the one a JSON
-// parser keeps, or -1.
-func lastIndex(ms []member, key string) int {
-	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i].key == key {
-			return i
-		}
-	}
-	return -1
-}
-
-func countKey(ms []member, key string) int {
-	n := 0
-	for _, m := range ms {
-		if m.key == key {
-			n++
-		}
-	}
-	return n
-}
-
-func backupNote(backup string) string {
-	if backup == "" {
-		return ""
-	}
-	return " (the old file is in " + backup + ")"
 }
 
 func printConfig(cf *configFile, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "tairseach-mcp: --print: %s not written; it would read:\n", cf.shown)
-	_, err := stdout.Write(encodeFile(cf.members))
+	_, err := stdout.Write(cf.doc.bytes())
 	return err
 }
 
-// write backs the old file up, then replaces it in one rename, with the
-// old file's permissions (0600 for a new one, in a 0700 directory).
-func (cf *configFile) write() (backup string, err error) {
+// write backs the old file up if it never was, then replaces it in one
+// rename, with the old file's permissions (0600 for a new one, in a 0700
+// directory). It returns a note on the backup for the user.
+func (cf *configFile) write() (note string, err error) {
 	dir := filepath.Dir(cf.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
 	if cf.data != nil {
-		if backup, err = writeBackup(cf.path, cf.data); err != nil {
+		if note, err = writeBackup(cf.path, cf.data); err != nil {
 			return "", err
 		}
 	}
@@ -415,7 +410,7 @@ func (cf *configFile) write() (backup string, err error) {
 		return "", fmt.Errorf("writing %s: %w", cf.shown, err)
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	_, err = tmp.Write(encodeFile(cf.members))
+	_, err = tmp.Write(cf.doc.bytes())
 	if err == nil {
 		err = tmp.Chmod(cf.mode)
 	}
@@ -431,61 +426,77 @@ func (cf *configFile) write() (backup string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", cf.shown, err)
 	}
-	return backup, nil
+	return note, nil
 }
 
-// writeBackup copies data to path.bak, or to a timestamped name when that
-// exists already, never overwriting an earlier backup. Backups are 0600:
-// client files hold tokens.
+// writeBackup copies data to path.tairseach-backup unless that exists: the
+// one backup holds the file as it was before the first change, and is
+// never replaced. Backups are 0600: client files hold tokens.
 func writeBackup(path string, data []byte) (string, error) {
-	names := []string{path + ".bak", path + "." + time.Now().UTC().Format("20060102T150405Z") + ".bak"}
-	for _, name := range names {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("backing up %s: %w", path, err)
-		}
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(name)
-			return "", fmt.Errorf("backing up %s to %s: %w", path, name, err)
-		}
-		return name, nil
+	name := path + backupSuffix
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return " (" + name + " keeps the file from before the first change)", nil
 	}
-	return "", fmt.Errorf("backing up %s: %s and %s exist already; move one aside", path, names[0], names[1])
+	if err != nil {
+		return "", fmt.Errorf("backing up %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("backing up %s to %s: %w", path, name, err)
+	}
+	return " (the old file is in " + name + ")", nil
 }
 
-// stdioEntry starts this binary; Type is set for clients that want it.
-type stdioEntry struct {
-	Type    string   `json:"type,omitempty"`
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
+// serverEntry is what a client needs to reach tairseach: a command to
+// start, or a URL and the token to send.
+type serverEntry struct {
+	command string
+	args    []string
+	url     string
+	token   string
 }
 
-// httpEntry reaches a running server: URL or ServerURL, per client.
-type httpEntry struct {
-	Type      string            `json:"type,omitempty"`
-	URL       string            `json:"url,omitempty"`
-	ServerURL string            `json:"serverUrl,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
+// encode is e in the client's file format and words.
+func (c mcpClient) encode(e serverEntry) []byte {
+	if c.toml {
+		return tomlEntry(c.key, e, c.urlKey)
+	}
+	var ms []member
+	typ := "stdio"
+	if e.url != "" {
+		typ = "http"
+	}
+	if c.typed {
+		ms = append(ms, member{"type", marshalEntry(typ)})
+	}
+	if e.url == "" {
+		ms = append(ms, member{"command", marshalEntry(e.command)}, member{"args", marshalEntry(e.args)})
+		return encodeObject(ms)
+	}
+	ms = append(ms, member{c.urlKey, marshalEntry(e.url)})
+	if e.token != "" {
+		ms = append(ms, member{"headers", encodeObject([]member{{"Authorization", marshalEntry("Bearer " + e.token)}})})
+	}
+	return encodeObject(ms)
 }
 
 // buildEntry is the client's entry for this binary and these flags, and
-// notes for the user about what was carried or left out.
-func buildEntry(cmd *cobra.Command, o *options, c mcpClient) (json.RawMessage, []string, error) {
+// notes for the user about what was carried or left out. With print set it
+// makes nothing: a token not made yet is shown as a placeholder.
+func buildEntry(cmd *cobra.Command, o *options, c mcpClient, print bool) (serverEntry, []string, error) {
 	exe, err := executable()
 	if err != nil {
-		return nil, nil, err
+		return serverEntry{}, nil, err
 	}
 	args, left, notes := entryArgs(cmd)
 	if o.transport == "http" && c.urlKey != "" {
 		// The flags go to the server's command line, shown in a note.
-		return buildHTTPEntry(o, c, exe, args, nil)
+		return buildHTTPEntry(o, c, exe, args, print)
 	}
 	if len(left) > 0 {
 		why := c.title + " starts tairseach-mcp itself and talks to it on stdin and stdout"
@@ -494,44 +505,36 @@ func buildEntry(cmd *cobra.Command, o *options, c mcpClient) (json.RawMessage, [
 		}
 		notes = append(notes, fmt.Sprintf("left out of the entry: %s; %s", strings.Join(left, ", "), why))
 	}
-	e := stdioEntry{Command: exe, Args: args}
-	if c.typed {
-		e.Type = "stdio"
-	}
-	return marshalEntry(e), notes, nil
+	return serverEntry{command: exe, args: args}, notes, nil
 }
 
-func buildHTTPEntry(o *options, c mcpClient, exe string, args, notes []string) (json.RawMessage, []string, error) {
+func buildHTTPEntry(o *options, c mcpClient, exe string, args []string, print bool) (serverEntry, []string, error) {
 	host, port, err := net.SplitHostPort(o.http.listen)
 	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("--listen %q: want host:port, such as 127.0.0.1:8765", o.http.listen)}
+		return serverEntry{}, nil, usageError{fmt.Errorf("--listen %q: want host:port, such as 127.0.0.1:8765", o.http.listen)}
 	}
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1" // the server listens on every address; loopback is one of them
 	}
-	url := "http://" + net.JoinHostPort(host, port) + mcpserver.MCPPath
-	e := httpEntry{}
-	if c.urlKey == "serverUrl" {
-		e.ServerURL = url
-	} else {
-		e.URL = url
-	}
-	if c.typed {
-		e.Type = "http"
-	}
-	// The server's own token, made now if it was never started.
-	from, token, err := clientToken(o)
+	e := serverEntry{url: "http://" + net.JoinHostPort(host, port) + mcpserver.MCPPath}
+	var notes []string
+	// The server's own token, made now if it was never started (not
+	// with --print, which writes nothing).
+	from, token, err := entryToken(o, print)
 	if err != nil {
-		return nil, nil, err
-	}
-	if from == "" {
-		from = tokenEnv
+		return serverEntry{}, nil, err
 	}
 	switch {
+	case token == "" && !o.http.noAuth:
+		e.token = "<the token in " + from + ">"
+		notes = append(notes, from+" does not exist yet: the entry shows a placeholder for the token; install without --print makes it (0600), as the server's first start would")
 	case token != "":
-		e.Headers = map[string]string{"Authorization": "Bearer " + token}
+		e.token = token
+		if from == "" {
+			from = tokenEnv
+		}
 		notes = append(notes, "the entry carries the bearer token from "+from+"; keep the file private")
-	case o.http.noAuth:
+	default:
 		notes = append(notes, "--no-auth: the entry has no Authorization header, and any local user can reach the tools")
 	}
 	serveArgs := append([]string{exe, "--transport=http", "--listen=" + o.http.listen}, args...)
@@ -541,8 +544,26 @@ func buildHTTPEntry(o *options, c mcpClient, exe string, args, notes []string) (
 	if o.http.noAuth {
 		serveArgs = append(serveArgs, "--no-auth")
 	}
-	notes = append(notes, fmt.Sprintf("%s connects to %s: keep the server running there, for example with %s", c.title, url, strings.Join(serveArgs, " ")))
-	return marshalEntry(e), notes, nil
+	notes = append(notes, fmt.Sprintf("%s connects to %s: keep the server running there, for example with %s", c.title, e.url, strings.Join(serveArgs, " ")))
+	return e, notes, nil
+}
+
+// entryToken is the token an HTTP entry carries and the file it is in (""
+// for TAIRSEACH_MCP_TOKEN; both "" with --no-auth). Without print the
+// default file is made when missing; with print a missing default file
+// gives its path and no token.
+func entryToken(o *options, print bool) (path, token string, err error) {
+	if !print {
+		return clientToken(o)
+	}
+	if o.http.noAuth {
+		return "", "", nil
+	}
+	path, token, _, _, err = o.loadToken(false)
+	if err != nil && errors.Is(err, fs.ErrNotExist) && o.http.authTokenFile == "" && os.Getenv(tokenEnv) == "" {
+		return defaultTokenPath(), "", nil
+	}
+	return path, token, err
 }
 
 // executable is the absolute path of this binary, symlinks resolved (a
@@ -643,78 +664,6 @@ type member struct {
 	value json.RawMessage
 }
 
-// parseObject reads a JSON object as its members in order. An empty file
-// is an empty object.
-func parseObject(data []byte) ([]member, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	fail := func(err error) ([]member, error) {
-		// The decoder counts a nested value's offsets from its start;
-		// Unmarshal reports them from the start of the file.
-		var v any
-		if uerr := json.Unmarshal(data, &v); uerr != nil {
-			err = uerr
-		}
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			// Offset counts the bad byte.
-			return nil, fmt.Errorf("%s: %s", where(data, se.Offset-1), se.Error())
-		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, errors.New("unexpected end of the file")
-		}
-		return nil, fmt.Errorf("%s: %v", where(data, dec.InputOffset()), err)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return fail(err)
-	}
-	if tok != json.Delim('{') {
-		return nil, fmt.Errorf("the top level is %s, not an object", describeToken(tok))
-	}
-	var ms []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fail(err)
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return fail(err)
-		}
-		ms = append(ms, member{key, v})
-	}
-	if _, err := dec.Token(); err != nil {
-		return fail(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%s: more after the top-level object", where(data, dec.InputOffset()))
-	}
-	return ms, nil
-}
-
-func describeToken(tok json.Token) string {
-	switch tok.(type) {
-	case json.Delim:
-		return "an array"
-	case string:
-		return "a string"
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	}
-	return "a number"
-}
-
-func where(data []byte, off int64) string {
-	line, col := lineCol(data, off)
-	return fmt.Sprintf("line %d, column %d", line, col)
-}
-
 // encodeObject is ms as one compact JSON object.
 func encodeObject(ms []member) json.RawMessage {
 	var buf bytes.Buffer
@@ -728,14 +677,5 @@ func encodeObject(ms []member) json.RawMessage {
 		_ = json.Compact(&buf, m.value)
 	}
 	buf.WriteByte('}')
-	return buf.Bytes()
-}
-
-// encodeFile is the file's content: the members indented by two spaces,
-// as the clients write their own files.
-func encodeFile(ms []member) []byte {
-	var buf bytes.Buffer
-	_ = json.Indent(&buf, encodeObject(ms), "", "  ")
-	buf.WriteByte('\n')
 	return buf.Bytes()
 }
