@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // readmeBlock returns the lines of the first sh code block under the
@@ -180,4 +182,117 @@ func TestReadmeTry(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReadmeLinksAndPins checks the README and docs/ as a reader follows
+// them: the README keeps `make demo` and `make test` and links every page
+// of docs/ once; every relative link, anchors included, leads somewhere;
+// and every npx command names the version scripts/package.json pins, the
+// one the tests drive.
+func TestReadmeLinksAndPins(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	readme := filepath.Join(repoRoot, "README.md")
+	pages := map[string]string{}
+	for _, p := range append([]string{readme}, docs...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[p] = string(b)
+	}
+	for _, want := range []string{"make demo", "make test", "make try"} {
+		if !strings.Contains(pages[readme], want) {
+			t.Errorf("README.md does not say %q", want)
+		}
+	}
+	for _, d := range docs {
+		rel := "docs/" + filepath.Base(d)
+		if n := strings.Count(pages[readme], "]("+rel+")"); n != 1 {
+			t.Errorf("README.md links %s %d times, want once", rel, n)
+		}
+	}
+
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for p, text := range pages {
+		name, _ := filepath.Rel(repoRoot, p)
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			dest := p
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(p), file)
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s: link %s: %v", name, target, err)
+					continue
+				}
+			}
+			if anchor == "" || !strings.HasSuffix(dest, ".md") {
+				continue
+			}
+			b, err := os.ReadFile(dest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(headingSlugs(string(b)), anchor) {
+				t.Errorf("%s: link %s: no such heading", name, target)
+			}
+		}
+	}
+
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(raw, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	npx := regexp.MustCompile(`npx(?:\s+-y)?\s+(@?[a-z0-9@/._-]+)`)
+	for p, text := range pages {
+		name, _ := filepath.Rel(repoRoot, p)
+		for _, m := range npx.FindAllStringSubmatch(text, -1) {
+			spec := m[1]
+			at := strings.LastIndex(spec, "@")
+			if at <= 0 {
+				t.Errorf("%s: %q runs whatever npm has newest; pin it (scripts/package.json)", name, m[0])
+				continue
+			}
+			if want, ok := pkg.Dependencies[spec[:at]]; ok && spec[at+1:] != want {
+				t.Errorf("%s: %q, but scripts/package.json pins %s", name, m[0], want)
+			}
+		}
+	}
+}
+
+// headingSlugs returns the anchors GitHub gives the headings of a Markdown
+// text: lowercase, punctuation dropped, spaces as hyphens.
+func headingSlugs(text string) []string {
+	var slugs []string
+	inCode := false
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "```") {
+			inCode = !inCode
+		}
+		if inCode || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(l, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slugs = append(slugs, b.String())
+	}
+	return slugs
 }
