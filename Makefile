@@ -1,7 +1,9 @@
-# The front door: make demo, make test, make lint, make bench.
+# The front door: make try, make demo, make test, make lint, make bench.
 GO        ?= go
 BIN       := bin
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version Go gives this commit (v1.2.3 on a tag, else its pseudo-version,
+# +dirty with changes not committed), as go install and go build name it.
+VERSION   ?= $(shell sh scripts/version.sh)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 # GOTAGS=notelemetry builds without the OpenTelemetry exporters (gRPC and the
 # protobuf runtime): a 13 MB binary instead of 20, ~5 MiB less memory.
@@ -11,7 +13,7 @@ CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
 # Pinned, fetched through the Go module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build dist test test-go lint demo bench fuzz soak clean
+.PHONY: all build dist test test-go lint try demo bench fuzz soak clean
 
 all: build
 
@@ -54,6 +56,11 @@ lint:
 
 demo: build
 	@bash scripts/demo.sh
+
+# The README's "Try it without the app": tools, call, doctor and clients
+# against the demo backend, no Tairseach app needed.
+try: build
+	@bash scripts/try.sh
 
 # The bridge against its floors (raw socket, a no-op go-sdk server) and a peer
 # (mcp-host-rpc), interleaved; 3 to 4½ minutes on 2 cores. Prints one table and

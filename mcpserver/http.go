@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -70,6 +71,9 @@ type HTTPConfig struct {
 	DrainTimeout time.Duration
 	// Manifests is the manifests directory, as /healthz reports it.
 	Manifests string
+	// TokenHint says where a client finds the token ("the token in
+	// ~/.tairseach/mcp-token"); a refused request is told it.
+	TokenHint string
 }
 
 // Health is what /healthz reports.
@@ -216,7 +220,7 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 
 	var handler http.Handler = mux
 	if cfg.Token != "" {
-		handler = requireToken(cfg.Token, s, handler)
+		handler = requireToken(cfg.Token, cfg.TokenHint, s, handler)
 	}
 	h.handler = sameOriginOnly(s, handler)
 	return h
@@ -435,15 +439,31 @@ func (h *httpHandler) serveHealth(w http.ResponseWriter, r *http.Request) {
 // requireToken refuses requests without "Authorization: Bearer token". The
 // comparison is of SHA-256 digests in constant time, so that neither the
 // token's bytes nor its length show in the timing.
-func requireToken(token string, s *Server, next http.Handler) http.Handler {
+//
+// The refusal says where the token is, and does not say "Unauthorized":
+// mcp-remote, finding no OAuth metadata, registers itself at /register and
+// shows the body of the refusal; a message with "Unauthorized" in it would
+// make it wait for a browser sign-in that never comes, any other fails it
+// at once with the message.
+func requireToken(token, hint string, s *Server, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(token))
+	if hint == "" {
+		hint = "the token the server was given"
+	}
+	body := []byte(`{"error":"invalid_token","error_description":`)
+	body = jsonenc.AppendString(body, "tairseach-mcp needs a bearer token, not an OAuth sign-in: send the header "+
+		"Authorization: Bearer TOKEN, with "+hint, false)
+	body = append(body, "}\n"...)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			s.log.Debug().Str("remote", r.RemoteAddr).Str("path", r.URL.Path).Msg("refused a request without the bearer token")
 			w.Header().Set("WWW-Authenticate", `Bearer realm="tairseach-mcp"`)
-			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write(body)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -69,6 +70,43 @@ func post(t *testing.T, url string, header map[string]string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestHTTPRefusalSaysWhereTheTokenIs: every path refuses a request without
+// the token with a 401 whose body says where the token is, the OAuth
+// discovery and registration paths too. mcp-remote shows the body of its
+// failed registration and gives up, unless the text has "Unauthorized" in
+// it, which sends it to wait for a browser sign-in.
+func TestHTTPRefusalSaysWhereTheTokenIs(t *testing.T) {
+	const hint = "the token in ~/.tairseach/mcp-token"
+	_, ts := httpServer(t, HTTPConfig{Token: "0123456789abcdef0123", TokenHint: hint})
+	for _, tc := range []struct{ method, path string }{
+		{"POST", MCPPath},
+		{"GET", MCPPath},
+		{"GET", "/.well-known/oauth-protected-resource/mcp"},
+		{"GET", "/.well-known/oauth-authorization-server"},
+		{"POST", "/register"},
+	} {
+		req, err := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var e struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		if resp.StatusCode != http.StatusUnauthorized || json.Unmarshal(body, &e) != nil || e.Error != "invalid_token" ||
+			!strings.Contains(e.Description, hint) || strings.Contains(string(body), "Unauthorized") ||
+			!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s %s: %d %s\n%s", tc.method, tc.path, resp.StatusCode, resp.Header, body)
+		}
+	}
 }
 
 func TestHTTPHandlerProtections(t *testing.T) {

@@ -3,13 +3,15 @@
 # go build, one tar.gz per platform named as .goreleaser.yaml names them,
 # and checksums.txt. make dist runs it.
 #
-#   VERSION  stamped into the binary (default: git describe)
+#   VERSION  stamped into the binary (default: scripts/version.sh, the
+#            version Go gives this commit: v1.2.3 on a tag, else its
+#            pseudo-version v1.2.4-0.20261125124842-1355916abcde)
 #   TARGETS  os/arch list (default: the four release platforms)
 #   DIST     output directory, emptied first (default: dist)
 set -eu
 
 go=${GO:-go}
-version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+version=${VERSION:-$(sh "$(dirname "$0")/version.sh")}
 targets=${TARGETS:-darwin/arm64 darwin/amd64 linux/amd64 linux/arm64}
 out=${DIST:-dist}
 # goreleaser's {{ .Version }}: the tag without its v.

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,4 +182,84 @@ func readLine(t *testing.T, lines <-chan string, limit time.Duration) string {
 		t.Fatalf("no line from the client within %v", limit)
 	}
 	return ""
+}
+
+// TestMCPRemoteWithoutTokenFailsFast runs mcp-remote (the stdio-to-HTTP
+// proxy many clients use for URLs) against the HTTP server without the
+// token, and with a wrong one: finding no OAuth server it registers itself
+// at /register, and the refusal must end it at once, saying where the
+// token is, rather than leave it waiting for a browser sign-in. With the
+// token it serves.
+func TestMCPRemoteWithoutTokenFailsFast(t *testing.T) {
+	dir := nodeModules(t)
+	remote := filepath.Join(dir, ".bin", "mcp-remote")
+	if _, err := os.Stat(remote); err != nil {
+		missingClients(t, "mcp-remote is not installed: run `cd scripts && npm ci` (%v)", err)
+	}
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	b := startHTTPDefault(t, e)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+	for _, tt := range []struct {
+		name   string
+		header string
+		ok     bool
+	}{
+		{name: "no token"},
+		{name: "wrong token", header: "Authorization: Bearer " + strings.Repeat("0", 64)},
+		{name: "token", header: "Authorization: Bearer " + b.token, ok: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{b.url, "--transport", "http-only"}
+			if tt.header != "" {
+				args = append(args, "--header", tt.header)
+			}
+			cmd := exec.Command(remote, args...)
+			// Its OAuth state goes to ~/.mcp-auth: a fresh HOME each run.
+			cmd.Env = append(os.Environ(), "HOME="+shortDir(t))
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errb syncBuffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			defer func() {
+				_ = stdin.Close()
+				_ = cmd.Process.Kill()
+				<-done
+			}()
+			if _, err := io.WriteString(stdin, initialize); err != nil && tt.ok {
+				t.Fatal(err)
+			}
+			deadline := time.After(20 * time.Second)
+			if tt.ok {
+				for !strings.Contains(out.String(), `"serverInfo"`) {
+					select {
+					case <-done:
+						t.Fatalf("mcp-remote exited; stderr:\n%s", errb.String())
+					case <-deadline:
+						t.Fatalf("no initialize result in 20s; stderr:\n%s", errb.String())
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+				return
+			}
+			select {
+			case <-done:
+			case <-deadline:
+				t.Fatalf("mcp-remote still waits after 20s; stderr:\n%s", errb.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code == 0 {
+				t.Errorf("exit status 0, want a failure")
+			}
+			if !strings.Contains(errb.String(), "not an OAuth sign-in") || !strings.Contains(errb.String(), "~/.tairseach/mcp-token") {
+				t.Errorf("stderr does not say where the token is:\n%s", errb.String())
+			}
+		})
+	}
 }

@@ -299,9 +299,22 @@ func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerol
 		// The HTTP transport ends only on a stop signal.
 		DrainTimeout: min(o.drainTimeout, o.shutdownGrace),
 		Manifests:    o.manifests,
+		TokenHint:    tokenHint(h.tokenPath),
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
+}
+
+// tokenHint says where a client finds the token: its file, with ~ for the
+// home directory, or the server's environment.
+func tokenHint(path string) string {
+	if path == "" {
+		return "the token in TAIRSEACH_MCP_TOKEN of the server's environment"
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" && strings.HasPrefix(path, home+string(filepath.Separator)) {
+		path = "~" + path[len(home):]
+	}
+	return "the token in " + path
 }

@@ -156,3 +156,46 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+// TestQuietStdioStart serves over stdio as a client starts the server, with
+// no --log-level: initialize and tools/list answered, stdin closed, and not
+// one byte on stderr (Claude Code files every stderr line under errors).
+// --log-level info brings the start-up lines back.
+func TestQuietStdioStart(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
+	}, "\n")
+	for _, tt := range []struct {
+		name  string
+		extra []string
+		quiet bool
+	}{
+		{name: "default", quiet: true},
+		{name: "info", extra: []string{"--log-level", "info"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			script := "printf '%s\\n' \"$INPUT\" | \"$BIN\" \"$@\""
+			args := append([]string{"-c", script, "sh", "--manifests", e.manifests, "--socket", e.socket}, tt.extra...)
+			cmd := exec.Command("sh", args...)
+			cmd.Env = append(cmd.Environ(), "INPUT="+in, "BIN="+bridgeBin, "TAIRSEACH_MCP_LOG_LEVEL=", "TAIRSEACH_MCP_TRANSPORT=")
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v; stderr:\n%s", err, errb.String())
+			}
+			if n := strings.Count(out.String(), "\n"); n != 2 || !strings.Contains(out.String(), `"tairseach_contacts_search"`) {
+				t.Fatalf("stdout (%d lines):\n%s", n, out.String())
+			}
+			if tt.quiet && errb.Len() != 0 {
+				t.Fatalf("stderr is not empty:\n%s", errb.String())
+			}
+			if !tt.quiet && !strings.Contains(errb.String(), "INF") {
+				t.Fatalf("--log-level info: no start-up lines on stderr:\n%s", errb.String())
+			}
+		})
+	}
+}

@@ -107,7 +107,7 @@ func budgetLine(o *options, srv *mcpserver.Server) (line string, over bool) {
 }
 
 // fewerTools is the advice when tools/list is over a client's cap.
-const fewerTools = "those clients show the model only the first tools; serve fewer with --toolsets, --read-only, --tools or --exclude-tools, or use --tool-mode discover (README: Choosing the tools)"
+const fewerTools = "those clients show the model only the first tools; serve fewer with --toolsets, --read-only, --tools or --exclude-tools, or use --tool-mode discover (docs/policy.md: Choosing the tools)"
 
 func printBudget(o *options, srv *mcpserver.Server, stdout, stderr io.Writer) error {
 	line, over := budgetLine(o, srv)

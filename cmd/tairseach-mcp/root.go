@@ -118,7 +118,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.transport == "stdio" && stdinIsTerminal(stdin) {
-				greetTerminal(cmd, o, stderr)
+				greetTerminal(stderr)
 			}
 			return serve(cmd.Context(), o, stdin, stdout, stderr)
 		},
@@ -145,7 +145,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.outputSchemas, "output-schemas", "warn", "warn: do not advertise outputSchemas, log results that do not match them; strict: advertise them, send structuredContent and fail results that do not match; off: ignore them")
 	f.BoolVar(&o.linger, "linger", false, "keep running after stdin closes, until interrupted")
 	f.BoolVar(&o.insecureSocket, "insecure-socket", false, "use sockets owned by another user, writable by others, or served by another user's process (dangerous)")
-	f.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn, error or disabled")
+	f.StringVar(&o.logLevel, "log-level", "", "trace, debug, info, warn, error or disabled (default warn over stdio, where a client shows every stderr line as an error; info over http)")
 	f.StringVar(&o.logFormat, "log-format", "console", "console or json (logs always go to stderr)")
 	o.http.addFlags(f)
 	f.StringVar(&o.direct, "direct", "on", "serve tools/list and tools/call on stdio without the go-sdk where that gives the same bytes: on or off")
@@ -275,6 +275,15 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	}
 	if o.maxManifestBytes <= 0 {
 		return usageError{fmt.Errorf("--max-manifest-bytes %d: must be positive", o.maxManifestBytes)}
+	}
+	if o.logLevel == "" {
+		// A stdio server says nothing at start unless something is wrong:
+		// clients file every stderr line under errors. Serving over HTTP,
+		// started by hand, the start-up lines (address, token file) help.
+		o.logLevel = "warn"
+		if o.transport == "http" {
+			o.logLevel = "info"
+		}
 	}
 	if _, err := zerolog.ParseLevel(o.logLevel); err != nil {
 		return usageError{fmt.Errorf("--log-level %q: want trace, debug, info, warn, error or disabled", o.logLevel)}

@@ -2,9 +2,13 @@ package main
 
 import "runtime/debug"
 
-// versionString is the stamped version, else what Go recorded in the
-// binary: the module version of a go install, or the commit of a build in
-// a checkout ("dev (a1b2c3d4e5f6, modified)").
+// versionString is the stamped version (make build, make dist and
+// goreleaser stamp what scripts/version.sh prints), else the version Go
+// recorded in the binary, which is the same string for the same commit:
+// the tag (v1.2.3) or Go's pseudo-version
+// (v1.2.4-0.20261125124842-1355916abcde), "+dirty" with changes not
+// committed. A build with no version control information (-buildvcs=false,
+// or outside a checkout) is "dev".
 func versionString() string {
 	if version != "dev" && version != "" {
 		return version
@@ -17,32 +21,8 @@ func versionString() string {
 }
 
 func buildInfoVersion(bi *debug.BuildInfo) string {
-	v := "dev"
-	if mv := bi.Main.Version; mv != "" && mv != "(devel)" {
-		v = mv
-	}
-	var rev string
-	var modified bool
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev == "" {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
-	if v != "dev" && !modified {
-		// A module version already names its commit.
-		return v
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if modified {
-		rev += ", modified"
-	}
-	return v + " (" + rev + ")"
+	return "dev"
 }

@@ -24,7 +24,7 @@ func seedContacts() []contact {
 		{ID: "c-004", FirstName: "Éamon", LastName: "Walsh", Organization: "Kilnamona Forge", Emails: []string{"eamon@example.com"}},
 		{ID: "c-005", FirstName: "Niamh", LastName: "O'Connor", Organization: "Threshold Analytics", Emails: []string{"niamh.oconnor@example.com"}, Phones: []string{"+1 555-0105"}},
 		{ID: "c-006", FirstName: "Darragh", LastName: "Doyle", Organization: "Blackwater Freight", Emails: []string{"d.doyle@example.org"}, Phones: []string{"+1 555-0106"}},
-		{ID: "c-007", FirstName: "Orla", LastName: "Ryan", Organization: "Saltmarsh Press", Emails: []string{"orla@example.net"}, Phones: []string{"+1 555-0107"}},
+		{ID: "c-007", FirstName: "Anna", LastName: "Ryan", Organization: "Saltmarsh Press", Emails: []string{"anna.ryan@example.net"}, Phones: []string{"+1 555-0107"}},
 		{ID: "c-008", FirstName: "Ciarán", LastName: "Brennan", Organization: "Harbour Light Co.", Phones: []string{"+1 555-0108"}},
 		{ID: "c-009", FirstName: "Róisín", LastName: "Gallagher", Organization: "Fernhill Botanicals", Emails: []string{"roisin.gallagher@example.com"}, Phones: []string{"+1 555-0109"}},
 		{ID: "c-010", FirstName: "Fionn", LastName: "Quinn", Organization: "Corrib Instruments", Emails: []string{"fionn.quinn@example.org"}, Phones: []string{"+1 555-0110"}},

@@ -9,7 +9,7 @@ import (
 
 // Methods whose replies have the shapes the real Tairseach server's handlers
 // give them, which the outputSchemas of its own manifests do not describe
-// (see README, "What a tool call returns"): a bridge must pass them on as
+// (see docs/manifests.md, "What a call returns"): a bridge must pass them on as
 // the successes they are.
 
 type eventParams struct {

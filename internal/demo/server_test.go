@@ -280,6 +280,7 @@ func TestContactsSearch(t *testing.T) {
 		{`{"query":"SIOBHÁN"}`, []string{"c-003"}},
 		{`{"query":"o'connor"}`, []string{"c-005"}},
 		{`{"query":"s.power@"}`, []string{"c-023"}},
+		{`{"query":"anna"}`, []string{"c-007"}}, // the README's example
 		{`{"query":"zzz"}`, nil},
 	}
 	for _, tt := range tests {

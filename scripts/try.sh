@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# make try: the README's "Try it without the app" in one go. Starts the demo
+# backend on a temporary socket and runs tools, call, doctor, a shell pipe
+# and the Go SDK client against it, then stops the backend. Linux and macOS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tairseach-try.XXXXXX")
+sock="$dir/tairseach.sock"
+backend_pid=
+cleanup() {
+  [ -n "$backend_pid" ] && kill "$backend_pid" 2>/dev/null && wait "$backend_pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+
+bin/tairseach-demo --socket "$sock" 2>"$dir/backend.log" &
+backend_pid=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+[ -S "$sock" ] || { cat "$dir/backend.log" >&2; echo "the demo backend did not start" >&2; exit 1; }
+echo "the demo backend serves a fictional address book on $sock"
+
+# What the README has you export by hand.
+export TAIRSEACH_MANIFESTS="$PWD/manifests.example" TAIRSEACH_SOCKET="$sock"
+echo "\$ export TAIRSEACH_MANIFESTS=$TAIRSEACH_MANIFESTS TAIRSEACH_SOCKET=$sock"
+
+show() {
+  echo
+  echo "\$ $*"
+  "$@"
+}
+show bin/tairseach-mcp tools
+show bin/tairseach-mcp call contacts.search query=anna
+show bin/tairseach-mcp doctor
+req='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_contacts_get","arguments":{"id":"c-007"}}}'
+echo
+echo "\$ echo '$req' | bin/tairseach-mcp"
+echo "$req" | bin/tairseach-mcp
+echo
+echo "\$ go run ./scripts/democlient bin/tairseach-mcp    # an MCP client (the Go SDK's) starts the server, as Claude Desktop does"
+go run ./scripts/democlient bin/tairseach-mcp
+echo
+echo "the backend is stopped; to keep one running, follow the README's \"Try it without the app\""
