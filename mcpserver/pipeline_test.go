@@ -262,6 +262,19 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				}
 			})
 
+			t.Run("client-added arguments", func(t *testing.T) {
+				// Gemini CLI adds wait_for_previous to every call; the tool's
+				// schema forbids extra arguments.
+				res, err := e.call(ctx, cs, "contacts.search", map[string]any{"query": "anna", "limit": 1, "wait_for_previous": true}, nil)
+				if err != nil || res.IsError {
+					t.Errorf("a call carrying wait_for_previous: %v %q", err, resultText(res))
+				}
+				res, err = e.call(ctx, cs, "contacts.search", map[string]any{"query": "anna", "limit": 1, "other": true}, nil)
+				if err != nil || !res.IsError || !strings.Contains(resultText(res), "other") {
+					t.Errorf("a call with an argument nobody declares: %v %q", err, resultText(res))
+				}
+			})
+
 			t.Run("size limit", func(t *testing.T) {
 				res, err := e.call(ctx, cs, "demo.blob", map[string]any{"bytes": 8000}, nil)
 				if err != nil || !res.IsError || !strings.Contains(resultText(res), "too large") {
