@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -299,7 +301,7 @@ func (s *Server) endObs(o *callObs, res *mcp.CallToolResult) {
 // client's error.
 func (o *callObs) classify(res *mcp.CallToolResult, limit int) {
 	if res != nil {
-		o.resultBytes, _ = resultSize(res, limit+replyMargin)
+		o.resultBytes, _ = check.Size(res, limit+replyMargin)
 	}
 	if o.outcome != "" { // set by whoever refused the call
 		return

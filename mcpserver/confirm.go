@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/manifest"
@@ -110,9 +112,9 @@ func (s *Server) confirm(ctx context.Context, c *ToolCall, r *route, args json.R
 	er, err := c.Peer.Elicit(ctx, confirmParams(r, args))
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return errorResult(fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, c.Name)), "unanswered"
+			return check.ErrorResult(fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, c.Name)), "unanswered"
 		}
-		return errorResult(fmt.Sprintf("not confirmed: asking the user failed (%v), so %s was not called", err, c.Name)), "unanswered"
+		return check.ErrorResult(fmt.Sprintf("not confirmed: asking the user failed (%v), so %s was not called", err, c.Name)), "unanswered"
 	}
 	return answered(c.Name, er)
 }
@@ -123,16 +125,16 @@ func answered(name string, er *mcp.ElicitResult) (*mcp.CallToolResult, string) {
 	case er.Action == "accept" && er.Content["confirm"] == true:
 		return nil, ""
 	case er.Action == "cancel":
-		return errorResult(fmt.Sprintf("declined by the user: %s was not called (the confirmation was cancelled)", name)), "cancelled"
+		return check.ErrorResult(fmt.Sprintf("declined by the user: %s was not called (the confirmation was cancelled)", name)), "cancelled"
 	default:
-		return errorResult(fmt.Sprintf("declined by the user: %s was not called", name)), "declined"
+		return check.ErrorResult(fmt.Sprintf("declined by the user: %s was not called", name)), "declined"
 	}
 }
 
 // cannotAsk refuses a call that needs confirmation from a client that
 // cannot ask its user.
 func (s *Server) cannotAsk(name string) *mcp.CallToolResult {
-	return errorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
+	return check.ErrorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
 		"the call was not made: use a client that supports elicitation, or start tairseach-mcp with --confirm none (or a --confirm that does not cover this tool)",
 		confirmRefusedPrefix, name, strings.Join(s.cfg.Confirm, ",")))
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/manifest"
@@ -88,13 +90,13 @@ func decodeDiscoveryArgs(args json.RawMessage, v any) string {
 // resolveTool finds a served tool by its MCP name or manifest name.
 func (s *Server) resolveTool(table *routeTable, name string) (string, *mcp.CallToolResult) {
 	if name == "" {
-		return "", errorResult("missing tool name; " + table.discover.search + " lists the tools")
+		return "", check.ErrorResult("missing tool name; " + table.discover.search + " lists the tools")
 	}
 	if _, ok := table.byName[name]; ok {
 		return name, nil
 	}
 	if why, ok := table.hidden[name]; ok {
-		return "", errorResult(hiddenMessage(name, why))
+		return "", check.ErrorResult(hiddenMessage(name, why))
 	}
 	for _, n := range table.order {
 		if r, ok := table.byName[n]; ok && r.tool.ToolName == name {
@@ -103,10 +105,10 @@ func (s *Server) resolveTool(table *routeTable, name string) (string, *mcp.CallT
 	}
 	for n, why := range table.hidden {
 		if m, _ := manifest.MCPName(s.cfg.Prefix, name); m == n {
-			return "", errorResult(hiddenMessage(n, why))
+			return "", check.ErrorResult(hiddenMessage(n, why))
 		}
 	}
-	return "", errorResult(fmt.Sprintf("unknown tool %q; %s lists the tools", name, table.discover.search))
+	return "", check.ErrorResult(fmt.Sprintf("unknown tool %q; %s lists the tools", name, table.discover.search))
 }
 
 // describeTool returns a served tool's definition as tools/list would.
@@ -115,13 +117,13 @@ func (s *Server) describeTool(table *routeTable, args json.RawMessage) *mcp.Call
 		Name string `json:"name"`
 	}
 	if err := decodeDiscoveryArgs(args, &p); err != "" {
-		return errorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\"}", table.discover.describe, err))
+		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\"}", table.discover.describe, err))
 	}
 	name, res := s.resolveTool(table, p.Name)
 	if res != nil {
 		return res
 	}
-	return textResult(table.tools[name])
+	return check.TextResult(table.tools[name])
 }
 
 // maxSearchWords is the most words of a query that count.
@@ -145,7 +147,7 @@ func (s *Server) searchTools(table *routeTable, args json.RawMessage) *mcp.CallT
 		Limit int    `json:"limit"`
 	}
 	if err := decodeDiscoveryArgs(args, &p); err != "" {
-		return errorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"query\": \"words\", \"limit\": 10}", table.discover.search, err))
+		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"query\": \"words\", \"limit\": 10}", table.discover.search, err))
 	}
 	if p.Limit <= 0 {
 		p.Limit = 10
@@ -203,7 +205,7 @@ func (s *Server) searchTools(table *routeTable, args json.RawMessage) *mcp.CallT
 		out.Next = "no tool matches; try other words, or an empty query to list every tool"
 	}
 	b, _ := json.Marshal(out)
-	return textResult(b)
+	return check.TextResult(b)
 }
 
 // tokens splits s into lower-case words of letters and digits.
@@ -231,8 +233,3 @@ func firstLine(s string) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// textResult is a successful result with b as its text.
-func textResult(b []byte) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
-}

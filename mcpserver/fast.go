@@ -7,7 +7,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/geilt/tairseach-mcp/internal/jsonenc"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -89,7 +90,7 @@ func (s *Server) CallDirect(ctx context.Context, d DirectCall) []byte {
 	if res == nil {
 		return nil
 	}
-	b := encodeResult(res)
+	b := check.Encode(res)
 	if d.NewProtocol {
 		b = newProtocolResult(s.info, b, res.InputRequests != nil)
 	}
@@ -125,58 +126,6 @@ func (s *Server) RegisterWithSDK() {
 			s.log.Error().Str("tool", name).Err(err).Msg("registering tool")
 		}
 	}
-}
-
-// encodeResult marshals a result made by Call exactly as the SDK would,
-// copying the structured content (compact already) instead of re-compacting
-// it; like the SDK (CallToolResult.MarshalJSON uses json.Marshal) it
-// escapes HTML characters in it.
-func encodeResult(res *mcp.CallToolResult) []byte {
-	var text string
-	if len(res.Content) == 1 {
-		if t, ok := res.Content[0].(*mcp.TextContent); ok && t.Meta == nil && t.Annotations == nil {
-			text = t.Text
-		} else {
-			return marshalResult(res)
-		}
-	} else {
-		return marshalResult(res)
-	}
-	raw, _ := res.StructuredContent.(json.RawMessage)
-	if res.StructuredContent != nil && raw == nil || res.Meta != nil {
-		return marshalResult(res)
-	}
-	buf := make([]byte, 0, len(text)+len(raw)+len(text)/8+64)
-	buf = append(buf, `{"content":[{"type":"text","text":`...)
-	buf = jsonenc.AppendString(buf, text, true) // the SDK's TextContent escapes HTML
-	buf = append(buf, "}]"...)
-	if raw != nil {
-		buf = append(buf, `,"structuredContent":`...)
-		buf = appendHTMLEscaped(buf, raw) // as json.Marshal does to a RawMessage
-	}
-	if res.IsError {
-		buf = append(buf, `,"isError":true`...)
-	}
-	return append(buf, '}')
-}
-
-// appendHTMLEscaped appends compact JSON with <, >, &, U+2028 and U+2029
-// escaped inside strings, as encoding/json marshals a json.RawMessage.
-func appendHTMLEscaped(buf, raw []byte) []byte {
-	if !bytes.ContainsAny(raw, "<>&\u2028\u2029") {
-		return append(buf, raw...)
-	}
-	var b bytes.Buffer
-	json.HTMLEscape(&b, raw)
-	return append(buf, b.Bytes()...)
-}
-
-func marshalResult(res *mcp.CallToolResult) []byte {
-	b, err := json.Marshal(res)
-	if err != nil {
-		return encodeResult(errorResult("encoding the result: " + err.Error()))
-	}
-	return b
 }
 
 // newProtocolResult turns a CallToolResult encoded by encodeResult into the

@@ -262,11 +262,10 @@ func FuzzCheckArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tool uint16, args []byte) {
 		name := names[int(tool)%len(names)]
 		r := routes[name]
-		in, err := r.input.inputCheck()
+		msg, err := r.input.Check(args)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		msg := checkArgs(in, args)
 		var v any
 		switch err := json.Unmarshal(args, &v); {
 		case err != nil:
@@ -281,7 +280,7 @@ func FuzzCheckArgs(f *testing.F) {
 		}
 		// Which of several wrong arguments is named depends on map order in
 		// jsonschema-go; whether the arguments are valid does not.
-		if again := checkArgs(in, args); (again == "") != (msg == "") {
+		if again, _ := r.input.Check(args); (again == "") != (msg == "") {
 			t.Fatalf("%s: checkArgs(%q) said %q, then %q", name, args, msg, again)
 		}
 		if s := string(bytes.TrimSpace(args)); s != "" && s != "null" {

@@ -1,6 +1,10 @@
 package mcpserver
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+)
 
 // OutputSchemaUse is what the server does with one tool's outputSchema, for
 // `tools` and `doctor`.
@@ -43,9 +47,9 @@ func (s *Server) OutputSchemaUse(name string) OutputSchemaUse {
 	case r.check != nil:
 		u.Use, o = "checked", r.check
 	default:
-		u.Use, o = "ignored", &outputSchema{raw: r.tool.OutputSchema}
+		u.Use, o = "ignored", check.NewOutput(r.tool.OutputSchema)
 	}
-	if err := o.compiles(); err != nil {
+	if err := o.Compiles(); err != nil {
 		u.Problem = fmt.Sprintf("not valid JSON Schema: %v", err)
 		return u
 	}
@@ -55,12 +59,12 @@ func (s *Server) OutputSchemaUse(name string) OutputSchemaUse {
 	}
 	problem := "type: the result is not a JSON object"
 	if known.reply[0] == '{' {
-		check, err := o.outputCheck()
+		p, err := o.Check([]byte(known.reply), false)
 		if err != nil {
 			u.Problem = fmt.Sprintf("not valid JSON Schema: %v", err)
 			return u
 		}
-		problem = check.check([]byte(known.reply))
+		problem = p
 	}
 	if problem != "" {
 		u.Problem = fmt.Sprintf("the real Tairseach server's %s returns %s, which does not match: %s", r.tool.Method, known.shape, problem)

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/socketrpc"
@@ -101,7 +103,7 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("tool", c.Name).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("tool call panicked")
-			res = errorResult(fmt.Sprintf("internal error in tairseach-mcp while calling %s: %v; this is a bug, please report it", c.Name, p))
+			res = check.ErrorResult(fmt.Sprintf("internal error in tairseach-mcp while calling %s: %v; this is a bug, please report it", c.Name, p))
 		}
 	}()
 	if s.waitReady(ctx) != nil {
@@ -115,9 +117,12 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 	if o != nil {
 		o.tool = c.Name // call_tool's target
 	}
-	args, msg := s.prepareArgs(r, c.Args)
+	args, msg, err := check.Args(r.input, c.Args)
+	if err != nil {
+		s.log.Debug().Str("tool", r.tool.Name).Err(err).Msg("inputSchema does not compile; arguments not checked")
+	}
 	if msg != "" {
-		return errorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
+		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
 	}
 	if o != nil {
 		o.args = args
@@ -143,7 +148,7 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 		if ctx.Err() != nil {
 			return nil
 		}
-		return errorResult(fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(s.slots), r.timeout))
+		return check.ErrorResult(fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(s.slots), r.timeout))
 	}
 	defer func() { <-s.slots }()
 	var stopProgress func()
@@ -161,7 +166,7 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 		}
 		s.log.Debug().Str("tool", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
 		if errors.Is(err, socketrpc.ErrTooLarge) {
-			return errorResult(fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
+			return check.ErrorResult(fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
 				r.tool.Method, s.cfg.MaxResultBytes+replyMargin, s.cfg.MaxResultBytes))
 		}
 		return s.bounded(r, s.callError(r, err))
@@ -177,7 +182,7 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 func (s *Server) resolve(table *routeTable, c *ToolCall) (*route, *mcp.CallToolResult) {
 	if why, ok := table.hidden[c.Name]; ok {
 		s.log.Debug().Str("tool", c.Name).Str("reason", why).Msg("call of a hidden tool refused")
-		return nil, errorResult(hiddenMessage(c.Name, why))
+		return nil, check.ErrorResult(hiddenMessage(c.Name, why))
 	}
 	if d := table.discover; d != nil {
 		switch c.Name {
@@ -191,7 +196,7 @@ func (s *Server) resolve(table *routeTable, c *ToolCall) (*route, *mcp.CallToolR
 				Arguments json.RawMessage `json:"arguments"`
 			}
 			if err := decodeDiscoveryArgs(c.Args, &p); err != "" {
-				return nil, errorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\", \"arguments\": {…}}", c.Name, err))
+				return nil, check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\", \"arguments\": {…}}", c.Name, err))
 			}
 			target, res := s.resolveTool(table, p.Name)
 			if res != nil {
@@ -202,7 +207,7 @@ func (s *Server) resolve(table *routeTable, c *ToolCall) (*route, *mcp.CallToolR
 	}
 	r, ok := table.byName[c.Name]
 	if !ok {
-		return nil, errorResult(fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", c.Name))
+		return nil, check.ErrorResult(fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", c.Name))
 	}
 	return r, nil
 }

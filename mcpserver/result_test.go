@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 )
 
 // rawSession is a stdio session of srv driven line by line, as a client's
@@ -275,7 +277,7 @@ func TestMismatchWarningQuotesNoValue(t *testing.T) {
 // U+FFFD.
 func TestExcerptCutsBetweenCharacters(t *testing.T) {
 	for _, s := range []string{strings.Repeat("é", 1500), "a" + strings.Repeat("日", 1000), strings.Repeat("x", 1999) + "☘☘"} {
-		got := excerpt([]byte(s))
+		got := check.Excerpt([]byte(s))
 		if !utf8.ValidString(got) || strings.ContainsRune(got, utf8.RuneError) || !strings.Contains(got, fmt.Sprintf("(%d bytes in all)", len(s))) {
 			t.Errorf("excerpt of %d bytes: %q", len(s), got[len(got)-40:])
 		}

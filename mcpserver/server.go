@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -137,8 +139,8 @@ type Server struct {
 	clients   map[string]*socketrpc.Client
 	visible   map[string][]byte       // MCP name → the tool as clients see it
 	defs      map[string]*mcp.Tool    // the same, for the SDK
-	inputs    map[string]*inputSchema // by their JSON, kept across reloads
-	outputs   map[string]*outputSchema
+	inputs    map[string]*check.Input // by their JSON, kept across reloads
+	outputs   map[string]*check.Output
 	sdkSynced bool                  // the SDK's server has every tool (RegisterWithSDK)
 	attached  map[Notifier]struct{} // stdio sessions served directly
 	reg       *manifest.Registry    // the registry applied last
@@ -155,9 +157,9 @@ type route struct {
 	tool    manifest.Tool
 	client  *socketrpc.Client
 	timeout time.Duration
-	input   *inputSchema  // arguments are checked against it
-	output  *outputSchema // advertised and enforced; nil: no structuredContent
-	check   *outputSchema // not advertised, results checked to warn the operator
+	input   *check.Input  // arguments are checked against it
+	output  *check.Output // advertised and enforced; nil: no structuredContent
+	check   *check.Output // not advertised, results checked to warn the operator
 	confirm bool          // the user must confirm each call (--confirm)
 }
 
@@ -282,8 +284,8 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 
 	old := s.routes.Load()
 	oldIn, oldOut := s.inputs, s.outputs
-	s.inputs = make(map[string]*inputSchema, len(oldIn))
-	s.outputs = make(map[string]*outputSchema, len(oldOut))
+	s.inputs = make(map[string]*check.Input, len(oldIn))
+	s.outputs = make(map[string]*check.Output, len(oldOut))
 	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]string{}, toolsets: map[string]bool{}}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
@@ -296,16 +298,16 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		}
 		def, r, err := s.prepare(t)
 		if err == nil {
-			r.input = cachedSchema(s.inputs, oldIn, t.InputSchema, func(b json.RawMessage) *inputSchema { return &inputSchema{raw: b} })
-			out := func() *outputSchema {
-				return cachedSchema(s.outputs, oldOut, t.OutputSchema, func(b json.RawMessage) *outputSchema { return &outputSchema{raw: b} })
+			r.input = cachedSchema(s.inputs, oldIn, t.InputSchema, check.NewInput)
+			out := func() *check.Output {
+				return cachedSchema(s.outputs, oldOut, t.OutputSchema, check.NewOutput)
 			}
 			switch {
 			case def.OutputSchema != nil:
 				// Checked now, not on first use: a client that lists a schema
 				// it cannot compile may refuse the whole list.
 				r.output = out()
-				if err = r.output.compiles(); err != nil {
+				if err = r.output.Compiles(); err != nil {
 					err = fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
 				}
 			case s.cfg.CheckOutputs && len(t.OutputSchema) > 0:
@@ -529,25 +531,8 @@ func (s *Server) CheckArgs(name string, args json.RawMessage) string {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	return s.checkArgs(r, args)
-}
-
-// checkArgs checks args against the tool's inputSchema; a schema that does
-// not compile leaves the arguments unchecked (validate reports it).
-func (s *Server) checkArgs(r *route, args json.RawMessage) string {
-	v, msg := decodeArgs(args)
-	if msg != "" {
-		return msg
-	}
-	if q := r.input.quickCheck(); q != nil && q.accepts(v) {
-		return ""
-	}
-	in, err := r.input.inputCheck()
-	if err != nil {
-		s.log.Debug().Str("tool", r.tool.Name).Err(err).Msg("inputSchema does not compile; arguments not checked")
-		return ""
-	}
-	return validateArgs(in, v)
+	msg, _ := r.input.Check(args)
+	return msg
 }
 
 // ServeStdio serves one MCP session over t until its input ends and the

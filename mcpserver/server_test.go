@@ -17,6 +17,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/demo"
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 )
 
 // startDemo runs the demo backend in-process on a real Unix socket.
@@ -103,10 +104,10 @@ func TestCorpusRegistersEveryTool(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s listed but not routed", tool.Name)
 		}
-		if _, err := r.input.inputCheck(); err != nil {
+		if _, err := r.input.Check(json.RawMessage(`{}`)); err != nil {
 			t.Errorf("%s: inputSchema does not compile: %v", tool.Name, err)
 		}
-		if _, err := r.output.outputCheck(); err != nil {
+		if _, err := r.output.Check([]byte(`{}`), false); err != nil {
 			t.Errorf("%s: outputSchema does not compile: %v", tool.Name, err)
 		}
 	}
@@ -118,10 +119,7 @@ func TestCheckArgs(t *testing.T) {
 		"filter":{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}},"additionalProperties":false}}],
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
-	in, err := srv.routes.Load().byName["tairseach_q"].input.inputCheck()
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := srv.routes.Load().byName["tairseach_q"].input
 	tests := []struct {
 		args string
 		want []string // substrings of the message; none means valid
@@ -137,7 +135,10 @@ func TestCheckArgs(t *testing.T) {
 		{`[1]`, []string{"JSON object"}},
 	}
 	for _, tt := range tests {
-		got := checkArgs(in, json.RawMessage(tt.args))
+		got, err := in.Check(json.RawMessage(tt.args))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(tt.want) == 0 && got != "" {
 			t.Errorf("checkArgs(%s) = %q, want valid", tt.args, got)
 		}
@@ -303,8 +304,8 @@ func TestEncodeResultMatchesSDK(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-			if got := encodeResult(res); string(got) != string(want) {
-				t.Errorf("encodeResult(%q):\n got %s\nwant %s", text, got, want)
+			if got := check.Encode(res); string(got) != string(want) {
+				t.Errorf("check.Encode(%q):\n got %s\nwant %s", text, got, want)
 			}
 		}
 	}

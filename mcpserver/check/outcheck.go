@@ -1,4 +1,4 @@
-package mcpserver
+package check
 
 import (
 	"bytes"
@@ -146,7 +146,7 @@ func (c *outputCheck) check(result []byte) string { return c.checkShowing(result
 func (c *outputCheck) checkShowing(result []byte, redact bool) string {
 	show := excerptValue
 	if redact {
-		show = jsonType
+		show = JSONType
 	}
 	if c.full != nil {
 		var v any
@@ -246,8 +246,8 @@ func hasType(v []byte, t string) bool {
 	return false
 }
 
-// jsonType names the type of the valid JSON value v, with its article.
-func jsonType(v []byte) string {
+// JSONType names the type of the valid JSON value v, with its article.
+func JSONType(v []byte) string {
 	switch k := jsonscan.Kind(v); k {
 	case "":
 		return "nothing"

@@ -1,4 +1,4 @@
-package mcpserver
+package check
 
 import (
 	"bytes"
@@ -17,24 +17,26 @@ import (
 // every road a call takes.
 var clientAddedArgs = []string{"wait_for_previous"}
 
-// prepareArgs returns the arguments of a call of r as they will be
-// forwarded: {} for none, without the arguments clients add on their own,
-// refused (with the reason) when they are not one JSON object, repeat a
-// member name at any depth, or do not match the tool's inputSchema.
-func (s *Server) prepareArgs(r *route, args json.RawMessage) (json.RawMessage, string) {
+// Args returns the arguments of a call as they will be forwarded: {} for
+// none, without the arguments clients add on their own, refused (with the
+// reason) when they are not one JSON object, repeat a member name at any
+// depth, or do not match in. A schema that does not compile leaves the
+// arguments unchecked, and is returned.
+func Args(in *Input, args json.RawMessage) (json.RawMessage, string, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
 	if key, dup := duplicateKey(args); dup {
 		// encoding/json keeps the last, other readers the first: the check
 		// and the backend could see different arguments.
-		return nil, fmt.Sprintf("member %q appears more than once; send each argument once", key)
+		return nil, fmt.Sprintf("member %q appears more than once; send each argument once", key), nil
 	}
-	args = dropClientArgs(args, r.input.declares)
-	if msg := s.checkArgs(r, args); msg != "" {
-		return nil, msg
+	args = dropClientArgs(args, in.Declares)
+	msg, err := in.Check(args)
+	if msg != "" {
+		return nil, msg, nil
 	}
-	return args, ""
+	return args, "", err
 }
 
 // dropClientArgs removes the top-level members named in clientAddedArgs

@@ -1,20 +1,14 @@
-package mcpserver
+package check
 
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/rs/zerolog"
 )
 
 // TestCheckArgsAdditionalSorted: jsonschema-go lists unexpected properties
 // in map order; the message names them sorted, the same every time.
 func TestCheckArgsAdditionalSorted(t *testing.T) {
-	srv := New(Config{DefaultSocket: "/x", Logger: zerolog.Nop()}, registryOf(t, `{"id":"t","tools":[{"name":"q",
-		"inputSchema":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}}],
-		"implementation":{"methods":{"q":"q"}}}`))
-	defer srv.Close()
-	in, err := srv.routes.Load().byName["tairseach_q"].input.inputCheck()
+	in, err := NewInput(json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`)).inputCheck()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mcpserver
+package check
 
 import (
 	"encoding/json"

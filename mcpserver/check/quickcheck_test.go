@@ -1,4 +1,4 @@
-package mcpserver
+package check
 
 import (
 	"encoding/json"
@@ -21,9 +21,9 @@ var quickSchemas = []string{
 // The quick check must never accept arguments that jsonschema-go rejects:
 // it only lets valid calls skip the full validation.
 func FuzzQuickCheck(f *testing.F) {
-	reg, err := manifest.Load(filepath.Join("..", "..", "shared", "corpus", "tairseach-manifests"), manifest.Options{Prefix: "tairseach_"})
+	reg, err := manifest.Load(filepath.Join("..", "..", "manifest", "testdata", "tairseach-manifests"), manifest.Options{Prefix: "tairseach_"})
 	if err != nil {
-		f.Fatalf("the reference corpus is missing (%v): it lives in ../shared beside the repo", err)
+		f.Fatalf("the reference corpus is missing (%v): it lives in manifest/testdata", err)
 	}
 	for _, t := range reg.Tools {
 		f.Add([]byte(t.InputSchema), exampleArgs(t.InputSchema))
@@ -60,9 +60,9 @@ func FuzzQuickCheck(f *testing.F) {
 // Every inputSchema of the corpus but the few with keywords it leaves to
 // jsonschema-go gets the quick check, and valid example arguments pass it.
 func TestQuickCheckCoversCorpus(t *testing.T) {
-	reg, err := manifest.Load(filepath.Join("..", "..", "shared", "corpus", "tairseach-manifests"), manifest.Options{Prefix: "tairseach_"})
+	reg, err := manifest.Load(filepath.Join("..", "..", "manifest", "testdata", "tairseach-manifests"), manifest.Options{Prefix: "tairseach_"})
 	if err != nil {
-		t.Fatalf("the reference corpus is missing (%v): it lives in ../shared beside the repo", err)
+		t.Fatalf("the reference corpus is missing (%v): it lives in manifest/testdata", err)
 	}
 	for _, tool := range reg.Tools {
 		q := newQuickCheck(tool.InputSchema)
@@ -139,4 +139,50 @@ func FuzzQuickCheckCompiles(f *testing.F) {
 			t.Fatalf("the quick check compiles %s, jsonschema-go does not: %v", schema, err)
 		}
 	})
+}
+
+// exampleArgs makes arguments that a schema probably accepts: a value of the
+// right type for each required property, the first of an enum.
+func exampleArgs(schema json.RawMessage) []byte {
+	var s struct {
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Type any   `json:"type"`
+			Enum []any `json:"enum"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return []byte(`{}`)
+	}
+	args := map[string]any{}
+	for _, name := range s.Required {
+		p := s.Properties[name]
+		if len(p.Enum) > 0 {
+			args[name] = p.Enum[0]
+			continue
+		}
+		typ, _ := p.Type.(string)
+		if types, ok := p.Type.([]any); ok && len(types) > 0 {
+			typ, _ = types[0].(string)
+		}
+		switch typ {
+		case "integer":
+			args[name] = 1
+		case "number":
+			args[name] = 1.5
+		case "boolean":
+			args[name] = true
+		case "array":
+			args[name] = []any{}
+		case "object":
+			args[name] = map[string]any{}
+		default:
+			args[name] = "x"
+		}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return []byte(`{}`)
+	}
+	return b
 }
