@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -68,10 +69,6 @@ func (s *Server) needsConfirm(t manifest.Tool) bool {
 
 // confirmID names the one input request of a confirmation.
 const confirmID = "confirm"
-
-// confirmRefusedPrefix starts the result of a call that could not be
-// confirmed because the client cannot ask the user.
-const confirmRefusedPrefix = "confirmation required:"
 
 // maxConfirmArgs bounds the arguments shown in a confirmation.
 const maxConfirmArgs = 2000
@@ -136,7 +133,7 @@ func answered(name string, er *mcp.ElicitResult) (*mcp.CallToolResult, string) {
 func (s *Server) cannotAsk(name string) *mcp.CallToolResult {
 	return check.ErrorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
 		"the call was not made: use a client that supports elicitation, or start tairseach-mcp with --confirm none (or a --confirm that does not cover this tool)",
-		confirmRefusedPrefix, name, strings.Join(s.cfg.Confirm, ",")))
+		observe.PrefixConfirmRefused, name, strings.Join(s.cfg.Confirm, ",")))
 }
 
 // confirmParams is the question put to the user.

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -59,14 +60,14 @@ func (s *Server) HasTool(name string) bool {
 // CallDirect implements CallHandler: it fills in the ToolCall from the
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d DirectCall) []byte {
-	c := &ToolCall{Name: d.Name, Args: d.Args, Info: CallInfo{Transport: "stdio", RequestID: string(d.ID)}}
+	c := &ToolCall{Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", RequestID: string(d.ID)}}
 	if ss := d.Session; ss != nil {
 		c.Peer = ss
 		if p := ss.InitializeParams(); p != nil {
 			c.Info.Client, c.Info.Protocol, c.Caps = p.ClientInfo, p.ProtocolVersion, p.Capabilities
 		}
 	}
-	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.observing() || s.cfg.ProgressInterval > 0 || s.confirms != nil) {
+	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.obs.On() || s.cfg.ProgressInterval > 0 || s.confirms != nil) {
 		var m struct {
 			Progress any                     `json:"progressToken"`
 			Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
@@ -82,7 +83,7 @@ func (s *Server) CallDirect(ctx context.Context, d DirectCall) []byte {
 				}
 			}
 		}
-		if s.observing() {
+		if s.obs.On() {
 			_ = json.Unmarshal(d.Meta, &c.Info.Meta)
 		}
 	}

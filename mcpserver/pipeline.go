@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,7 +23,7 @@ import (
 type ToolCall struct {
 	Name string          // the tool asked for: a manifest tool or a discovery tool
 	Args json.RawMessage // the arguments as the client sent them; empty or null: {}
-	Info CallInfo        // who asked, for the audit log and the traces
+	Info observe.CallInfo        // who asked, for the audit log and the traces
 	// ProgressToken is the request's _meta.progressToken; nil when the
 	// client asked for no progress.
 	ProgressToken any
@@ -54,7 +55,7 @@ func sdkCall(req *mcp.CallToolRequest) *ToolCall {
 		Caps:           req.ClientCapabilities(),
 		InputResponses: p.InputResponses,
 		RequestState:   p.RequestState,
-		Info: CallInfo{
+		Info: observe.CallInfo{
 			Transport: "stdio",
 			Client:    req.ClientInfo(),
 			Protocol:  req.ProtocolVersion(),
@@ -84,7 +85,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 // pipeline as a client's call, with no session to report progress on or to
 // ask the user through. It returns nil when ctx was cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
-	return s.run(ctx, &ToolCall{Name: name, Args: args, Info: CallInfo{Transport: "cli"}})
+	return s.run(ctx, &ToolCall{Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}})
 }
 
 // run is the pipeline every tool call goes through, in this order:
@@ -94,11 +95,11 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *m
 // start to end, whatever ends it. It returns nil when ctx was cancelled by
 // the caller: nobody is waiting for a result.
 func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult) {
-	var o *callObs
-	if s.observing() {
+	var o *observe.Call
+	if s.obs.On() {
 		// Deferred first, so that it sees the result of a recovered panic.
-		ctx, o = s.startObs(ctx, c)
-		defer func() { s.endObs(o, res) }()
+		ctx, o = s.obs.Start(ctx, c.Info, c.Name, c.Args)
+		defer func() { s.obs.End(o, res, s.cfg.MaxResultBytes+replyMargin) }()
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -115,7 +116,7 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 		return res
 	}
 	if o != nil {
-		o.tool = c.Name // call_tool's target
+		o.Resolved(c.Name, nil) // call_tool's target
 	}
 	args, msg, err := check.Args(r.input, c.Args)
 	if err != nil {
@@ -125,7 +126,7 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
 	}
 	if o != nil {
-		o.args = args
+		o.Resolved(c.Name, args)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
@@ -135,7 +136,7 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 			if outcome != "" {
 				s.log.Info().Str("tool", c.Name).Str("outcome", outcome).Msg("call not confirmed; not sent")
 				if o != nil {
-					o.outcome = outcome
+					o.Refused(outcome)
 				}
 			}
 			if ctx.Err() != nil {
@@ -153,7 +154,7 @@ func (s *Server) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult)
 	defer func() { <-s.slots }()
 	var stopProgress func()
 	if c.Peer != nil && c.ProgressToken != nil && s.cfg.ProgressInterval > 0 {
-		stopProgress = startProgress(callCtx, c.Peer, c.ProgressToken, s.cfg.ProgressInterval, r.tool.Method)
+		stopProgress = observe.StartProgress(callCtx, c.Peer, c.ProgressToken, s.cfg.ProgressInterval, r.tool.Method)
 	}
 	start := time.Now()
 	out, err := s.forward(callCtx, r, o, args)
@@ -235,21 +236,13 @@ func (s *Server) acquire(ctx context.Context) bool {
 
 // forward makes the socket call of a route, recording it for the audit log
 // and the traces when o is not nil.
-func (s *Server) forward(ctx context.Context, r *route, o *callObs, args json.RawMessage) (json.RawMessage, error) {
+func (s *Server) forward(ctx context.Context, r *route, o *observe.Call, args json.RawMessage) (json.RawMessage, error) {
 	if o == nil {
 		return r.client.Call(ctx, r.tool.Method, args)
 	}
-	o.method, o.socket, o.forwarded = r.tool.Method, r.client.Path(), true
-	var endSpan func(error)
-	if o.span != nil {
-		endSpan = o.span.socketSpan(ctx, r)
-	}
-	out, err := r.client.Call(ctx, r.tool.Method, args)
-	o.err = err
-	if endSpan != nil {
-		endSpan(err)
-	}
-	return out, err
+	return o.Forward(ctx, r.tool.Method, r.client.Path(), func(ctx context.Context) (json.RawMessage, error) {
+		return r.client.Call(ctx, r.tool.Method, args)
+	})
 }
 
 // notRegistered answers, for the go-sdk, a tools/call of a tool it does not

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 )
 
 // road is one way a tools/call reaches the server.
@@ -75,7 +77,7 @@ type roadEnv struct {
 func newRoadEnv(t *testing.T, rd road) *roadEnv {
 	sock := startDemo(t)
 	e := &roadEnv{t: t, road: rd, audit: filepath.Join(t.TempDir(), "audit.jsonl")}
-	a, err := OpenAudit(e.audit, AuditOptions{Logger: zerolog.Nop()})
+	a, err := observe.OpenAudit(e.audit, observe.AuditOptions{Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +226,7 @@ func TestEveryRoadEveryRule(t *testing.T) {
 			t.Run("confirmation refused", func(t *testing.T) {
 				plain := e.connect(nil, nil)
 				res, err := e.call(ctx, plain, "demo.echo", map[string]any{"x": 1}, nil)
-				if err != nil || !res.IsError || !strings.Contains(resultText(res), confirmRefusedPrefix) {
+				if err != nil || !res.IsError || !strings.Contains(resultText(res), observe.PrefixConfirmRefused) {
 					t.Errorf("a client that cannot ask: %v %q", err, resultText(res))
 				}
 				if a := e.lastAudit(); a["outcome"] != "refused" {

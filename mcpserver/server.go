@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -99,9 +100,9 @@ type Config struct {
 	// from ParseConfirm; empty: none.
 	Confirm []string
 	// Audit, if set, records every call.
-	Audit *Audit
+	Audit *observe.Audit
 	// Telemetry, if set, traces and measures every call.
-	Telemetry *Telemetry
+	Telemetry *observe.Telemetry
 }
 
 func (c *Config) setDefaults() {
@@ -149,7 +150,8 @@ type Server struct {
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
 	checks checker  // checks results against unadvertised outputSchemas
 
-	confirms *confirmations // the input requests asked of 2026-07-28 clients
+	obs      observe.Observer // the audit log and the traces
+	confirms *confirmations   // the input requests asked of 2026-07-28 clients
 }
 
 // route is everything a call of one tool needs, prepared once per reload.
@@ -183,6 +185,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	cfg.setDefaults()
 	s := &Server{
 		cfg:      cfg,
+		obs:      observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
 		log:      cfg.Logger,
 		slots:    make(chan struct{}, cfg.MaxInFlight),
 		ready:    make(chan struct{}),

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 )
 
 // defaultAuditMaxBytes rotates the audit log at 64 MiB, keeping one .1 file.
@@ -26,7 +27,7 @@ type observeOptions struct {
 }
 
 func (ob *observeOptions) addFlags(f *pflag.FlagSet) {
-	f.DurationVar(&ob.progressInterval, "progress-interval", mcpserver.DefaultProgressInterval, "while a call whose request carries a progressToken waits for the server, send notifications/progress this often (0: never)")
+	f.DurationVar(&ob.progressInterval, "progress-interval", observe.DefaultProgressInterval, "while a call whose request carries a progressToken waits for the server, send notifications/progress this often (0: never)")
 	f.StringSliceVar(&ob.confirm, "confirm", []string{"none"}, "ask the user (MCP elicitation) before calling: none, destructive (tools annotated destructiveHint), or globs of tool names (MCP or dotted, e.g. 'mail.send,contacts.*'); repeatable")
 	f.StringVar(&ob.auditLog, "audit-log", "", "append one JSON line per tool call to this file (mode 0600): who, which tool, a SHA-256 of the arguments, the outcome; never the result")
 	f.BoolVar(&ob.auditArgs, "audit-args", false, "with --audit-log: store the arguments themselves, not only their SHA-256")
@@ -66,15 +67,15 @@ func (ob *observeOptions) start(ctx context.Context, cfg *mcpserver.Config, log 
 		}
 	}
 	if ob.auditLog != "" {
-		a, err := mcpserver.OpenAudit(ob.auditLog, mcpserver.AuditOptions{Args: ob.auditArgs, MaxBytes: ob.auditMaxBytes, Logger: log})
+		a, err := observe.OpenAudit(ob.auditLog, observe.AuditOptions{Args: ob.auditArgs, MaxBytes: ob.auditMaxBytes, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--audit-log: %w", err)
 		}
 		cfg.Audit = a
 		stops = append(stops, func() { _ = a.Close() })
 	}
-	if mcpserver.TelemetryWanted() {
-		t, err := mcpserver.StartTelemetry(ctx, version)
+	if observe.TelemetryWanted() {
+		t, err := observe.StartTelemetry(ctx, version)
 		if err != nil {
 			stop()
 			return nil, err

@@ -1,4 +1,9 @@
-package mcpserver
+// Package observe records what happens to tool calls, for the operator:
+// the audit log (one JSON line per call, written as a journal), the
+// OpenTelemetry traces and metrics, and the progress notifications a call
+// sends its client while it waits. It knows nothing of where a call came
+// from but what the call pipeline tells it.
+package observe
 
 import (
 	"bytes"
@@ -22,6 +27,10 @@ import (
 
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
+
+// PrefixConfirmRefused starts the result of a call that could not be
+// confirmed because the client cannot ask the user.
+const PrefixConfirmRefused = "confirmation required:"
 
 // CallInfo says who made a tool call, for the audit log and the traces.
 type CallInfo struct {
@@ -145,7 +154,7 @@ type auditLine struct {
 
 // record writes the line of one finished call. A failure is logged, never
 // returned: the call itself has succeeded or failed already.
-func (a *Audit) record(o *callObs, res *mcp.CallToolResult) {
+func (a *Audit) record(o *Call, res *mcp.CallToolResult) {
 	canon := canonicalJSON(o.args)
 	sum := sha256.Sum256(canon)
 	l := auditLine{
@@ -254,8 +263,8 @@ func canonicalJSON(b json.RawMessage) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// callObs follows one call for the audit log and the traces.
-type callObs struct {
+// Call follows one call for the audit log and the traces.
+type Call struct {
 	start       time.Time
 	info        *CallInfo
 	tool        string
@@ -270,38 +279,73 @@ type callObs struct {
 	span        *callSpan // nil without telemetry
 }
 
-// observing reports whether calls are audited or traced.
-func (s *Server) observing() bool { return s.cfg.Audit != nil || s.cfg.Telemetry != nil }
+// Observer records calls in the audit log and the traces; the zero value
+// records nothing.
+type Observer struct {
+	Audit     *Audit
+	Telemetry *Telemetry
+}
 
-// startObs begins following a call.
-func (s *Server) startObs(ctx context.Context, c *ToolCall) (context.Context, *callObs) {
-	info := c.Info
-	o := &callObs{start: time.Now(), info: &info, tool: c.Name, args: c.Args}
+// On reports whether calls are audited or traced.
+func (ob Observer) On() bool { return ob.Audit != nil || ob.Telemetry != nil }
+
+// Start begins following a call of tool with args, made as info says.
+func (ob Observer) Start(ctx context.Context, info CallInfo, tool string, args json.RawMessage) (context.Context, *Call) {
+	o := &Call{start: time.Now(), info: &info, tool: tool, args: args}
 	if len(o.args) == 0 || string(o.args) == "null" {
 		o.args = json.RawMessage("{}")
 	}
-	if t := s.cfg.Telemetry; t != nil {
+	if t := ob.Telemetry; t != nil {
 		ctx = t.startCall(ctx, o)
 	}
 	return ctx, o
 }
 
-// endObs records how the call ended.
-func (s *Server) endObs(o *callObs, res *mcp.CallToolResult) {
-	o.classify(res, s.cfg.MaxResultBytes)
-	if s.cfg.Audit != nil {
-		s.cfg.Audit.record(o, res)
+// End records how the call ended: res is its result, nil when the caller
+// cancelled it; limit is the size past which a result is not measured.
+func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
+	o.classify(res, limit)
+	if ob.Audit != nil {
+		ob.Audit.record(o, res)
 	}
-	if t := s.cfg.Telemetry; t != nil {
+	if t := ob.Telemetry; t != nil {
 		t.endCall(o)
 	}
 }
 
+// Resolved names the tool the call reached (call_tool's target) and the
+// arguments it is sent with.
+func (o *Call) Resolved(tool string, args json.RawMessage) {
+	o.tool = tool
+	if args != nil {
+		o.args = args
+	}
+}
+
+// Refused records why the call was not made, as its outcome.
+func (o *Call) Refused(outcome string) { o.outcome = outcome }
+
+// Forward records the socket call that do makes of method on socket, with
+// its span.
+func (o *Call) Forward(ctx context.Context, method, socket string, do func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	o.method, o.socket, o.forwarded = method, socket, true
+	var endSpan func(error)
+	if o.span != nil {
+		endSpan = o.span.socketSpan(ctx, method, socket)
+	}
+	out, err := do(ctx)
+	o.err = err
+	if endSpan != nil {
+		endSpan(err)
+	}
+	return out, err
+}
+
 // classify names the outcome of a call from its result and the socket
 // client's error.
-func (o *callObs) classify(res *mcp.CallToolResult, limit int) {
+func (o *Call) classify(res *mcp.CallToolResult, limit int) {
 	if res != nil {
-		o.resultBytes, _ = check.Size(res, limit+replyMargin)
+		o.resultBytes, _ = check.Size(res, limit)
 	}
 	if o.outcome != "" { // set by whoever refused the call
 		return
@@ -344,7 +388,7 @@ func (o *callObs) classify(res *mcp.CallToolResult, limit int) {
 			{"unknown tool", "unknown_tool"},
 			{"invalid arguments", "invalid_arguments"},
 			{"busy:", "busy"},
-			{confirmRefusedPrefix, "refused"},
+			{PrefixConfirmRefused, "refused"},
 			{"internal error", "internal_error"},
 		} {
 			if strings.HasPrefix(firstText(res), p.prefix) {

@@ -1,4 +1,4 @@
-package mcpserver
+package observe
 
 import (
 	"context"
@@ -9,15 +9,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// ProgressSink is where progress notifications go: the client's session.
+type ProgressSink interface {
+	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
+}
+
 // DefaultProgressInterval is how often a call whose request carries a
 // progressToken is reported on while the backend works on it.
 const DefaultProgressInterval = 5 * time.Second
 
-// startProgress sends notifications/progress to peer every interval until
+// StartProgress sends notifications/progress to peer every interval until
 // the returned stop is called; stop returns once no notification can be
 // sent any more, so that none follows the response. progress counts the
 // intervals waited: it only grows.
-func startProgress(ctx context.Context, peer Peer, token any, interval time.Duration, method string) (stop func()) {
+func StartProgress(ctx context.Context, peer ProgressSink, token any, interval time.Duration, method string) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	start := time.Now()

@@ -1,6 +1,6 @@
 //go:build !notelemetry
 
-package mcpserver
+package observe
 
 import (
 	"context"
@@ -95,7 +95,7 @@ type callSpan struct {
 
 // startCall starts the server span of a call, as a child of the trace
 // context the client passed in params._meta, if any.
-func (t *Telemetry) startCall(ctx context.Context, o *callObs) context.Context {
+func (t *Telemetry) startCall(ctx context.Context, o *Call) context.Context {
 	transport := "pipe" // stdio
 	attrs := []attribute.KeyValue{
 		attribute.String("mcp.method.name", "tools/call"),
@@ -135,7 +135,7 @@ func (t *Telemetry) startCall(ctx context.Context, o *callObs) context.Context {
 }
 
 // endCall ends the span and measures the call.
-func (t *Telemetry) endCall(o *callObs) {
+func (t *Telemetry) endCall(o *Call) {
 	cs := o.span
 	if cs == nil {
 		return
@@ -158,7 +158,7 @@ func (t *Telemetry) endCall(o *callObs) {
 // errorType is the span's error.type: the backend's JSON-RPC code for its
 // errors, "tool_error" for other isError results, the outcome for calls
 // that never finished; "" on success.
-func (o *callObs) errorType() string {
+func (o *Call) errorType() string {
 	switch o.outcome {
 	case "ok":
 		return ""
@@ -175,13 +175,13 @@ func (o *callObs) errorType() string {
 
 // socketSpan starts the client span of the socket call; the returned func
 // ends it with the call's error.
-func (cs *callSpan) socketSpan(ctx context.Context, r *route) (end func(error)) {
-	_, span := cs.t.tracer.Start(ctx, r.tool.Method, trace.WithSpanKind(trace.SpanKindClient),
+func (cs *callSpan) socketSpan(ctx context.Context, method, socket string) (end func(error)) {
+	_, span := cs.t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			attribute.String("rpc.system", "jsonrpc"),
-			attribute.String("rpc.method", r.tool.Method),
+			attribute.String("rpc.method", method),
 			attribute.String("network.transport", "unix"),
-			attribute.String("server.address", r.client.Path()),
+			attribute.String("server.address", socket),
 		))
 	return func(err error) {
 		if err != nil {

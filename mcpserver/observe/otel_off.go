@@ -1,6 +1,6 @@
 //go:build notelemetry
 
-package mcpserver
+package observe
 
 import (
 	"context"
@@ -22,8 +22,8 @@ func StartTelemetry(context.Context, string) (*Telemetry, error) {
 // Shutdown does nothing.
 func (*Telemetry) Shutdown(context.Context) error { return nil }
 
-func (*Telemetry) startCall(ctx context.Context, _ *callObs) context.Context { return ctx }
+func (*Telemetry) startCall(ctx context.Context, _ *Call) context.Context { return ctx }
 
-func (*Telemetry) endCall(*callObs) {}
+func (*Telemetry) endCall(*Call) {}
 
-func (*callSpan) socketSpan(context.Context, *route) func(error) { return func(error) {} }
+func (*callSpan) socketSpan(context.Context, string, string) func(error) { return func(error) {} }
