@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // benchSession connects a go-sdk client to srv through StdioTransport over
@@ -23,7 +24,7 @@ func benchSession(b *testing.B, srv *Server) *mcp.ClientSession {
 	ctx := context.Background()
 	// ServeStdio reads the client's first line before it returns a session.
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, &StdioTransport{In: c2sR, Out: s2cW, Logger: zerolog.Nop()}) }()
+	go func() { done <- srv.ServeStdio(ctx, &stdio.Transport{In: c2sR, Out: s2cW, Logger: zerolog.Nop()}) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
 		Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {

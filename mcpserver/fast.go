@@ -9,47 +9,10 @@ import (
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// CallHandler serves the tool calls a stdio session hands over without the
-// go-sdk's per-request decoding and result encoding: on the hot path of
-// every call these cost more than the socket round trip itself.
-type CallHandler interface {
-	// Ready is closed once the handler has its tools; HasTool and
-	// CallDirect may be used only after it is.
-	Ready() <-chan struct{}
-	// HasTool reports whether name is a tool the handler serves; other
-	// calls go through the SDK (which answers unknown tools).
-	HasTool(name string) bool
-	// CallDirect calls a tool and returns the result as the go-sdk would
-	// encode it for the request, or nil when ctx was cancelled.
-	CallDirect(ctx context.Context, c DirectCall) []byte
-	// RegisterWithSDK makes the SDK's server know every tool, for a session
-	// whose tool requests the SDK must answer itself.
-	RegisterWithSDK()
-	// Attach sends tools/list_changed to n when the tools change, until
-	// detach is called.
-	Attach(n Notifier) (detach func())
-}
-
-// DirectCall is a tools/call as the stdio transport read it.
-type DirectCall struct {
-	ID          json.RawMessage // the client's id, as received
-	Name        string
-	Args        json.RawMessage
-	Meta        json.RawMessage // params._meta, if any
-	NewProtocol bool            // a request of 2026-07-28, its _meta valid
-	// Session is the go-sdk's session of the stdio connection: progress is
-	// reported and the user asked through it.
-	Session *mcp.ServerSession
-}
-
-// Notifier is a session the server can tell about changes.
-type Notifier interface {
-	Notify(method string)
-}
 
 // HasTool implements CallHandler.
 func (s *Server) HasTool(name string) bool {
@@ -59,7 +22,7 @@ func (s *Server) HasTool(name string) bool {
 
 // CallDirect implements CallHandler: it fills in the ToolCall from the
 // stdio session and the request, runs the pipeline and encodes the result.
-func (s *Server) CallDirect(ctx context.Context, d DirectCall) []byte {
+func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 	c := &ToolCall{Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", RequestID: string(d.ID)}}
 	if ss := d.Session; ss != nil {
 		c.Peer = ss
@@ -99,7 +62,7 @@ func (s *Server) CallDirect(ctx context.Context, d DirectCall) []byte {
 }
 
 // Attach implements CallHandler.
-func (s *Server) Attach(n Notifier) (detach func()) {
+func (s *Server) Attach(n stdio.Notifier) (detach func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.attached[n] = struct{}{}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/faultbackend"
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // fuzzDrain bounds how long a fuzzed session waits for its requests after
@@ -107,7 +108,7 @@ func FuzzStdioLines(f *testing.F) {
 	addSeeds(f, "stdio", func(data []byte) { f.Add(data) })
 	f.Fuzz(func(t *testing.T, input []byte) {
 		out := &lockedBuffer{}
-		tr := &StdioTransport{In: bytes.NewReader(input), Out: out, DrainTimeout: fuzzDrain, MaxLineBytes: 1 << 20, Logger: zerolog.Nop()}
+		tr := &stdio.Transport{In: bytes.NewReader(input), Out: out, DrainTimeout: fuzzDrain, MaxLineBytes: 1 << 20, Logger: zerolog.Nop()}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan error, 1)

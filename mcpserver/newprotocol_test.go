@@ -13,15 +13,17 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // countingCalls counts the calls a session served directly.
 type countingCalls struct {
-	CallHandler
+	stdio.CallHandler
 	n atomic.Int32
 }
 
-func (c *countingCalls) CallDirect(ctx context.Context, d DirectCall) []byte {
+func (c *countingCalls) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 	c.n.Add(1)
 	return c.CallHandler.CallDirect(ctx, d)
 }
@@ -106,7 +108,7 @@ func newProtocolSession(t *testing.T, srv *Server, noDirect bool, use func(*mcp.
 	ctx := context.Background()
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ServeStdio(ctx, &StdioTransport{In: c2sR, Out: s2cW, Calls: calls, NoDirect: noDirect, Logger: zerolog.Nop()})
+		done <- srv.ServeStdio(ctx, &stdio.Transport{In: c2sR, Out: s2cW, Calls: calls, NoDirect: noDirect, Logger: zerolog.Nop()})
 		s2cW.Close()
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).

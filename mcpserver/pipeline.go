@@ -10,20 +10,25 @@ import (
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
+// newProtocol is the revision whose requests carry their client in _meta
+// and whose input requests the client answers by calling again.
+const newProtocol = stdio.NewProtocol
+
 // ToolCall is one tools/call, whichever road it came by: the go-sdk's tool
 // handler, its receiving middleware (tools the go-sdk does not list), the
 // stdio transport's direct path, or the CLI. Entry points only fill it in;
 // Server.run applies every rule, in one order, to all of them.
 type ToolCall struct {
-	Name string          // the tool asked for: a manifest tool or a discovery tool
-	Args json.RawMessage // the arguments as the client sent them; empty or null: {}
-	Info observe.CallInfo        // who asked, for the audit log and the traces
+	Name string           // the tool asked for: a manifest tool or a discovery tool
+	Args json.RawMessage  // the arguments as the client sent them; empty or null: {}
+	Info observe.CallInfo // who asked, for the audit log and the traces
 	// ProgressToken is the request's _meta.progressToken; nil when the
 	// client asked for no progress.
 	ProgressToken any

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // road is one way a tools/call reaches the server.
@@ -127,7 +128,7 @@ func (e *roadEnv) connect(elicit func() *mcp.ElicitResult, progress *atomic.Int3
 		s2cR, s2cW := io.Pipe()
 		done := make(chan error, 1)
 		go func() {
-			done <- e.srv.ServeStdio(context.Background(), &StdioTransport{In: c2sR, Out: s2cW, NoDirect: e.road.noDirect, Logger: zerolog.Nop()})
+			done <- e.srv.ServeStdio(context.Background(), &stdio.Transport{In: c2sR, Out: s2cW, NoDirect: e.road.noDirect, Logger: zerolog.Nop()})
 			s2cW.Close()
 		}()
 		t.Cleanup(func() {

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // rawSession is a stdio session of srv driven line by line, as a client's
@@ -38,7 +39,7 @@ func startRawSession(t *testing.T, srv *Server) *rawSession {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = srv.ServeStdio(ctx, &StdioTransport{In: inR, Out: outW, Logger: zerolog.Nop()})
+		_ = srv.ServeStdio(ctx, &stdio.Transport{In: inR, Out: outW, Logger: zerolog.Nop()})
 		outW.Close()
 	}()
 	s := &rawSession{t: t, in: inW, lines: make(chan string, 16)}

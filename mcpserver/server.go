@@ -21,6 +21,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -142,10 +143,10 @@ type Server struct {
 	defs      map[string]*mcp.Tool    // the same, for the SDK
 	inputs    map[string]*check.Input // by their JSON, kept across reloads
 	outputs   map[string]*check.Output
-	sdkSynced bool                  // the SDK's server has every tool (RegisterWithSDK)
-	attached  map[Notifier]struct{} // stdio sessions served directly
-	reg       *manifest.Registry    // the registry applied last
-	narrowed  map[string]*Server    // by Policy.Key: servers of HTTP header selections (policy_http.go)
+	sdkSynced bool                        // the SDK's server has every tool (RegisterWithSDK)
+	attached  map[stdio.Notifier]struct{} // stdio sessions served directly
+	reg       *manifest.Registry          // the registry applied last
+	narrowed  map[string]*Server          // by Policy.Key: servers of HTTP header selections (policy_http.go)
 
 	warned sync.Map // tool name → struct{}: its result mismatch was logged
 	checks checker  // checks results against unadvertised outputSchemas
@@ -192,7 +193,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		clients:  make(map[string]*socketrpc.Client),
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
-		attached: make(map[Notifier]struct{}),
+		attached: make(map[stdio.Notifier]struct{}),
 	}
 	if len(cfg.Confirm) > 0 {
 		s.confirms = newConfirmations()
@@ -542,7 +543,7 @@ func (s *Server) CheckArgs(name string, args json.RawMessage) string {
 // requests already received are answered. When ctx is cancelled (SIGINT,
 // SIGTERM) it ends the session as end of input does, even if the input
 // stays open: no more reading, calls in flight get the drain timeout.
-func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
+func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	if t.Calls == nil {
 		t.Calls = s
 	}
@@ -551,7 +552,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *StdioTransport) error {
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
-	t.bind(ss)
+	t.Bind(ss)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // stdioHarness runs one stdio session of a plain go-sdk server over pipes.
@@ -38,7 +40,7 @@ func testServer() *mcp.Server {
 	return s
 }
 
-func startStdio(t *testing.T, tr *StdioTransport) *stdioHarness {
+func startStdio(t *testing.T, tr *stdio.Transport) *stdioHarness {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -144,7 +146,7 @@ func TestStdioBadLinesGetErrorsAndSessionGoesOn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := startStdio(t, &StdioTransport{})
+			h := startStdio(t, &stdio.Transport{})
 			h.send(tt.line)
 			m := h.next()
 			if got := errCode(m); got != tt.code {
@@ -166,7 +168,7 @@ func TestStdioBadLinesGetErrorsAndSessionGoesOn(t *testing.T) {
 }
 
 func TestStdioLargeLines(t *testing.T) {
-	h := startStdio(t, &StdioTransport{MaxLineBytes: 2 << 20})
+	h := startStdio(t, &stdio.Transport{MaxLineBytes: 2 << 20})
 	h.send(initLine)
 	h.next()
 	// A 1 MiB request is served.
@@ -188,7 +190,7 @@ func TestStdioLargeLines(t *testing.T) {
 }
 
 func TestStdioEOFAnswersEverythingInFlight(t *testing.T) {
-	h := startStdio(t, &StdioTransport{DrainTimeout: 10 * time.Second})
+	h := startStdio(t, &stdio.Transport{DrainTimeout: 10 * time.Second})
 	h.send(initLine, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for i := 1; i <= 3; i++ {
 		h.send(`{"jsonrpc":"2.0","id":` + string(rune('0'+i)) + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":300}}}`)
@@ -211,7 +213,7 @@ func TestStdioEOFAnswersEverythingInFlight(t *testing.T) {
 }
 
 func TestStdioDrainTimeout(t *testing.T) {
-	h := startStdio(t, &StdioTransport{DrainTimeout: 200 * time.Millisecond})
+	h := startStdio(t, &stdio.Transport{DrainTimeout: 200 * time.Millisecond})
 	h.send(initLine)
 	h.next()
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
@@ -225,7 +227,7 @@ func TestStdioDrainTimeout(t *testing.T) {
 func TestStdioImplicitInitialize(t *testing.T) {
 	for _, method := range []string{"tools/list", "tools/call"} {
 		t.Run(method, func(t *testing.T) {
-			h := startStdio(t, &StdioTransport{})
+			h := startStdio(t, &stdio.Transport{})
 			params := `{}`
 			if method == "tools/call" {
 				params = `{"name":"sleep","arguments":{"ms":1}}`
@@ -243,7 +245,7 @@ func TestStdioImplicitInitialize(t *testing.T) {
 }
 
 func TestStdioRealInitializeUntouched(t *testing.T) {
-	h := startStdio(t, &StdioTransport{})
+	h := startStdio(t, &stdio.Transport{})
 	h.send(initLine)
 	m := h.next()
 	res, _ := m["result"].(map[string]any)
@@ -253,7 +255,7 @@ func TestStdioRealInitializeUntouched(t *testing.T) {
 }
 
 func TestStdioPingBeforeInitialize(t *testing.T) {
-	h := startStdio(t, &StdioTransport{})
+	h := startStdio(t, &stdio.Transport{})
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, initLine)
 	byID := map[any]map[string]any{}
 	for range 2 { // answered concurrently, in either order
@@ -269,7 +271,7 @@ func TestStdioPingBeforeInitialize(t *testing.T) {
 }
 
 func TestStdioCancelledRequestGetsNoResponse(t *testing.T) {
-	h := startStdio(t, &StdioTransport{})
+	h := startStdio(t, &stdio.Transport{})
 	h.send(initLine)
 	h.next()
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
@@ -288,7 +290,7 @@ func TestStdioCancelledRequestGetsNoResponse(t *testing.T) {
 }
 
 func TestStdioEachMessageIsOneLine(t *testing.T) {
-	h := startStdio(t, &StdioTransport{})
+	h := startStdio(t, &stdio.Transport{})
 	h.send(initLine)
 	h.next()
 	const n = 50
@@ -373,7 +375,7 @@ func serveOverPipesWith(srv *Server, noDirect bool) (in *io.PipeWriter, out io.R
 	outR, outW := io.Pipe()
 	ch := make(chan error, 1)
 	go func() {
-		ch <- srv.ServeStdio(context.Background(), &StdioTransport{In: inR, Out: outW, NoDirect: noDirect, Logger: zerolog.Nop()})
+		ch <- srv.ServeStdio(context.Background(), &stdio.Transport{In: inR, Out: outW, NoDirect: noDirect, Logger: zerolog.Nop()})
 		outW.Close()
 	}()
 	return inW, outR, ch

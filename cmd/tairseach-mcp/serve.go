@@ -17,6 +17,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // serve runs the MCP server on stdio until stdin ends, or on HTTP, until ctx
@@ -105,7 +106,7 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	if o.transport == "http" {
 		return serveHTTP(ctx, o, srv, log)
 	}
-	return srv.ServeStdio(ctx, &mcpserver.StdioTransport{
+	return srv.ServeStdio(ctx, &stdio.Transport{
 		In:            stdin,
 		Out:           stdout,
 		DrainTimeout:  o.drainTimeout,

@@ -1,0 +1,244 @@
+package stdio
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Connect implements mcp.Transport. It returns at once: reading starts in
+// its own goroutine.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	max := t.MaxLineBytes
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	// The calls live as long as the session, not as the context of Connect.
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conn{
+		calls:     t.Calls,
+		direct:    t.Calls != nil && !t.NoDirect,
+		callCtx:   ctx,
+		cancelAll: cancel,
+		in:        bufio.NewReaderSize(t.In, 64<<10),
+		rawIn:     t.In,
+		out:       t.Out,
+		drainFor:  t.DrainTimeout,
+		grace:     t.ShutdownGrace,
+		outgoing:  make(map[jsonrpc.ID]struct{}),
+		linger:    t.Linger,
+		maxLine:   max,
+		log:       t.Logger,
+		toSDK:     make(chan jsonrpc.Message),
+		inputEnd:  make(chan struct{}),
+		stopping:  make(chan struct{}),
+		reqs:      make(map[int64]*request),
+		keys:      make(map[string]int64),
+		drained:   make(chan struct{}),
+		closed:    make(chan struct{}),
+	}
+	if t.Calls != nil {
+		c.detach = t.Calls.Attach(c)
+	}
+	t.connMu.Lock()
+	t.conn = c
+	t.connMu.Unlock()
+	go c.readLoop()
+	return c, nil
+}
+
+// bind tells the connection its go-sdk session, which the calls it serves
+// directly report progress on and ask the user through.
+func (t *Transport) Bind(ss *mcp.ServerSession) {
+	t.connMu.Lock()
+	c := t.conn
+	t.connMu.Unlock()
+	if c != nil {
+		c.session.Store(ss)
+	}
+}
+
+// Stop ends the session as end of input does: reading stops, requests in
+// flight get DrainTimeout to finish, the rest are answered with an error.
+// Used on SIGINT and SIGTERM, when stdin may stay open.
+func (t *Transport) Stop() {
+	t.connMu.Lock()
+	c := t.conn
+	t.connMu.Unlock()
+	if c != nil {
+		c.stop()
+	}
+}
+
+// Read returns the next message for the go-sdk. At end of input, or once
+// stopped, it first ends the requests that could never end on their own
+// (see ending), then drains and returns io.EOF.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.toSDK:
+		return msg, nil
+	case <-c.inputEnd:
+		if c.linger {
+			select {
+			case <-c.stopping:
+			case <-c.closed:
+				return nil, io.EOF
+			default:
+				c.lingerOnce.Do(func() { c.log.Info().Msg("stdin closed; lingering until stopped (--linger)") })
+				select {
+				case <-c.stopping:
+				case <-c.closed:
+					return nil, io.EOF
+				}
+			}
+		}
+	case <-c.stopping:
+	case <-c.closed:
+		return nil, io.EOF
+	}
+	if msg := c.ending(); msg != nil {
+		return msg, nil
+	}
+	select {
+	case <-c.stopping:
+		return nil, c.finish("stopping", c.grace)
+	default:
+		return nil, c.finish("stdin closed", c.drainFor)
+	}
+}
+
+// ending returns, one per call, the messages that end what would otherwise
+// wait for a client that is gone: a cancellation of each open
+// subscriptions/listen (the go-sdk then answers it with its result), and
+// an error response to each request of the server still unanswered (an
+// elicitation: the call waiting for it is then refused). nil when none
+// are left.
+func (c *conn) ending() jsonrpc.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.endingBuilt {
+		c.endingBuilt = true
+		for n, r := range c.reqs {
+			if r.method == "subscriptions/listen" && !r.cancelled {
+				c.endingMsgs = append(c.endingMsgs, &jsonrpc.Request{Method: "notifications/cancelled",
+					Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d,"reason":"the client closed its input"}`, n))})
+			}
+		}
+		for id := range c.outgoing {
+			c.endingMsgs = append(c.endingMsgs, &jsonrpc.Response{ID: id,
+				Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client closed its input before answering"}})
+		}
+		clear(c.outgoing)
+	}
+	if len(c.endingMsgs) == 0 {
+		return nil
+	}
+	msg := c.endingMsgs[0]
+	c.endingMsgs = c.endingMsgs[1:]
+	return msg
+}
+
+func (c *conn) stop() {
+	c.stopOnce.Do(func() { close(c.stopping) })
+}
+
+// finish is called once reading has ended. It waits until every request
+// read has been answered, the drain timeout passed, or the connection was
+// closed; requests still unanswered then get an error response.
+func (c *conn) finish(why string, limit time.Duration) error {
+	c.mu.Lock()
+	c.eof = true
+	n := len(c.reqs)
+	if n == 0 {
+		c.closeDrained()
+	}
+	c.mu.Unlock()
+	if n > 0 {
+		c.log.Debug().Int("pending", n).Str("why", why).Msg("answering requests in flight")
+	}
+	if limit <= 0 {
+		limit = c.drainFor
+	}
+	var timeout <-chan time.Time
+	var timer *time.Timer
+	if limit > 0 {
+		timer = time.NewTimer(limit)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	stopped := c.stopping
+	if why == "stopping" {
+		stopped = nil
+	}
+	for {
+		select {
+		case <-c.drained:
+			return io.EOF
+		case <-c.closed:
+			return io.EOF
+		case <-stopped:
+			// A signal while draining at end of input: the grace applies.
+			stopped, why = nil, "stopping"
+			if c.grace > 0 && (timer == nil || c.grace < limit) {
+				if timer != nil {
+					timer.Stop()
+				}
+				limit = c.grace
+				timer = time.NewTimer(limit)
+				defer timer.Stop()
+				timeout = timer.C
+			}
+			continue
+		case <-timeout:
+		}
+		break
+	}
+	c.mu.Lock()
+	left := make([]*request, 0, len(c.reqs))
+	for id, r := range c.reqs {
+		delete(c.reqs, id)
+		if !r.implicit && !r.cancelled {
+			left = append(left, r)
+		}
+	}
+	clear(c.keys)
+	c.mu.Unlock()
+	// The calls still running are cancelled: each ends, and is recorded,
+	// at once; nobody reads their answers.
+	c.cancelAll()
+	wait := "the drain timeout"
+	if why == "stopping" {
+		wait = "the shutdown grace"
+	}
+	c.log.Warn().Int("unanswered", len(left)).Dur("waited", limit).Str("why", why).
+		Msg("requests still running after " + wait + "; answering them with an error")
+	for _, r := range left {
+		c.writeErrorRawID(r.raw, jsonrpc.CodeInternalError, fmt.Sprintf(
+			"tairseach-mcp is shutting down (%s) and %s did not finish within %s (%s); restart the server and retry",
+			why, r.method, wait, limit))
+	}
+	return io.EOF
+}
+
+// Close stops the session. It is safe to call more than once. It does not
+// wait for the reading goroutine, which may be blocked on stdin.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		if c.detach != nil {
+			c.detach()
+		}
+		c.cancelAll()
+		close(c.closed)
+		if cl, ok := c.rawIn.(io.Closer); ok {
+			go func() { _ = cl.Close() }()
+		}
+		c.callWG.Wait() // the calls were cancelled: they end promptly
+	})
+	return nil
+}

@@ -1,0 +1,375 @@
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// readLoop reads lines until end of input or stop. A read blocked on an
+// input that never ends does not keep the session open: Read stops waiting
+// for it, and the goroutine ends with the process.
+func (c *conn) readLoop() {
+	defer close(c.inputEnd)
+	for {
+		line, err := c.readLine()
+		select {
+		case <-c.stopping:
+			c.refuse(line)
+			return
+		case <-c.closed:
+			return
+		default:
+		}
+		if len(line) > 0 {
+			c.dispatch(line)
+		}
+		if err != nil {
+			if errors.Is(err, errLineTooLong) {
+				c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest,
+					fmt.Sprintf("message too large: over %d bytes; send smaller requests", c.maxLine))
+				continue
+			}
+			if !errors.Is(err, io.EOF) {
+				c.log.Warn().Err(err).Msg("reading stdin")
+			}
+			return
+		}
+	}
+}
+
+// refuse answers a request read after Stop: it is not served, and the
+// client must not wait for it.
+func (c *conn) refuse(line []byte) {
+	var w struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if len(line) == 0 || json.Unmarshal(line, &w) != nil || w.Method == "" {
+		return
+	}
+	if id := validRawID(w.ID); id != nil {
+		c.writeErrorRawID(id, jsonrpc.CodeInternalError,
+			"tairseach-mcp is shutting down (stopping) and did not serve "+w.Method+"; restart the server and retry")
+	}
+}
+
+// readLine returns the next line without its newline, in a buffer that is
+// reused by the next call. A final line without a newline is returned with
+// io.EOF.
+func (c *conn) readLine() ([]byte, error) {
+	frag, err := c.in.ReadSlice('\n')
+	if err == nil {
+		return bytes.TrimSpace(frag), nil
+	}
+	c.line = append(c.line[:0], frag...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(c.line) > c.maxLine {
+			// Skip the rest of the line so the next one parses cleanly.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = c.in.ReadSlice('\n')
+			}
+			c.shrink()
+			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+				return nil, err
+			}
+			return nil, errLineTooLong
+		}
+		frag, err = c.in.ReadSlice('\n')
+		c.line = append(c.line, frag...)
+	}
+	line := bytes.TrimSpace(c.line)
+	if len(line) > c.maxLine {
+		c.shrink()
+		return nil, errLineTooLong
+	}
+	return line, err
+}
+
+// shrink drops a line buffer that grew for one huge message.
+func (c *conn) shrink() {
+	if cap(c.line) > 1<<20 {
+		c.line = nil
+	}
+}
+
+// dispatch decodes one line and sends it on its way.
+func (c *conn) dispatch(line []byte) {
+	in, ok, resp := c.decode(line)
+	switch {
+	case resp != nil:
+		if r, ok := resp.(*jsonrpc.Response); ok {
+			c.mu.Lock()
+			delete(c.outgoing, r.ID)
+			c.mu.Unlock()
+		}
+		c.send(resp) // a response to a request of the server
+	case !ok:
+		// Answered already.
+	case len(in.id) == 0:
+		c.notification(in)
+	default:
+		c.call(in)
+	}
+}
+
+// decode parses one line. For a line that is not a JSON-RPC 2.0 message it
+// writes the error response and returns ok false; a response to a request
+// of the server comes back as resp.
+func (c *conn) decode(line []byte) (in incoming, ok bool, resp jsonrpc.Message) {
+	var w struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	err := json.Unmarshal(line, &w)
+	if err == nil && w.Method == nil {
+		// A response to a request of the server (ping).
+		msg, derr := jsonrpc.DecodeMessage(line)
+		if resp, ok := msg.(*jsonrpc.Response); ok && derr == nil && (resp.Result != nil || resp.Error != nil) {
+			return in, false, resp
+		}
+		c.writeErrorRawID(validRawID(w.ID), jsonrpc.CodeInvalidRequest,
+			`invalid request: no "method"; expected {"jsonrpc":"2.0","id":…,"method":…,"params":…}`)
+		return in, false, nil
+	}
+	if err == nil && w.JSONRPC != "2.0" {
+		err = fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.JSONRPC)
+	}
+	if err == nil {
+		if *w.Method == "" {
+			c.writeErrorRawID(validRawID(w.ID), jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
+			return in, false, nil
+		}
+		return incoming{id: w.ID, method: *w.Method, params: w.Params}, true, nil
+	}
+	switch {
+	case !json.Valid(line):
+		c.writeErrorRawID(nil, jsonrpc.CodeParseError,
+			fmt.Sprintf("parse error: %s; each line must be one complete JSON-RPC 2.0 message", jsonSyntaxError(line)))
+	case line[0] == '[':
+		if bytes.Equal(bytes.Join(bytes.Fields(line), nil), []byte("[]")) {
+			c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest, "invalid request: empty batch")
+		} else {
+			c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by MCP; send one message per line")
+		}
+	case line[0] != '{':
+		c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
+	default:
+		var probe struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(line, &probe)
+		c.writeErrorRawID(validRawID(probe.ID), jsonrpc.CodeInvalidRequest,
+			"invalid request: "+err.Error()+`; expected {"jsonrpc":"2.0","id":…,"method":…,"params":…}`)
+	}
+	return in, false, nil
+}
+
+// call registers a request under a private id and dispatches it.
+func (c *conn) call(in incoming) {
+	key, ok := requestKey(in.id)
+	if !ok {
+		c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			`invalid request: "id" must be a string or a number, not %s; give each request a unique string or number id, or leave "id" out for a notification`,
+			idKind(in.id)))
+		return
+	}
+	// params are decoded once, for the dispatcher and the _meta check.
+	var params map[string]json.RawMessage
+	paramsOK := len(in.params) > 0 && in.params[0] == '{' && json.Unmarshal(in.params, &params) == nil
+	var meta map[string]json.RawMessage // params._meta, decoded once too
+	if m := params["_meta"]; len(m) > 0 && m[0] == '{' && json.Unmarshal(m, &meta) != nil {
+		meta = nil
+	}
+	newProto, validNew := classify(meta)
+	c.mu.Lock()
+	if _, dup := c.keys[key]; dup {
+		c.mu.Unlock()
+		c.writeErrorRawID(in.id, jsonrpc.CodeInvalidRequest,
+			"invalid request: id "+string(in.id)+" is already in use by a request in flight; give each request a unique id")
+		return
+	}
+	c.nextID++
+	n := c.nextID
+	r := &request{raw: in.id, key: key, method: in.method, newProto: validNew}
+	c.reqs[n] = r
+	c.keys[key] = n
+	if in.method == "initialize" && !c.initWritten.Load() {
+		c.initID = n
+	}
+	c.mu.Unlock()
+
+	if (newProto || in.method == "server/discover") && !c.registered && c.calls != nil {
+		// The go-sdk answers this revision's tools/list, so it must know
+		// the tools; given them before it serves the session's first
+		// request of this revision, it sends no spurious list_changed on a
+		// subscription.
+		c.registered = true
+		c.calls.RegisterWithSDK()
+	}
+	if !c.initRead {
+		switch {
+		case in.method == "initialize", in.method == "server/discover", newProto:
+			c.initRead = true
+		case in.method == "ping":
+		default:
+			c.initRead = true
+			c.log.Info().Str("method", in.method).Str("protocolVersion", ImplicitProtocolVersion).
+				Msg("first request is not initialize; initialising the session implicitly")
+			c.send(c.implicitInitialize())
+			c.send(&jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)})
+		}
+	}
+	// A request that claims 2026-07-28 with a _meta not certainly valid is
+	// the go-sdk's to judge.
+	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew) {
+		return
+	}
+	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
+	c.send(&jsonrpc.Request{ID: id, Method: in.method, Params: in.params})
+}
+
+// send hands msg to the go-sdk, unless the session is closed.
+func (c *conn) send(msg jsonrpc.Message) {
+	select {
+	case c.toSDK <- msg:
+	case <-c.closed:
+	}
+}
+
+// implicitInitialize makes up the initialize request of a session whose
+// client sent none; its response is not sent.
+func (c *conn) implicitInitialize() *jsonrpc.Request {
+	c.mu.Lock()
+	c.nextID++
+	n := c.nextID
+	c.reqs[n] = &request{method: "initialize", implicit: true}
+	c.initID = n
+	c.mu.Unlock()
+	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
+	params := `{"protocolVersion":"` + ImplicitProtocolVersion + `","capabilities":{},"clientInfo":{"name":"implicit","version":"0"}}`
+	return &jsonrpc.Request{ID: id, Method: "initialize", Params: json.RawMessage(params)}
+}
+
+// notification handles a message without id. A cancellation is matched to
+// the request it names: a call served directly is cancelled here, one the
+// go-sdk serves is cancelled by the go-sdk, under its own id.
+func (c *conn) notification(in incoming) {
+	req := &jsonrpc.Request{Method: in.method, Params: in.params}
+	if in.method == "notifications/cancelled" {
+		var p map[string]json.RawMessage
+		if json.Unmarshal(in.params, &p) != nil {
+			return
+		}
+		key, ok := requestKey(p["requestId"])
+		if !ok {
+			return
+		}
+		c.mu.Lock()
+		n, ok := c.keys[key]
+		var r *request
+		if ok {
+			r = c.reqs[n]
+			r.cancelled = true
+			if r.cancel != nil {
+				r.cancel()
+			}
+		}
+		c.mu.Unlock()
+		if r == nil || r.cancel != nil {
+			return
+		}
+		p["requestId"] = json.RawMessage(fmt.Sprint(n))
+		req.Params, _ = json.Marshal(p)
+	}
+	c.send(req)
+}
+
+// serveDirectly is the dispatcher: it hands a request to the handler
+// itself when the go-sdk would only have decoded it and passed it on, and
+// reports whether it did. The rule:
+//   - only tools/call of a tool the handler has, with params that hold
+//     nothing but name, arguments (an object) and _meta;
+//   - without a 2026-07-28 _meta, only once the go-sdk has written its
+//     successful response to initialize;
+//   - with a 2026-07-28 _meta, only if it is valid by the spec and once the
+//     go-sdk has answered a request of the session with one.
+//
+// Everything else, tools/list included (its result carries fields the
+// go-sdk's options decide), goes to the go-sdk. What the call then goes
+// through is the handler's, the same as for a call the go-sdk passes on.
+func (c *conn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto bool) bool {
+	if method != "tools/call" {
+		return false
+	}
+	if newProto && !c.newWritten.Load() || !newProto && !c.initWritten.Load() {
+		return false
+	}
+	var name string
+	for k, v := range p {
+		switch k {
+		case "_meta":
+			if !newProto && (len(v) == 0 || v[0] != '{') {
+				return false
+			}
+		case "name":
+			if json.Unmarshal(v, &name) != nil {
+				return false
+			}
+		case "arguments":
+			if len(v) == 0 || v[0] != '{' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if !c.waitReady() {
+		return false
+	}
+	if !c.calls.HasTool(name) {
+		return false // the go-sdk answers with the right error
+	}
+	ctx, cancel := context.WithCancel(c.callCtx)
+	c.mu.Lock()
+	r := c.reqs[n]
+	r.cancel = cancel
+	c.mu.Unlock()
+	dc := DirectCall{ID: r.raw, Name: name, Args: p["arguments"], Meta: p["_meta"], NewProtocol: newProto, Session: c.session.Load()}
+	c.callWG.Add(1)
+	go func() {
+		defer c.callWG.Done()
+		defer cancel()
+		c.answer(n, c.calls.CallDirect(ctx, dc)) // nil when cancelled: nothing is sent
+	}()
+	return true
+}
+
+// waitReady waits until the handler has its tools, which only takes time
+// while the manifests are first loaded. Reading waits too, so requests keep
+// their order. It reports false if the session closed meanwhile.
+func (c *conn) waitReady() bool {
+	ready := c.calls.Ready()
+	select {
+	case <-ready:
+		return true
+	default:
+	}
+	c.log.Debug().Msg("waiting for the manifests to load")
+	select {
+	case <-ready:
+		return true
+	case <-c.closed:
+		return false
+	case <-c.stopping:
+		return false
+	}
+}

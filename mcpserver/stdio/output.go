@@ -1,0 +1,208 @@
+package stdio
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+func (c *conn) SessionID() string { return "" }
+
+// settle removes the request the go-sdk knows as n and returns it, or nil
+// if it was answered already (after the drain timeout).
+func (c *conn) settle(n int64) *request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.reqs[n]
+	if !ok {
+		return nil
+	}
+	delete(c.reqs, n)
+	if r.key != "" {
+		delete(c.keys, r.key)
+	}
+	if c.eof && len(c.reqs) == 0 {
+		c.closeDrained()
+	}
+	return r
+}
+
+// closeDrained closes c.drained once. c.mu must be held.
+func (c *conn) closeDrained() {
+	select {
+	case <-c.drained:
+	default:
+		close(c.drained)
+	}
+}
+
+// Write writes a message of the go-sdk as one line, with the client's id.
+func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		n, _ := m.ID.Raw().(int64)
+		r := c.settle(n)
+		if r == nil {
+			return nil // answered already, or not a request of the client
+		}
+		// Direct serving of the session starts with the go-sdk's first
+		// success: the flag is set under the write lock, before the line is
+		// written, so that a direct answer (written under the same lock)
+		// can never come before it, and a call the client sends as soon as
+		// it reads it is certain to find it set.
+		var started *atomic.Bool
+		if m.Error == nil {
+			c.mu.Lock()
+			isInit := n == c.initID
+			c.mu.Unlock()
+			if isInit {
+				started = &c.initWritten
+			} else if r.newProto {
+				started = &c.newWritten
+			}
+		}
+		var err error
+		switch {
+		case r.cancelled, r.implicit:
+			if r.implicit && m.Error != nil {
+				c.log.Error().Err(m.Error).Msg("implicit initialize failed")
+			}
+			if started != nil {
+				started.Store(true)
+			}
+		case m.Error != nil:
+			err = c.writeErrorLine(r.raw, m.Error)
+		default:
+			err = c.writeResult(r.raw, m.Result, started)
+		}
+		return err
+	case *jsonrpc.Request:
+		if m.ID.IsValid() {
+			c.mu.Lock()
+			c.outgoing[m.ID] = struct{}{}
+			c.mu.Unlock()
+		}
+		if m.Method == "notifications/tools/list_changed" {
+			// A session of an earlier revision is told by Notify; one of
+			// 2026-07-28 on its subscription, by the go-sdk, but only of a
+			// real change: the go-sdk also tells it when it is first given
+			// the tools.
+			if !hasMeta(m.Params) || !c.changed.Swap(false) {
+				return nil
+			}
+		}
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return c.writeLine(data)
+}
+
+// writeResult writes a successful response around its result, which is
+// already marshalled: re-encoding the message would scan and copy the whole
+// result again.
+//
+// A non-nil started is set once the line is certain to come before any
+// other written after it.
+func (c *conn) writeResult(id, result []byte, started *atomic.Bool) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if started != nil {
+		started.Store(true)
+	}
+	buf := append(c.wbuf[:0], `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"result":`...)
+	buf = append(buf, result...)
+	buf = append(buf, "}\n"...)
+	return c.flush(buf)
+}
+
+// writeErrorLine writes an error response of the go-sdk.
+func (c *conn) writeErrorLine(id []byte, e error) error {
+	var we *jsonrpc.Error
+	if !errors.As(e, &we) {
+		we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Error()}
+	}
+	data, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, we})
+	if err != nil {
+		return err
+	}
+	return c.writeLine(data)
+}
+
+// writeLine writes data and a newline in a single write.
+func (c *conn) writeLine(data []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.flush(append(append(c.wbuf[:0], data...), '\n'))
+}
+
+// flush writes buf, a line built in c.wbuf, and keeps the buffer unless a
+// huge message grew it. c.wmu must be held.
+func (c *conn) flush(buf []byte) error {
+	_, err := c.out.Write(buf)
+	if cap(buf) <= 1<<20 {
+		c.wbuf = buf
+	}
+	if err != nil {
+		return fmt.Errorf("writing stdout: %w", err)
+	}
+	return nil
+}
+
+// writeErrorRawID answers a message the go-sdk never sees.
+func (c *conn) writeErrorRawID(id json.RawMessage, code int64, message string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	data, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: message}})
+	c.log.Warn().Int64("code", code).Msg(message)
+	if err := c.writeLine(data); err != nil {
+		c.log.Warn().Err(err).Msg("writing error response")
+	}
+}
+
+// answer writes the result of a request served directly, unless the client
+// cancelled it; a nil result writes nothing.
+func (c *conn) answer(n int64, result []byte) {
+	r := c.settle(n)
+	if r == nil || r.cancelled || result == nil {
+		return
+	}
+	if err := c.writeResult(r.raw, result, nil); err != nil {
+		c.log.Warn().Err(err).Msg("writing a result")
+	}
+}
+
+// Notify sends a notification to the client once the go-sdk has answered
+// its initialize; before that it is dropped, as the client will list anyway.
+// A 2026-07-28 client is told of changes only on a subscription, by the
+// go-sdk.
+func (c *conn) Notify(method string) {
+	c.changed.Store(true)
+	if !c.initWritten.Load() {
+		return
+	}
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	if err := c.writeLine([]byte(`{"jsonrpc":"2.0","method":"` + method + `","params":{}}`)); err != nil {
+		c.log.Debug().Err(err).Str("method", method).Msg("sending a notification")
+	}
+}

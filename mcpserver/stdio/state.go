@@ -1,0 +1,203 @@
+// Package stdio is the MCP transport over newline-delimited JSON on a pair
+// of streams, stdin and stdout in serve mode: framing, request ids as the
+// client sent them, and the end of a session (the drain at end of input,
+// the grace after a stop signal, and the requests that could never end on
+// their own). It decides nothing about a call: a tools/call the go-sdk
+// would only have passed on is handed to a CallHandler, everything else
+// to the go-sdk.
+package stdio
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+)
+
+// ImplicitProtocolVersion is the protocol version a session is initialised
+// with when its first request is not "initialize" (a lone request piped from a
+// shell). 2026-07-28 needs per-request _meta that a hand-written line will not
+// carry, so it is the revision before it.
+const ImplicitProtocolVersion = "2025-11-25"
+
+// DefaultMaxLineBytes caps one incoming stdio message.
+const DefaultMaxLineBytes = 16 << 20
+
+// Transport is an MCP transport over newline-delimited JSON on a pair of
+// streams (stdin and stdout in serve mode). Unlike the go-sdk's own stdio
+// transport it
+//   - answers a line that is not JSON-RPC with a -32700/-32600 error and keeps
+//     the session going;
+//   - echoes every request id exactly as received, and refuses ids a request
+//     may not have (null, objects, arrays, booleans) and ids already in use;
+//   - on end of input or Stop, waits until every request already received has
+//     been answered (bounded by DrainTimeout), answers the rest with an error
+//     and then reports EOF, so `printf '…' | tairseach-mcp` prints one
+//     response per request;
+//   - initialises the session implicitly when the first request is not
+//     "initialize", so a single piped request works;
+//   - sends no response for a request the client cancelled.
+//
+// With Calls set (and Direct not off) tools/list and tools/call are served
+// without the go-sdk when that gives the same bytes; see dispatcher.
+type Transport struct {
+	In  io.Reader
+	Out io.Writer
+	// DrainTimeout bounds the wait for in-flight requests after end of input
+	// or Stop; zero waits as long as they take.
+	DrainTimeout time.Duration
+	// ShutdownGrace bounds the wait for in-flight requests after Stop (a
+	// signal): a client's SIGKILL usually follows its SIGTERM within
+	// seconds; zero means DrainTimeout.
+	ShutdownGrace time.Duration
+	// Linger keeps the session open after end of input until the process is
+	// told to stop, for clients that close stdin but keep reading stdout.
+	Linger bool
+	// MaxLineBytes caps one incoming message; zero means DefaultMaxLineBytes.
+	MaxLineBytes int
+	// Calls, when set, serves tool requests without the SDK where the
+	// dispatcher allows, and tells the session when the tools change.
+	Calls CallHandler
+	// NoDirect sends every request through the go-sdk (--direct=off).
+	NoDirect bool
+	Logger   zerolog.Logger
+
+	connMu sync.Mutex
+	conn   *conn
+}
+
+// request is a request read from the client and not yet answered. The go-sdk
+// knows it by a private int64 id; the client's id is kept as its bytes.
+type request struct {
+	raw       []byte // the client's id, as received
+	key       string // the client's id, for finding duplicates and cancellations
+	method    string
+	implicit  bool // the made-up initialize: its response is not sent
+	newProto  bool // carries a valid 2026-07-28 _meta
+	cancelled bool
+	cancel    context.CancelFunc // a call served directly
+}
+
+// conn is one stdio session.
+//
+// One goroutine (readLoop) reads and decodes the input and dispatches each
+// message: answered at once (malformed), served directly, or handed to the
+// go-sdk through toSDK, which Read returns. Write is called from any
+// goroutine; wmu serialises the output. mu guards the request bookkeeping.
+type conn struct {
+	calls     CallHandler
+	direct    bool
+	callCtx   context.Context // parent of the calls served directly; done on Close
+	cancelAll context.CancelFunc
+	callWG    sync.WaitGroup // calls served directly, each in its own goroutine
+	detach    func()         // stops the server's notifications to this session
+
+	in       *bufio.Reader
+	rawIn    io.Reader
+	out      io.Writer
+	drainFor time.Duration
+	linger   bool
+	maxLine  int
+	log      zerolog.Logger
+
+	// Owned by readLoop.
+	line       []byte
+	initRead   bool // initialize was read (or made up), or the client speaks 2026-07-28
+	registered bool // the go-sdk was given the tools (RegisterWithSDK)
+
+	toSDK    chan jsonrpc.Message
+	inputEnd chan struct{} // closed by readLoop at end of input
+	stopOnce sync.Once
+	stopping chan struct{} // closed by stop
+
+	// initWritten is set once the go-sdk has written a successful response
+	// to initialize: only then are legacy tool requests served directly,
+	// and notifications sent. newWritten is the same for a 2026-07-28
+	// request.
+	initWritten atomic.Bool
+	newWritten  atomic.Bool
+	changed     atomic.Bool // the tools changed since the go-sdk last told a subscription
+	session     atomic.Pointer[mcp.ServerSession]
+
+	wmu  sync.Mutex
+	wbuf []byte
+
+	grace      time.Duration // the drain after Stop
+	lingerOnce sync.Once
+
+	mu          sync.Mutex
+	outgoing    map[jsonrpc.ID]struct{} // ids of the go-sdk's requests to the client, unanswered
+	endingBuilt bool
+	endingMsgs  []jsonrpc.Message
+	reqs        map[int64]*request // by the id the go-sdk knows
+	keys        map[string]int64   // the same, by the client's id
+	nextID      int64
+	initID      int64 // the go-sdk's id of the initialize that counts
+	eof         bool
+	drained     chan struct{} // closed once eof is set and reqs is empty
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// incoming is one decoded line.
+type incoming struct {
+	id     json.RawMessage // absent: a notification
+	method string
+	params json.RawMessage
+}
+
+// protocolVersionKey is the _meta key of a 2026-07-28 request.
+const protocolVersionKey = "io.modelcontextprotocol/protocolVersion"
+
+// NewProtocol is the revision that has no initialize: every request carries
+// its protocol version, client info and capabilities in params._meta.
+const NewProtocol = "2026-07-28"
+
+// CallHandler serves the tool calls a stdio session hands over without the
+// go-sdk's per-request decoding and result encoding: on the hot path of
+// every call these cost more than the socket round trip itself.
+type CallHandler interface {
+	// Ready is closed once the handler has its tools; HasTool and
+	// CallDirect may be used only after it is.
+	Ready() <-chan struct{}
+	// HasTool reports whether name is a tool the handler serves; other
+	// calls go through the SDK (which answers unknown tools).
+	HasTool(name string) bool
+	// CallDirect calls a tool and returns the result as the go-sdk would
+	// encode it for the request, or nil when ctx was cancelled.
+	CallDirect(ctx context.Context, c DirectCall) []byte
+	// RegisterWithSDK makes the SDK's server know every tool, for a session
+	// whose tool requests the SDK must answer itself.
+	RegisterWithSDK()
+	// Attach sends tools/list_changed to n when the tools change, until
+	// detach is called.
+	Attach(n Notifier) (detach func())
+}
+
+// DirectCall is a tools/call as the stdio transport read it.
+type DirectCall struct {
+	ID          json.RawMessage // the client's id, as received
+	Name        string
+	Args        json.RawMessage
+	Meta        json.RawMessage // params._meta, if any
+	NewProtocol bool            // a request of 2026-07-28, its _meta valid
+	// Session is the go-sdk's session of the stdio connection: progress is
+	// reported and the user asked through it.
+	Session *mcp.ServerSession
+}
+
+// Notifier is a session the server can tell about changes.
+type Notifier interface {
+	Notify(method string)
+}
