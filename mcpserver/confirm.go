@@ -13,8 +13,6 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/geilt/tairseach-mcp/manifest"
 )
 
 // ParseConfirm checks the values of --confirm: "none", "destructive" (the
@@ -49,24 +47,6 @@ func ParseConfirm(values []string) ([]string, error) {
 	return rules, nil
 }
 
-// needsConfirm reports whether calls of t need the user's confirmation.
-func (s *Server) needsConfirm(t manifest.Tool) bool {
-	for _, r := range s.cfg.Confirm {
-		if r == "destructive" {
-			if t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint {
-				return true
-			}
-			continue
-		}
-		for _, name := range []string{t.Name, t.ToolName, t.Method} {
-			if ok, _ := path.Match(r, name); ok && name != "" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // confirmID names the one input request of a confirmation.
 const confirmID = "confirm"
 
@@ -83,28 +63,28 @@ const maxConfirmArgs = 2000
 // an input request (input_required) and answers it when it calls again:
 // the answer counts once, for this tool and these exact arguments (the
 // request state carries a single-use nonce, bound to both by an HMAC).
-func (s *Server) confirm(ctx context.Context, c *ToolCall, r *route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
+func (p *calls) confirm(ctx context.Context, c *ToolCall, r *route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
 	caps := c.Caps
 	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 	if c.Info.Protocol >= newProtocol {
 		if resp, ok := c.InputResponses[confirmID]; ok && c.RequestState != "" {
 			er, _ := resp.(*mcp.ElicitResult)
-			if er != nil && s.confirms.redeem(c.RequestState, c.Name, args) {
+			if er != nil && p.confirms.redeem(c.RequestState, c.Name, args) {
 				return answered(c.Name, er)
 			}
 			// Not the answer to our question about these arguments, or an
 			// answer used already: ask again.
 		}
 		if !canAsk {
-			return s.cannotAsk(c.Name), "refused"
+			return p.cannotAsk(c.Name), "refused"
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{confirmID: confirmParams(r, args)},
-			RequestState:  s.confirms.issue(c.Name, args),
+			RequestState:  p.confirms.issue(c.Name, args),
 		}, ""
 	}
 	if !canAsk || c.Peer == nil {
-		return s.cannotAsk(c.Name), "refused"
+		return p.cannotAsk(c.Name), "refused"
 	}
 	er, err := c.Peer.Elicit(ctx, confirmParams(r, args))
 	if err != nil {
@@ -130,10 +110,10 @@ func answered(name string, er *mcp.ElicitResult) (*mcp.CallToolResult, string) {
 
 // cannotAsk refuses a call that needs confirmation from a client that
 // cannot ask its user.
-func (s *Server) cannotAsk(name string) *mcp.CallToolResult {
+func (p *calls) cannotAsk(name string) *mcp.CallToolResult {
 	return check.ErrorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
 		"the call was not made: use a client that supports elicitation, or start tairseach-mcp with --confirm none (or a --confirm that does not cover this tool)",
-		observe.PrefixConfirmRefused, name, strings.Join(s.cfg.Confirm, ",")))
+		observe.PrefixConfirmRefused, name, strings.Join(p.cfg.Confirm, ",")))
 }
 
 // confirmParams is the question put to the user.

@@ -28,19 +28,11 @@ const (
 	callToolName     = "call_tool"
 )
 
-// discovery is the three tools of --tool-mode discover.
-type discovery struct {
-	search, describe, call string // their MCP names
-	names                  []string
-	defs                   map[string]*mcp.Tool
-	visible                map[string][]byte
-}
-
 func boolPtr(b bool) *bool { return &b }
 
 // discoveryTools builds the discovery tools' definitions.
-func (s *Server) discoveryTools() *discovery {
-	name := func(n string) string { m, _ := manifest.MCPName(s.cfg.Prefix, n); return m }
+func discoveryTools(prefix string) *discovery {
+	name := func(n string) string { m, _ := manifest.MCPName(prefix, n); return m }
 	d := &discovery{search: name(searchToolName), describe: name(describeToolName), call: name(callToolName)}
 	// In name order, as the go-sdk lists them where it answers tools/list.
 	d.names = []string{d.call, d.describe, d.search}
@@ -88,7 +80,7 @@ func decodeDiscoveryArgs(args json.RawMessage, v any) string {
 }
 
 // resolveTool finds a served tool by its MCP name or manifest name.
-func (s *Server) resolveTool(table *routeTable, name string) (string, *mcp.CallToolResult) {
+func resolveTool(table *routeTable, prefix, name string) (string, *mcp.CallToolResult) {
 	if name == "" {
 		return "", check.ErrorResult("missing tool name; " + table.discover.search + " lists the tools")
 	}
@@ -104,7 +96,7 @@ func (s *Server) resolveTool(table *routeTable, name string) (string, *mcp.CallT
 		}
 	}
 	for n, why := range table.hidden {
-		if m, _ := manifest.MCPName(s.cfg.Prefix, name); m == n {
+		if m, _ := manifest.MCPName(prefix, name); m == n {
 			return "", check.ErrorResult(hiddenMessage(n, why))
 		}
 	}
@@ -112,14 +104,14 @@ func (s *Server) resolveTool(table *routeTable, name string) (string, *mcp.CallT
 }
 
 // describeTool returns a served tool's definition as tools/list would.
-func (s *Server) describeTool(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
+func describeTool(table *routeTable, prefix string, args json.RawMessage) *mcp.CallToolResult {
 	var p struct {
 		Name string `json:"name"`
 	}
 	if err := decodeDiscoveryArgs(args, &p); err != "" {
 		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\"}", table.discover.describe, err))
 	}
-	name, res := s.resolveTool(table, p.Name)
+	name, res := resolveTool(table, prefix, p.Name)
 	if res != nil {
 		return res
 	}
@@ -141,7 +133,7 @@ type searchHit struct {
 // searchTools ranks the served tools by the query's words: a word that is
 // a whole part of the name counts 4, part of the toolset's name 3, within
 // the name 2, a word of the description 1. Ties go by name; no model.
-func (s *Server) searchTools(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
+func searchTools(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
 	var p struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`

@@ -8,28 +8,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonenc"
-	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
 // Defaults of the HTTP transport.
 const (
 	// DefaultMaxRequestBytes caps one request body (the go-sdk's default).
 	DefaultMaxRequestBytes = mcp.DefaultMaxRequestBodyBytes
-	// HealthPingTimeout bounds each backend check of /healthz.
-	HealthPingTimeout = time.Second
 	// DefaultBodyTimeout bounds the read of one request body.
 	DefaultBodyTimeout = 30 * time.Second
 	// ReadHeaderTimeout bounds the read of a request's headers.
@@ -76,72 +70,6 @@ type HTTPConfig struct {
 	TokenHint string
 }
 
-// Health is what /healthz reports.
-type Health struct {
-	// Status is "ok" when every backend accepts connections, else "degraded".
-	Status    string `json:"status"`
-	Tools     int    `json:"tools"`
-	Manifests string `json:"manifests,omitempty"`
-	// Sessions is the number of live HTTP sessions (2025 revisions).
-	Sessions int `json:"sessions"`
-	// Listening is the number of open subscriptions/listen streams (2026).
-	Listening int             `json:"listening"`
-	Backends  []BackendHealth `json:"backends"`
-}
-
-// BackendHealth is the state of one backend socket.
-type BackendHealth struct {
-	Socket    string `json:"socket"`
-	Reachable bool   `json:"reachable"`
-	Error     string `json:"error,omitempty"`
-}
-
-// Health checks the backends the served tools route to (and the default
-// socket), each with a connect of at most HealthPingTimeout, at once.
-func (s *Server) Health(ctx context.Context) Health {
-	tools, clients := s.backends()
-	h := Health{Status: "ok", Tools: tools, Backends: make([]BackendHealth, len(clients))}
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Go(func() {
-			pctx, cancel := context.WithTimeout(ctx, HealthPingTimeout)
-			defer cancel()
-			b := BackendHealth{Socket: c.Path(), Reachable: true}
-			if err := c.Ping(pctx); err != nil {
-				b.Reachable, b.Error = false, err.Error()
-			}
-			h.Backends[i] = b
-		})
-	}
-	wg.Wait()
-	for _, b := range h.Backends {
-		if !b.Reachable {
-			h.Status = "degraded"
-		}
-	}
-	return h
-}
-
-// backends returns the number of tools served and the clients of the
-// sockets they route to, plus the default socket's, sorted by path.
-func (s *Server) backends() (int, []*socketrpc.Client) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	table := s.routes.Load()
-	seen := map[string]*socketrpc.Client{}
-	def := s.client("")
-	seen[def.Path()] = def
-	for _, r := range table.byName {
-		seen[r.client.Path()] = r.client
-	}
-	out := make([]*socketrpc.Client, 0, len(seen))
-	for _, c := range seen {
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(a, b *socketrpc.Client) int { return strings.Compare(a.Path(), b.Path()) })
-	return len(table.byName), out
-}
-
 // httpHandler serves /mcp and /healthz and counts the requests that a
 // shutdown must wait for.
 type httpHandler struct {
@@ -158,81 +86,12 @@ type httpHandler struct {
 	inFlight atomic.Int64
 }
 
-// NewHTTPHandler returns the handler of the HTTP transport: MCP streamable
-// HTTP at /mcp, served by the one shared go-sdk server so that every session
-// sees the same tools and is told when they change, and /healthz. Requests
-// with a cross-origin Origin or Sec-Fetch-Site are refused with 403 whatever
-// their method, and so are requests that reached a loopback address under a
-// Host that is not (DNS rebinding). With cfg.Token, every request needs
-// "Authorization: Bearer <token>" (401 otherwise).
-//
-// Clients of the 2025 revisions get sessions (Mcp-Session-Id); a request
-// without a session that names revision 2026-07-28 or later, in its
-// MCP-Protocol-Version header or its _meta, is served on its own, as that
-// revision wants, by the same go-sdk server.
-func (s *Server) NewHTTPHandler(cfg HTTPConfig) http.Handler {
-	return s.newHTTPHandler(cfg)
-}
-
-func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
-	if cfg.MaxRequestBytes <= 0 {
-		cfg.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = DefaultBodyTimeout
-	}
-	h := &httpHandler{s: s, cfg: cfg}
-	// MCP registers every tool with the go-sdk server first, so that the
-	// go-sdk answers tool requests and tells every session of each reload.
-	// A request's server is the shared one, or one narrowed to the tools its
-	// X-MCP-* headers select.
-	s.MCP()
-	getServer := s.serverFor
-	logger := slog.New(newSlogHandler(s.log))
-	// DisableLocalhostProtection stays false in both: the go-sdk refuses a
-	// request that reached a loopback address with a Host that is not
-	// loopback.
-	h.stateless = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Stateless:           true,
-		MaxRequestBodyBytes: cfg.MaxRequestBytes,
-		Logger:              logger,
-		// A 2026 request is its POST: when the client goes away, nobody
-		// can get the answer, so the call to the backend is cancelled.
-		PropagateRequestCancellation: true,
-	})
-	if cfg.Stateless {
-		h.stateful = h.stateless
-	} else {
-		// The tracker expires idle sessions, not the go-sdk: the go-sdk
-		// counts only POSTs as activity, so it would close under a client
-		// the session whose event stream (GET) is open and waiting for
-		// list_changed. A client that died with its stream open is found
-		// out by TCP keep-alive, which ends the stream.
-		h.sessions = newSessionTracker(s, cfg.MaxSessions, cfg.SessionTimeout)
-		h.stateful = h.sessions.wrap(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-			MaxRequestBodyBytes: cfg.MaxRequestBytes,
-			Logger:              logger,
-		}))
-	}
-	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.narrowByHeaders(http.HandlerFunc(h.serveMCP)))))
-	mux.Handle(HealthPath, h.localhostOnly(http.HandlerFunc(h.serveHealth)))
-
-	var handler http.Handler = mux
-	if cfg.Token != "" {
-		handler = requireToken(cfg.Token, cfg.TokenHint, s, handler)
-	}
-	h.handler = sameOriginOnly(s, handler)
-	return h
-}
-
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.handler.ServeHTTP(w, r) }
 
 // Protocol revisions and headers the routing looks at.
 const (
 	sessionlessRevision   = "2026-07-28"
 	protocolVersionHeader = "Mcp-Protocol-Version"
-	sessionIDHeader       = "Mcp-Session-Id"
 	metaProtocolVersion   = "io.modelcontextprotocol/protocolVersion"
 )
 
@@ -489,86 +348,9 @@ func isLoopback(addr string) bool {
 // machine only.
 func IsLoopbackHost(host string) bool { return isLoopback(host) }
 
-// ServeHTTPListener serves the HTTP transport on ln until ctx is cancelled,
-// then shuts down gracefully: it stops accepting connections, waits for the
-// requests in flight, closes every session and returns. When cfg.DrainTimeout
-// passes first, it cuts the requests still running off by closing the
-// backend connections, which leaves s closed. It closes ln.
-func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg HTTPConfig) error {
-	h := s.newHTTPHandler(cfg)
-	srv := &http.Server{
-		Handler: h,
-		// No ReadTimeout or WriteTimeout: event streams stay open as long
-		// as their session.
-		ReadHeaderTimeout: min(ReadHeaderTimeout, h.cfg.ReadTimeout),
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(newSlogHandler(s.log), slog.LevelDebug),
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serving HTTP: %w", err)
-	case <-ctx.Done():
-	}
-
-	start := time.Now()
-	s.log.Info().Int64("in_flight", h.inFlight.Load()).Msg("shutting down: finishing the requests in flight")
-	drainCtx := context.Background()
-	if cfg.DrainTimeout > 0 {
-		var cancel context.CancelFunc
-		drainCtx, cancel = context.WithTimeout(drainCtx, cfg.DrainTimeout)
-		defer cancel()
-	}
-	// Shutdown closes the listener and idle connections at once, then
-	// waits for the active ones: requests in flight, and event streams,
-	// which end when their sessions are closed below.
-	shut := make(chan error, 1)
-	go func() { shut <- srv.Shutdown(drainCtx) }()
-	h.waitIdle(drainCtx)
-	cutOff := drainCtx.Err() != nil
-	if cutOff {
-		s.log.Warn().Int64("in_flight", h.inFlight.Load()).Dur("drain_timeout", cfg.DrainTimeout).
-			Msg("requests still running after the drain timeout; cutting them off")
-		// Closing the backend connections fails the calls still running,
-		// so that their handlers return and their sessions can close.
-		_ = srv.Close()
-		_ = s.Close()
-	}
-	s.closeSessions(sessionCloseGrace)
-	if err := <-shut; err != nil && !cutOff {
-		_ = srv.Close()
-	}
-	<-served
-	s.log.Info().Dur("took", time.Since(start)).Msg("HTTP server stopped")
-	return nil
-}
-
 // sessionCloseGrace bounds the wait for sessions to close at shutdown, once
 // their requests are done or cut off.
 const sessionCloseGrace = 2 * time.Second
-
-// closeSessions closes every session at once: their event streams end and
-// their subscriptions are cancelled. A session closes once its requests are
-// answered; after grace, closeSessions stops waiting, leaving the closing
-// goroutine to the process's exit.
-func (s *Server) closeSessions(grace time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var wg sync.WaitGroup
-		for ss := range s.allSessions() {
-			wg.Go(func() { _ = ss.Close() })
-		}
-		wg.Wait()
-	}()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		s.log.Warn().Dur("waited", grace).Msg("sessions still closing at shutdown; not waiting for them")
-	}
-}
 
 // waitIdle returns when no counted request is in flight or ctx is done.
 func (h *httpHandler) waitIdle(ctx context.Context) {
@@ -581,205 +363,4 @@ func (h *httpHandler) waitIdle(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
-}
-
-// sessionTracker caps the live sessions of the stateful handler and closes
-// those idle too long. It sees every request that names a session and
-// every session the handler creates. A session is idle when none of its
-// requests, event streams included, is being served; after timeout idle, it
-// is closed. When a new session would go over the cap, the one idle the
-// longest is closed, preferring one with no request running. Sessions the
-// go-sdk closes by itself (DELETE) leave stale entries that are dropped at
-// the next count.
-type sessionTracker struct {
-	s       *Server
-	max     int
-	timeout time.Duration
-
-	mu   sync.Mutex
-	byID map[string]*trackedSession
-}
-
-type trackedSession struct {
-	lastSeen time.Time
-	running  int         // requests of this session being served
-	timer    *time.Timer // fires after timeout idle; nil without a timeout
-}
-
-func newSessionTracker(s *Server, max int, timeout time.Duration) *sessionTracker {
-	return &sessionTracker{s: s, max: max, timeout: timeout, byID: map[string]*trackedSession{}}
-}
-
-// wrap tracks the sessions of next, the stateful go-sdk handler.
-func (t *sessionTracker) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(sessionIDHeader)
-		if id == "" {
-			next.ServeHTTP(w, r)
-			// The go-sdk names a session it created in the response.
-			if id := w.Header().Get(sessionIDHeader); id != "" && r.Method == http.MethodPost {
-				t.added(id)
-			}
-			return
-		}
-		t.begin(id)
-		defer t.end(id)
-		next.ServeHTTP(w, r)
-		if r.Method == http.MethodDelete {
-			t.forget(id)
-		}
-	})
-}
-
-func (t *sessionTracker) begin(id string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if ts := t.byID[id]; ts != nil {
-		ts.running++
-		ts.lastSeen = time.Now()
-		if ts.timer != nil {
-			ts.timer.Stop()
-		}
-	}
-}
-
-func (t *sessionTracker) end(id string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if ts := t.byID[id]; ts != nil {
-		ts.running--
-		ts.lastSeen = time.Now()
-		if ts.running == 0 && ts.timer != nil {
-			ts.timer.Reset(t.timeout)
-		}
-	}
-}
-
-func (t *sessionTracker) forget(id string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.dropLocked(id)
-}
-
-// dropLocked stops tracking id; t.mu is held.
-func (t *sessionTracker) dropLocked(id string) {
-	if ts := t.byID[id]; ts != nil {
-		if ts.timer != nil {
-			ts.timer.Stop()
-		}
-		delete(t.byID, id)
-	}
-}
-
-// expire closes session id if it is still idle.
-func (t *sessionTracker) expire(id string) {
-	t.mu.Lock()
-	ts := t.byID[id]
-	if ts == nil || ts.running > 0 || time.Since(ts.lastSeen) < t.timeout {
-		t.mu.Unlock()
-		return
-	}
-	t.dropLocked(id)
-	t.mu.Unlock()
-	for ss := range t.s.allSessions() {
-		if ss.ID() == id {
-			t.s.log.Debug().Str("session", id).Stringer("idle", t.timeout).Msg("closing an idle session")
-			_ = ss.Close()
-			return
-		}
-	}
-}
-
-// added records a new session and, over the cap, closes the sessions idle
-// the longest.
-func (t *sessionTracker) added(id string) {
-	t.mu.Lock()
-	ts := &trackedSession{lastSeen: time.Now()}
-	if t.timeout > 0 {
-		ts.timer = time.AfterFunc(t.timeout, func() { t.expire(id) })
-	}
-	t.byID[id] = ts
-	if t.max <= 0 || len(t.byID) <= t.max {
-		t.mu.Unlock()
-		return
-	}
-	// The snapshot is taken under t.mu, so that no session added meanwhile
-	// is pruned as gone.
-	live := t.liveSessions()
-	t.prune(live)
-	type victim struct {
-		id   string
-		busy bool
-	}
-	var victims []victim
-	for len(t.byID) > t.max {
-		v := t.idlest(id)
-		if v == "" {
-			break
-		}
-		victims = append(victims, victim{v, t.byID[v].running > 0})
-		t.dropLocked(v)
-	}
-	t.mu.Unlock()
-	for _, v := range victims {
-		ss := live[v.id]
-		if ss == nil {
-			continue
-		}
-		t.s.log.Info().Str("session", v.id).Int("max_sessions", t.max).Bool("busy", v.busy).Msg("closing the session idle the longest: too many sessions")
-		if v.busy {
-			// Close waits for the session's requests: not here.
-			go func() { _ = ss.Close() }()
-		} else {
-			_ = ss.Close()
-		}
-	}
-}
-
-// idlest returns the session idle the longest other than keep, preferring
-// one with no request running; t.mu is held.
-func (t *sessionTracker) idlest(keep string) string {
-	var best string
-	var bestTS *trackedSession
-	for id, ts := range t.byID {
-		if id == keep {
-			continue
-		}
-		idle, bestIdle := ts.running == 0, bestTS != nil && bestTS.running == 0
-		switch {
-		case bestTS == nil,
-			idle && !bestIdle,
-			idle == bestIdle && ts.lastSeen.Before(bestTS.lastSeen):
-			best, bestTS = id, ts
-		}
-	}
-	return best
-}
-
-// prune drops the entries of sessions that are gone; t.mu is held.
-func (t *sessionTracker) prune(live map[string]*mcp.ServerSession) {
-	for id := range t.byID {
-		if live[id] == nil {
-			t.dropLocked(id)
-		}
-	}
-}
-
-// liveSessions returns the go-sdk server's sessions by id.
-func (t *sessionTracker) liveSessions() map[string]*mcp.ServerSession {
-	live := map[string]*mcp.ServerSession{}
-	for ss := range t.s.allSessions() {
-		if id := ss.ID(); id != "" {
-			live[id] = ss
-		}
-	}
-	return live
-}
-
-// live returns the number of live sessions.
-func (t *sessionTracker) live() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.prune(t.liveSessions())
-	return len(t.byID)
 }

@@ -1,15 +1,10 @@
 package mcpserver
 
 import (
-	"context"
 	"fmt"
-	"iter"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The request headers that narrow the tools of an HTTP request or session.
@@ -41,101 +36,4 @@ func PolicyFromHeaders(h http.Header) (Policy, error) {
 		return p, fmt.Errorf("%s: %q: want true or false", HeaderReadonly, v)
 	}
 	return p, p.Validate()
-}
-
-// narrowByHeaders serves a request that carries X-MCP-* headers with a
-// server of its own whose tools are the server's, narrowed by them; a
-// session keeps the server of its initialize request. Bad headers are a
-// 400 that says why.
-func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, err := PolicyFromHeaders(r.Header)
-		if err != nil {
-			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if h.IsAll() {
-			next.ServeHTTP(w, r)
-			return
-		}
-		<-s.ready
-		if known := s.routes.Load().toolsets; len(h.Toolsets) > 0 {
-			var unknown []string
-			for _, ts := range h.Toolsets {
-				if !known[ts] {
-					unknown = append(unknown, ts)
-				}
-			}
-			if len(unknown) > 0 {
-				http.Error(w, fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
-					HeaderToolsets, strings.Join(unknown, ","), strings.Join(slices.Sorted(maps.Keys(known)), ",")), http.StatusBadRequest)
-				return
-			}
-		}
-		child, err := s.narrowedServer(h)
-		if err != nil {
-			s.log.Warn().Err(err).Msg("refused a request")
-			http.Error(w, "Service Unavailable: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), narrowedServerKey{}, child)))
-	})
-}
-
-// serverFor is the go-sdk server of a request: its header selection's, or
-// the shared one.
-func (s *Server) serverFor(r *http.Request) *mcp.Server {
-	if c, ok := r.Context().Value(narrowedServerKey{}).(*Server); ok {
-		return c.MCP()
-	}
-	return s.MCP()
-}
-
-// narrowedServer returns the server of s's policy narrowed by h, making it
-// on first use. It shares s's backend connections and call slots, and
-// follows s's reloads.
-func (s *Server) narrowedServer(h Policy) (*Server, error) {
-	p := s.cfg.Policy.Narrow(h)
-	key := p.Key()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.narrowed[key]; ok {
-		return c, nil
-	}
-	if len(s.narrowed) >= MaxNarrowedServers {
-		return nil, fmt.Errorf("%d different X-MCP-* header selections are in use already, the most served; use one of them", MaxNarrowedServers)
-	}
-	cfg := s.cfg
-	cfg.Policy = p
-	cfg.Logger = s.log.With().Str("selection", key).Logger()
-	c := New(cfg, nil)
-	// Apply calls c.Apply with s.mu held, as here: c's clients are s's.
-	c.clients, c.slots = s.clients, s.slots
-	c.Apply(s.reg)
-	if s.narrowed == nil {
-		s.narrowed = map[string]*Server{}
-	}
-	s.narrowed[key] = c
-	s.log.Info().Str("selection", key).Int("tools", len(c.routes.Load().order)).Msg("serving a header selection")
-	return c, nil
-}
-
-// allSessions are the sessions of s's go-sdk server and of its header
-// selections'.
-func (s *Server) allSessions() iter.Seq[*mcp.ServerSession] {
-	s.mu.Lock()
-	servers := []*mcp.Server{s.mcp}
-	for _, c := range s.narrowed {
-		servers = append(servers, c.mcp)
-	}
-	s.mu.Unlock()
-	return func(yield func(*mcp.ServerSession) bool) {
-		for _, m := range servers {
-			for ss := range m.Sessions() {
-				if !yield(ss) {
-					return
-				}
-			}
-		}
-	}
 }

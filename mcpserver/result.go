@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -21,7 +19,7 @@ import (
 // result turns a backend result into an MCP result: its JSON as text and,
 // when the tool's outputSchema is advertised (--output-schemas=strict), as
 // structuredContent, which must then match the schema.
-func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
+func (p *calls) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	if !utf8.Valid(out) {
 		// Text content is repaired as it is encoded, but structuredContent is
 		// copied as it is, and a strict UTF-8 reader refuses the whole stream.
@@ -32,7 +30,7 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	// rather than copy a result that may be megabytes.
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: unsafe.String(unsafe.SliceData(text), len(text))}}}
 	if r.check != nil {
-		s.checkQuietly(r, text)
+		p.checkQuietly(r, text)
 	}
 	if r.output == nil {
 		return res
@@ -76,16 +74,16 @@ func (r *route) mismatch(o *check.Output, text []byte, redact bool) string {
 // logged. The result is sent either way: the real server's replies do not
 // always match its manifests, and a success must not reach the model as a
 // failure.
-func (s *Server) checkQuietly(r *route, text []byte) {
-	if _, done := s.warned.Load(r.tool.Name); done {
+func (p *calls) checkQuietly(r *route, text []byte) {
+	if _, done := p.warned.Load(r.tool.Name); done {
 		return
 	}
-	s.checks.submit(checkJob{r, text}, s.checkNow)
+	p.checks.submit(checkJob{r, text}, p.checkNow)
 }
 
 // checkNow checks a result and logs its tool's first mismatch.
-func (s *Server) checkNow(j checkJob) {
-	if _, done := s.warned.Load(j.r.tool.Name); done {
+func (p *calls) checkNow(j checkJob) {
+	if _, done := p.warned.Load(j.r.tool.Name); done {
 		return
 	}
 	// The log quotes nothing of the result: it may hold secrets
@@ -94,97 +92,11 @@ func (s *Server) checkNow(j checkJob) {
 	if problem == "" {
 		return
 	}
-	if _, done := s.warned.LoadOrStore(j.r.tool.Name, struct{}{}); done {
+	if _, done := p.warned.LoadOrStore(j.r.tool.Name, struct{}{}); done {
 		return
 	}
-	s.log.Warn().Str("tool", j.r.tool.Name).Str("file", j.r.tool.File).Str("mismatch", problem).
+	p.log.Warn().Str("tool", j.r.tool.Name).Str("file", j.r.tool.File).Str("mismatch", problem).
 		Msg("a result does not match the tool's outputSchema; it was sent as it is (the schema is not advertised); further mismatches of this tool are not logged")
-}
-
-// checkJob is a result to check; text is never written again (it is the
-// text content sent to the client).
-type checkJob struct {
-	r    *route
-	text []byte
-}
-
-// checker runs result checks on one goroutine, off the calls' path: a check
-// may decode the result (jsonschema-go), which would cost a call several
-// times its round trip. The goroutine starts with the first check and is
-// stopped by stop; when checks come faster than it runs them, the surplus
-// is skipped, as they only warn.
-type checker struct {
-	once     sync.Once
-	stopOnce sync.Once
-	jobs     chan checkJob
-	quit     chan struct{}
-	done     chan struct{} // closed when the goroutine has returned
-	queued   atomic.Int64  // bytes of the results in jobs
-}
-
-// checkQueue bounds the checks waiting, and checkQueueBytes the results
-// they keep from being freed: a backend answering megabytes faster than
-// they are checked must not hold 64 of them in memory.
-const (
-	checkQueue      = 64
-	checkQueueBytes = 16 << 20
-)
-
-func (c *checker) submit(j checkJob, run func(checkJob)) {
-	c.once.Do(func() {
-		c.jobs = make(chan checkJob, checkQueue)
-		c.quit = make(chan struct{})
-		c.done = make(chan struct{})
-		go c.loop(run)
-	})
-	n := int64(len(j.text))
-	if total := c.queued.Add(n); total > checkQueueBytes && total != n {
-		c.queued.Add(-n) // busy: this one goes unchecked
-		return
-	}
-	select {
-	case c.jobs <- j:
-	default: // busy: this one goes unchecked
-		c.queued.Add(-n)
-	}
-}
-
-// ran accounts for a job taken from the queue.
-func (c *checker) ran(j checkJob, run func(checkJob)) {
-	c.queued.Add(-int64(len(j.text)))
-	run(j)
-}
-
-// loop owns nothing but the jobs it takes; on quit it runs those already
-// queued, so that a stopping server still logs what it saw.
-func (c *checker) loop(run func(checkJob)) {
-	defer close(c.done)
-	for {
-		select {
-		case j := <-c.jobs:
-			c.ran(j, run)
-		case <-c.quit:
-			for {
-				select {
-				case j := <-c.jobs:
-					c.ran(j, run)
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
-// stop stops the goroutine, if it started, and waits for it.
-func (c *checker) stop() {
-	c.once.Do(func() {}) // no goroutine may start after this
-	c.stopOnce.Do(func() {
-		if c.quit != nil {
-			close(c.quit)
-			<-c.done
-		}
-	})
 }
 
 // envelopeReserve is the part of Config.MaxResultBytes kept for the JSON-RPC
@@ -194,14 +106,14 @@ const envelopeReserve = 1 << 10
 
 // bounded returns res, or an isError result when the message carrying res
 // would be over the limit.
-func (s *Server) bounded(r *route, res *mcp.CallToolResult) *mcp.CallToolResult {
-	limit := s.cfg.MaxResultBytes - envelopeReserve
+func (p *calls) bounded(r *route, res *mcp.CallToolResult) *mcp.CallToolResult {
+	limit := p.cfg.MaxResultBytes - envelopeReserve
 	size, ok := check.Size(res, limit)
 	if ok {
 		return res
 	}
-	if size > s.cfg.MaxResultBytes/2 {
-		s.log.Warn().Str("tool", r.tool.Name).Int("bytes", size).Int("limit", s.cfg.MaxResultBytes).Msg("result too large for one message")
+	if size > p.cfg.MaxResultBytes/2 {
+		p.log.Warn().Str("tool", r.tool.Name).Int("bytes", size).Int("limit", p.cfg.MaxResultBytes).Msg("result too large for one message")
 	}
 	if res.IsError {
 		var start []byte
@@ -209,15 +121,15 @@ func (s *Server) bounded(r *route, res *mcp.CallToolResult) *mcp.CallToolResult 
 			start = []byte(t.Text[:min(len(t.Text), 1000)])
 		}
 		return check.ErrorResult(fmt.Sprintf("the error %s returned is too large to send: it would make a message of %d bytes, over the limit of %d (--max-result-bytes); its start: %s",
-			r.tool.Method, size+envelopeReserve, s.cfg.MaxResultBytes, check.Excerpt(start)))
+			r.tool.Method, size+envelopeReserve, p.cfg.MaxResultBytes, check.Excerpt(start)))
 	}
 	return check.ErrorResult(fmt.Sprintf("result too large: %s returned a result that would make a message of %d bytes, over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
-		r.tool.Method, size+envelopeReserve, s.cfg.MaxResultBytes))
+		r.tool.Method, size+envelopeReserve, p.cfg.MaxResultBytes))
 }
 
 // callError turns a failed socket call into a result the model (and the
 // person reading over its shoulder) can act on.
-func (s *Server) callError(r *route, err error) *mcp.CallToolResult {
+func (p *calls) callError(r *route, err error) *mcp.CallToolResult {
 	var (
 		rpcErr    *socketrpc.Error
 		callErr   *socketrpc.CallError
@@ -241,7 +153,7 @@ func (s *Server) callError(r *route, err error) *mcp.CallToolResult {
 		return check.ErrorResult(fmt.Sprintf("no reply from the tairseach server at %s within %s (method %s); it may be busy or hung: try again, or raise %s",
 			path, r.timeout, r.tool.Method, raise))
 	case errors.Is(err, socketrpc.ErrTooLarge):
-		return check.ErrorResult(fmt.Sprintf("result too large: over %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", s.cfg.MaxResultBytes, s.cfg.MaxResultBytes))
+		return check.ErrorResult(fmt.Sprintf("result too large: over %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", p.cfg.MaxResultBytes, p.cfg.MaxResultBytes))
 	case errors.Is(err, socketrpc.ErrUntrusted):
 		return check.ErrorResult(fmt.Sprintf("tairseach-mcp refused to use the socket: %v", err))
 	case errors.As(err, &unavail):
@@ -252,7 +164,7 @@ func (s *Server) callError(r *route, err error) *mcp.CallToolResult {
 			path, r.tool.Method, protoErr.Reason()))
 	case errors.As(err, &closedErr):
 		hint := ""
-		if closedErr.Fresh && !closedErr.MidReply && s.cfg.InsecureSocket {
+		if closedErr.Fresh && !closedErr.MidReply && p.cfg.InsecureSocket {
 			// The owner checks were skipped, and the real server drops
 			// connections from other users without a word.
 			hint = "; is the socket served by another user? the Tairseach server closes connections from other users without replying"

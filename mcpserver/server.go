@@ -10,10 +10,10 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
+	"maps"
+	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,101 +30,6 @@ import (
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
-// Defaults for Config fields left zero.
-const (
-	// DefaultCallTimeout covers the real server's slowest methods: its
-	// script runner allows a script 60 s, and location.get waits for a
-	// timeout the user sets.
-	DefaultCallTimeout    = 90 * time.Second
-	DefaultMaxResultBytes = 8 << 20
-	// MinMaxResultBytes is the least MaxResultBytes that leaves room for a
-	// result besides the envelope.
-	MinMaxResultBytes  = 4 << 10
-	DefaultPoolSize    = socketrpc.DefaultPoolSize
-	DefaultMaxInFlight = 64
-)
-
-// instructions tell the model how to read what the tools return.
-const instructions = `These tools reach the user's own machine through the local Tairseach server (contacts, calendar, mail, files, credentials and more). ` +
-	`A successful call returns the server's JSON result. A failed call returns isError with the server's JSON-RPC error as {"error":{"code","message","data"}}: ` +
-	`-32001 means the user must grant a permission (follow data.remediation), -32002 not found, -32602 bad arguments (fix them and retry). ` +
-	`If the server is unreachable or times out, tell the user; retrying at once rarely helps.`
-
-// Config is what the server needs to know; every field has a usable zero
-// value except DefaultSocket.
-type Config struct {
-	Name          string // serverInfo.name; "tairseach-mcp" when empty
-	Version       string // serverInfo.version
-	DefaultSocket string // socket of tools whose manifest names none
-	// ResolveSocket, if set, chooses the default socket's path anew for
-	// each new connection (DefaultSocket is then where it pointed at
-	// start): a server that creates its socket later, or elsewhere, is
-	// found without a restart.
-	ResolveSocket func() string
-	CallTimeout   time.Duration
-	// MaxResultBytes caps the JSON-RPC message that carries one tool
-	// result or backend error to the client, envelope included: a larger
-	// one becomes an isError result naming its size, instead of a message
-	// the client would reject (the TypeScript SDK drops the whole stdio
-	// session over 10 MiB).
-	MaxResultBytes int
-	// OutputSchemas publishes each tool's outputSchema and returns the
-	// result as structuredContent, validated against it: a result that does
-	// not match becomes isError (--output-schemas=strict).
-	OutputSchemas bool
-	// CheckOutputs, when OutputSchemas is false, checks each result against
-	// its manifest's outputSchema anyway, without changing the result, and
-	// logs one warning per tool on its first mismatch
-	// (--output-schemas=warn).
-	CheckOutputs bool
-	PoolSize     int // socket connections per backend
-	// InsecureSocket skips the checks that a socket and the process behind
-	// it belong to this user.
-	InsecureSocket bool
-	// MaxInFlight caps concurrent tool calls; a call over it waits for a
-	// slot until its timeout, then fails as busy.
-	MaxInFlight int
-	Logger      zerolog.Logger
-	// Policy chooses the tools served; the zero value serves all.
-	Policy Policy
-	// ToolMode is "all" (or empty): every tool served is listed; or
-	// "discover": tools/list lists three tools that search, describe and
-	// call the tools served (see discover.go).
-	ToolMode string
-	// Prefix names the discovery tools, like the manifests' tools.
-	Prefix string
-
-	// ProgressInterval is how often a call whose request carries a
-	// progressToken sends notifications/progress; 0 sends none.
-	ProgressInterval time.Duration
-	// Confirm lists the tools whose calls the user must confirm first,
-	// from ParseConfirm; empty: none.
-	Confirm []string
-	// Audit, if set, records every call.
-	Audit *observe.Audit
-	// Telemetry, if set, traces and measures every call.
-	Telemetry *observe.Telemetry
-}
-
-func (c *Config) setDefaults() {
-	if c.Name == "" {
-		c.Name = "tairseach-mcp"
-	}
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = DefaultCallTimeout
-	}
-	if c.MaxResultBytes <= 0 {
-		c.MaxResultBytes = DefaultMaxResultBytes
-	}
-	c.MaxResultBytes = max(c.MaxResultBytes, MinMaxResultBytes)
-	if c.PoolSize <= 0 {
-		c.PoolSize = DefaultPoolSize
-	}
-	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = DefaultMaxInFlight
-	}
-}
-
 // Server is the MCP server for one registry at a time. Apply swaps the
 // registry; calls in flight finish against the route they started with.
 type Server struct {
@@ -134,8 +39,8 @@ type Server struct {
 	info []byte // serverInfo as JSON
 
 	routes atomic.Pointer[routeTable] // read on every call
-	slots  chan struct{}              // one token per call in flight
 	ready  chan struct{}              // closed by the first Apply
+	calls  *calls                     // the pipeline of every tools/call
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
@@ -147,35 +52,6 @@ type Server struct {
 	attached  map[stdio.Notifier]struct{} // stdio sessions served directly
 	reg       *manifest.Registry          // the registry applied last
 	narrowed  map[string]*Server          // by Policy.Key: servers of HTTP header selections (policy_http.go)
-
-	warned sync.Map // tool name → struct{}: its result mismatch was logged
-	checks checker  // checks results against unadvertised outputSchemas
-
-	obs      observe.Observer // the audit log and the traces
-	confirms *confirmations   // the input requests asked of 2026-07-28 clients
-}
-
-// route is everything a call of one tool needs, prepared once per reload.
-type route struct {
-	tool    manifest.Tool
-	client  *socketrpc.Client
-	timeout time.Duration
-	input   *check.Input  // arguments are checked against it
-	output  *check.Output // advertised and enforced; nil: no structuredContent
-	check   *check.Output // not advertised, results checked to warn the operator
-	confirm bool          // the user must confirm each call (--confirm)
-}
-
-type routeTable struct {
-	byName map[string]*route
-	list   []byte // the tools/list result
-	listed int    // tools in list
-
-	hidden   map[string]string // MCP name → why the policy hides it
-	tools    map[string][]byte // tools served → their definition as clients see it
-	order    []string          // the tools served, in name order
-	toolsets map[string]bool   // every toolset of the registry, hidden or not
-	discover *discovery        // the discovery tools, in --tool-mode discover
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
@@ -186,17 +62,23 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	cfg.setDefaults()
 	s := &Server{
 		cfg:      cfg,
-		obs:      observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
 		log:      cfg.Logger,
-		slots:    make(chan struct{}, cfg.MaxInFlight),
 		ready:    make(chan struct{}),
 		clients:  make(map[string]*socketrpc.Client),
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[stdio.Notifier]struct{}),
 	}
+	s.calls = &calls{
+		cfg:    &s.cfg,
+		log:    s.log,
+		routes: &s.routes,
+		ready:  s.ready,
+		slots:  make(chan struct{}, cfg.MaxInFlight),
+		obs:    observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
+	}
 	if len(cfg.Confirm) > 0 {
-		s.confirms = newConfirmations()
+		s.calls.confirms = newConfirmations()
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
@@ -236,21 +118,6 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 // Ready is closed once the server has a registry: tool requests wait for it.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
-// waitReady waits for the first registry, or for ctx to end.
-func (s *Server) waitReady(ctx context.Context) error {
-	select {
-	case <-s.ready:
-		return nil
-	default:
-	}
-	select {
-	case <-s.ready:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // MCP returns the underlying go-sdk server, with every tool registered, for
 // transports that serve it.
 func (s *Server) MCP() *mcp.Server {
@@ -261,7 +128,7 @@ func (s *Server) MCP() *mcp.Server {
 // Close closes the backend connections and stops the background checks of
 // results.
 func (s *Server) Close() error {
-	s.checks.stop()
+	s.calls.checks.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.clients {
@@ -269,15 +136,6 @@ func (s *Server) Close() error {
 	}
 	return nil
 }
-
-// Change counts what Apply did to the visible tool list.
-type Change struct {
-	Added, Removed, Changed []string
-	Rerouted                int // tools whose socket method or backend alone changed
-}
-
-// Empty reports whether clients saw no change.
-func (c Change) Empty() bool { return len(c.Added)+len(c.Removed)+len(c.Changed) == 0 }
 
 // Apply makes reg the served registry. Only tools whose visible definition
 // changed are removed and re-added, so an unchanged registry sends no
@@ -342,7 +200,7 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	if s.cfg.ToolMode == ToolModeDiscover {
 		// The discovery tools are all that is listed; the tools served are
 		// reached through them and seen at once after a reload.
-		table.discover = s.discoveryTools()
+		table.discover = discoveryTools(s.cfg.Prefix)
 		for name := range table.discover.defs {
 			if _, ok := table.byName[name]; ok {
 				s.log.Warn().Str("tool", name).Msg("a manifest tool has the name of a discovery tool; it is not callable in --tool-mode discover")
@@ -408,43 +266,6 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	return ch
 }
 
-// cachedSchema returns the schema value of b from m, else from old (the
-// previous registry's), else a new one.
-func cachedSchema[T any](m, old map[string]*T, b json.RawMessage, mk func(json.RawMessage) *T) *T {
-	if l, ok := m[string(b)]; ok {
-		return l
-	}
-	l, ok := old[string(b)]
-	if !ok {
-		l = mk(b)
-	}
-	m[string(b)] = l
-	return l
-}
-
-// listJSON is the tools/list result: the tools in the order of names.
-func listJSON(names []string, visible map[string][]byte) []byte {
-	n := len(`{"tools":[]}`)
-	for _, b := range visible {
-		n += len(b) + 1
-	}
-	buf := make([]byte, 0, n)
-	buf = append(buf, `{"tools":[`...)
-	first := true
-	for _, name := range names {
-		b, ok := visible[name]
-		if !ok {
-			continue
-		}
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
-		buf = append(buf, b...)
-	}
-	return append(buf, "]}"...)
-}
-
 // addTool registers def with the SDK, which panics on schemas it dislikes.
 func (s *Server) addTool(def *mcp.Tool) (err error) {
 	defer func() {
@@ -487,10 +308,6 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 	}
 	return def, r, nil
 }
-
-// replyMargin is how far past MaxResultBytes a backend's reply line is
-// read: compacting may shrink a reply, escaping only grows it.
-const replyMargin = 64 << 10
 
 // client returns the pooled client of a backend socket. s.mu must be held.
 func (s *Server) client(path string) *socketrpc.Client {
@@ -539,30 +356,104 @@ func (s *Server) CheckArgs(name string, args json.RawMessage) string {
 	return msg
 }
 
-// ServeStdio serves one MCP session over t until its input ends and the
-// requests already received are answered. When ctx is cancelled (SIGINT,
-// SIGTERM) it ends the session as end of input does, even if the input
-// stays open: no more reading, calls in flight get the drain timeout.
-func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
-	if t.Calls == nil {
-		t.Calls = s
+// handle is the go-sdk handler of every tool it lists.
+func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if res := s.calls.run(ctx, sdkCall(req)); res != nil {
+		return res, nil
 	}
-	// The session ends through t.Stop, never by the go-sdk seeing ctx done.
-	ss, err := s.mcp.Connect(context.WithoutCancel(ctx), t, nil)
-	if err != nil {
-		return fmt.Errorf("starting the stdio session: %w", err)
+	// Cancelled by the client: the transport drops the response.
+	return nil, ctx.Err()
+}
+
+// Call calls tool name with args for the CLI (call, doctor): the same
+// pipeline as a client's call, with no session to report progress on or to
+// ask the user through. It returns nil when ctx was cancelled.
+func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+	return s.calls.run(ctx, &ToolCall{Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}})
+}
+
+// notRegistered answers, for the go-sdk, a tools/call of a tool it does not
+// list: one the policy hides (with the reason), and in discovery mode a
+// discovery tool or a tool served but not listed. They go through the same
+// pipeline as every other call; the go-sdk need not register them, which
+// would tell the session the tools changed.
+func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Request) mcp.Result {
+	if method != "tools/call" {
+		return nil
 	}
-	t.Bind(ss)
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		t.Stop()
-		err = <-done
+	call, ok := req.(*mcp.CallToolRequest)
+	if !ok || call.Params == nil {
+		return nil
 	}
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) && ctx.Err() == nil {
-		return fmt.Errorf("stdio session: %w", err)
+	if s.calls.waitReady(ctx) != nil {
+		return nil
 	}
-	return nil
+	table := s.routes.Load()
+	name := call.Params.Name
+	_, hidden := table.hidden[name]
+	_, served := table.byName[name]
+	discovery := table.discover != nil && table.discover.defs[name] != nil
+	if !hidden && !(table.discover != nil && served) && !discovery {
+		return nil
+	}
+	res := s.calls.run(ctx, sdkCall(call))
+	if res == nil {
+		return nil // cancelled: the go-sdk's own handler answers
+	}
+	return res
+}
+
+// needsConfirm reports whether calls of t need the user's confirmation.
+func (s *Server) needsConfirm(t manifest.Tool) bool {
+	for _, r := range s.cfg.Confirm {
+		if r == "destructive" {
+			if t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint {
+				return true
+			}
+			continue
+		}
+		for _, name := range []string{t.Name, t.ToolName, t.Method} {
+			if ok, _ := path.Match(r, name); ok && name != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasTool implements CallHandler.
+func (s *Server) HasTool(name string) bool {
+	_, ok := s.routes.Load().byName[name]
+	return ok
+}
+
+// Attach implements CallHandler.
+func (s *Server) Attach(n stdio.Notifier) (detach func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attached[n] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.attached, n)
+	}
+}
+
+// RegisterWithSDK implements CallHandler. Registering costs the SDK tens of
+// microseconds a tool, so it is done only when a session or transport needs
+// the SDK to answer tool requests itself; from then on Apply keeps the SDK
+// in step. It waits for the first registry.
+func (s *Server) RegisterWithSDK() {
+	<-s.ready
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sdkSynced {
+		return
+	}
+	s.sdkSynced = true
+	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
+		if err := s.addTool(s.defs[name]); err != nil {
+			s.log.Error().Str("tool", name).Err(err).Msg("registering tool")
+		}
+	}
 }

@@ -7,7 +7,6 @@ package observe
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,32 +14,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/geilt/tairseach-mcp/mcpserver/check"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
-
-	"github.com/geilt/tairseach-mcp/socketrpc"
 )
-
-// PrefixConfirmRefused starts the result of a call that could not be
-// confirmed because the client cannot ask the user.
-const PrefixConfirmRefused = "confirmation required:"
-
-// CallInfo says who made a tool call, for the audit log and the traces.
-type CallInfo struct {
-	Transport string              // "stdio", "http" or "cli"
-	Session   string              // the MCP session id, if the transport has one
-	Client    *mcp.Implementation // the client's clientInfo
-	Protocol  string              // the negotiated protocol version
-	RequestID string              // the JSON-RPC id of the tools/call, as JSON
-	Meta      map[string]any      // the request's params._meta (traceparent, tracestate)
-}
 
 // Audit writes one JSON line per tool call to a file only the user can
 // read: who called which tool, with which arguments (a hash of them, or
@@ -261,149 +241,4 @@ func canonicalJSON(b json.RawMessage) []byte {
 		return b
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-// Call follows one call for the audit log and the traces.
-type Call struct {
-	start       time.Time
-	info        *CallInfo
-	tool        string
-	args        json.RawMessage
-	method      string // set once routed
-	socket      string
-	forwarded   bool  // the call reached the socket client
-	err         error // the socket client's error
-	outcome     string
-	code        *int64
-	resultBytes int
-	span        *callSpan // nil without telemetry
-}
-
-// Observer records calls in the audit log and the traces; the zero value
-// records nothing.
-type Observer struct {
-	Audit     *Audit
-	Telemetry *Telemetry
-}
-
-// On reports whether calls are audited or traced.
-func (ob Observer) On() bool { return ob.Audit != nil || ob.Telemetry != nil }
-
-// Start begins following a call of tool with args, made as info says.
-func (ob Observer) Start(ctx context.Context, info CallInfo, tool string, args json.RawMessage) (context.Context, *Call) {
-	o := &Call{start: time.Now(), info: &info, tool: tool, args: args}
-	if len(o.args) == 0 || string(o.args) == "null" {
-		o.args = json.RawMessage("{}")
-	}
-	if t := ob.Telemetry; t != nil {
-		ctx = t.startCall(ctx, o)
-	}
-	return ctx, o
-}
-
-// End records how the call ended: res is its result, nil when the caller
-// cancelled it; limit is the size past which a result is not measured.
-func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
-	o.classify(res, limit)
-	if ob.Audit != nil {
-		ob.Audit.record(o, res)
-	}
-	if t := ob.Telemetry; t != nil {
-		t.endCall(o)
-	}
-}
-
-// Resolved names the tool the call reached (call_tool's target) and the
-// arguments it is sent with.
-func (o *Call) Resolved(tool string, args json.RawMessage) {
-	o.tool = tool
-	if args != nil {
-		o.args = args
-	}
-}
-
-// Refused records why the call was not made, as its outcome.
-func (o *Call) Refused(outcome string) { o.outcome = outcome }
-
-// Forward records the socket call that do makes of method on socket, with
-// its span.
-func (o *Call) Forward(ctx context.Context, method, socket string, do func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	o.method, o.socket, o.forwarded = method, socket, true
-	var endSpan func(error)
-	if o.span != nil {
-		endSpan = o.span.socketSpan(ctx, method, socket)
-	}
-	out, err := do(ctx)
-	o.err = err
-	if endSpan != nil {
-		endSpan(err)
-	}
-	return out, err
-}
-
-// classify names the outcome of a call from its result and the socket
-// client's error.
-func (o *Call) classify(res *mcp.CallToolResult, limit int) {
-	if res != nil {
-		o.resultBytes, _ = check.Size(res, limit)
-	}
-	if o.outcome != "" { // set by whoever refused the call
-		return
-	}
-	var (
-		rpcErr  *socketrpc.Error
-		unavail *socketrpc.UnavailableError
-	)
-	switch {
-	case res == nil:
-		o.outcome = "cancelled"
-	case o.err != nil && errors.As(o.err, &rpcErr):
-		o.outcome = "tool_error"
-		var e struct {
-			Code int64 `json:"code"`
-		}
-		if json.Unmarshal(rpcErr.Raw, &e) == nil {
-			o.code = &e.Code
-		}
-	case o.err != nil && errors.Is(o.err, context.DeadlineExceeded):
-		o.outcome = "timeout"
-	case o.err != nil && errors.Is(o.err, socketrpc.ErrUntrusted):
-		o.outcome = "refused"
-	case o.err != nil && errors.As(o.err, &unavail):
-		o.outcome = "unavailable"
-	case o.err != nil && errors.Is(o.err, socketrpc.ErrTooLarge):
-		o.outcome = "too_large"
-	case o.err != nil:
-		o.outcome = "failed"
-	case !res.IsError:
-		o.outcome = "ok"
-	default:
-		// Refused before the socket, or a reply that became an error here
-		// (too large, not matching its outputSchema): the text names why.
-		o.outcome = "result_error"
-		if !o.forwarded {
-			o.outcome = "rejected"
-		}
-		for _, p := range []struct{ prefix, outcome string }{
-			{"unknown tool", "unknown_tool"},
-			{"invalid arguments", "invalid_arguments"},
-			{"busy:", "busy"},
-			{PrefixConfirmRefused, "refused"},
-			{"internal error", "internal_error"},
-		} {
-			if strings.HasPrefix(firstText(res), p.prefix) {
-				o.outcome = p.outcome
-				break
-			}
-		}
-	}
-}
-
-func firstText(res *mcp.CallToolResult) string {
-	if len(res.Content) > 0 {
-		if t, ok := res.Content[0].(*mcp.TextContent); ok {
-			return t.Text
-		}
-	}
-	return ""
 }

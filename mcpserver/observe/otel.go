@@ -136,7 +136,7 @@ func (t *Telemetry) startCall(ctx context.Context, o *Call) context.Context {
 
 // endCall ends the span and measures the call.
 func (t *Telemetry) endCall(o *Call) {
-	cs := o.span
+	cs, _ := o.span.(*callSpan)
 	if cs == nil {
 		return
 	}

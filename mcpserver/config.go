@@ -1,0 +1,109 @@
+package mcpserver
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/socketrpc"
+)
+
+// Defaults for Config fields left zero.
+const (
+	// DefaultCallTimeout covers the real server's slowest methods: its
+	// script runner allows a script 60 s, and location.get waits for a
+	// timeout the user sets.
+	DefaultCallTimeout    = 90 * time.Second
+	DefaultMaxResultBytes = 8 << 20
+	// MinMaxResultBytes is the least MaxResultBytes that leaves room for a
+	// result besides the envelope.
+	MinMaxResultBytes  = 4 << 10
+	DefaultPoolSize    = socketrpc.DefaultPoolSize
+	DefaultMaxInFlight = 64
+)
+
+// instructions tell the model how to read what the tools return.
+const instructions = `These tools reach the user's own machine through the local Tairseach server (contacts, calendar, mail, files, credentials and more). ` +
+	`A successful call returns the server's JSON result. A failed call returns isError with the server's JSON-RPC error as {"error":{"code","message","data"}}: ` +
+	`-32001 means the user must grant a permission (follow data.remediation), -32002 not found, -32602 bad arguments (fix them and retry). ` +
+	`If the server is unreachable or times out, tell the user; retrying at once rarely helps.`
+
+// Config is what the server needs to know; every field has a usable zero
+// value except DefaultSocket.
+type Config struct {
+	Name          string // serverInfo.name; "tairseach-mcp" when empty
+	Version       string // serverInfo.version
+	DefaultSocket string // socket of tools whose manifest names none
+	// ResolveSocket, if set, chooses the default socket's path anew for
+	// each new connection (DefaultSocket is then where it pointed at
+	// start): a server that creates its socket later, or elsewhere, is
+	// found without a restart.
+	ResolveSocket func() string
+	CallTimeout   time.Duration
+	// MaxResultBytes caps the JSON-RPC message that carries one tool
+	// result or backend error to the client, envelope included: a larger
+	// one becomes an isError result naming its size, instead of a message
+	// the client would reject (the TypeScript SDK drops the whole stdio
+	// session over 10 MiB).
+	MaxResultBytes int
+	// OutputSchemas publishes each tool's outputSchema and returns the
+	// result as structuredContent, validated against it: a result that does
+	// not match becomes isError (--output-schemas=strict).
+	OutputSchemas bool
+	// CheckOutputs, when OutputSchemas is false, checks each result against
+	// its manifest's outputSchema anyway, without changing the result, and
+	// logs one warning per tool on its first mismatch
+	// (--output-schemas=warn).
+	CheckOutputs bool
+	PoolSize     int // socket connections per backend
+	// InsecureSocket skips the checks that a socket and the process behind
+	// it belong to this user.
+	InsecureSocket bool
+	// MaxInFlight caps concurrent tool calls; a call over it waits for a
+	// slot until its timeout, then fails as busy.
+	MaxInFlight int
+	Logger      zerolog.Logger
+	// Policy chooses the tools served; the zero value serves all.
+	Policy Policy
+	// ToolMode is "all" (or empty): every tool served is listed; or
+	// "discover": tools/list lists three tools that search, describe and
+	// call the tools served (see discover.go).
+	ToolMode string
+	// Prefix names the discovery tools, like the manifests' tools.
+	Prefix string
+
+	// ProgressInterval is how often a call whose request carries a
+	// progressToken sends notifications/progress; 0 sends none.
+	ProgressInterval time.Duration
+	// Confirm lists the tools whose calls the user must confirm first,
+	// from ParseConfirm; empty: none.
+	Confirm []string
+	// Audit, if set, records every call.
+	Audit *observe.Audit
+	// Telemetry, if set, traces and measures every call.
+	Telemetry *observe.Telemetry
+}
+
+func (c *Config) setDefaults() {
+	if c.Name == "" {
+		c.Name = "tairseach-mcp"
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.MaxResultBytes <= 0 {
+		c.MaxResultBytes = DefaultMaxResultBytes
+	}
+	c.MaxResultBytes = max(c.MaxResultBytes, MinMaxResultBytes)
+	if c.PoolSize <= 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+}
+
+// replyMargin is how far past MaxResultBytes a backend's reply line is
+// read: compacting may shrink a reply, escaping only grows it.
+const replyMargin = 64 << 10

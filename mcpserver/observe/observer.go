@@ -1,0 +1,43 @@
+package observe
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Observer records calls in the audit log and the traces; the zero value
+// records nothing.
+type Observer struct {
+	Audit     *Audit
+	Telemetry *Telemetry
+}
+
+// On reports whether calls are audited or traced.
+func (ob Observer) On() bool { return ob.Audit != nil || ob.Telemetry != nil }
+
+// Start begins following a call of tool with args, made as info says.
+func (ob Observer) Start(ctx context.Context, info CallInfo, tool string, args json.RawMessage) (context.Context, *Call) {
+	o := &Call{start: time.Now(), info: &info, tool: tool, args: args}
+	if len(o.args) == 0 || string(o.args) == "null" {
+		o.args = json.RawMessage("{}")
+	}
+	if t := ob.Telemetry; t != nil {
+		ctx = t.startCall(ctx, o)
+	}
+	return ctx, o
+}
+
+// End records how the call ended: res is its result, nil when the caller
+// cancelled it; limit is the size past which a result is not measured.
+func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
+	o.classify(res, limit)
+	if ob.Audit != nil {
+		ob.Audit.record(o, res)
+	}
+	if t := ob.Telemetry; t != nil {
+		t.endCall(o)
+	}
+}

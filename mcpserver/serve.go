@@ -1,0 +1,339 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
+)
+
+// ServeStdio serves one MCP session over t until its input ends and the
+// requests already received are answered. When ctx is cancelled (SIGINT,
+// SIGTERM) it ends the session as end of input does, even if the input
+// stays open: no more reading, calls in flight get the drain timeout.
+func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
+	if t.Calls == nil {
+		t.Calls = s
+	}
+	// The session ends through t.Stop, never by the go-sdk seeing ctx done.
+	ss, err := s.mcp.Connect(context.WithoutCancel(ctx), t, nil)
+	if err != nil {
+		return fmt.Errorf("starting the stdio session: %w", err)
+	}
+	t.Bind(ss)
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		t.Stop()
+		err = <-done
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) && ctx.Err() == nil {
+		return fmt.Errorf("stdio session: %w", err)
+	}
+	return nil
+}
+
+// CallDirect implements CallHandler: it fills in the ToolCall from the
+// stdio session and the request, runs the pipeline and encodes the result.
+func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
+	c := &ToolCall{Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", RequestID: string(d.ID)}}
+	if ss := d.Session; ss != nil {
+		c.Peer = ss
+		if p := ss.InitializeParams(); p != nil {
+			c.Info.Client, c.Info.Protocol, c.Caps = p.ClientInfo, p.ProtocolVersion, p.Capabilities
+		}
+	}
+	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.calls.obs.On() || s.cfg.ProgressInterval > 0 || s.calls.confirms != nil) {
+		var m struct {
+			Progress any                     `json:"progressToken"`
+			Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+			Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+		}
+		if json.Unmarshal(d.Meta, &m) == nil {
+			c.ProgressToken = m.Progress
+			if d.NewProtocol {
+				// A 2026-07-28 request carries its client in its own _meta.
+				c.Info.Protocol, c.Caps = newProtocol, m.Caps
+				if m.Client != nil {
+					c.Info.Client = m.Client
+				}
+			}
+		}
+		if s.calls.obs.On() {
+			_ = json.Unmarshal(d.Meta, &c.Info.Meta)
+		}
+	}
+	res := s.calls.run(ctx, c)
+	if res == nil {
+		return nil
+	}
+	b := check.Encode(res)
+	if d.NewProtocol {
+		b = newProtocolResult(s.info, b, res.InputRequests != nil)
+	}
+	return b
+}
+
+// newProtocolResult turns a CallToolResult encoded by encodeResult into the
+// one the go-sdk sends to a 2026-07-28 request: _meta with the server's
+// Implementation first (Result's Meta is the first field), "resultType"
+// after the result's own fields, before inputRequests (the go-sdk's
+// CallToolResult.MarshalJSON writes them in that order). Call never sets a
+// result _meta.
+func newProtocolResult(info, result []byte, inputRequired bool) []byte {
+	out := make([]byte, 0, len(info)+len(result)+80)
+	out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
+	out = append(out, info...)
+	out = append(out, "},"...)
+	body := result[1 : len(result)-1]
+	if !inputRequired {
+		out = append(out, body...)
+		return append(out, `,"resultType":"complete"}`...)
+	}
+	// Content is empty and state is hex: the first match is the field.
+	i := bytes.Index(body, []byte(`,"inputRequests":`))
+	out = append(out, body[:i]...)
+	out = append(out, `,"resultType":"input_required"`...)
+	out = append(out, body[i:]...)
+	return append(out, '}')
+}
+
+// NewHTTPHandler returns the handler of the HTTP transport: MCP streamable
+// HTTP at /mcp, served by the one shared go-sdk server so that every session
+// sees the same tools and is told when they change, and /healthz. Requests
+// with a cross-origin Origin or Sec-Fetch-Site are refused with 403 whatever
+// their method, and so are requests that reached a loopback address under a
+// Host that is not (DNS rebinding). With cfg.Token, every request needs
+// "Authorization: Bearer <token>" (401 otherwise).
+//
+// Clients of the 2025 revisions get sessions (Mcp-Session-Id); a request
+// without a session that names revision 2026-07-28 or later, in its
+// MCP-Protocol-Version header or its _meta, is served on its own, as that
+// revision wants, by the same go-sdk server.
+func (s *Server) NewHTTPHandler(cfg HTTPConfig) http.Handler {
+	return s.newHTTPHandler(cfg)
+}
+
+func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultBodyTimeout
+	}
+	h := &httpHandler{s: s, cfg: cfg}
+	// MCP registers every tool with the go-sdk server first, so that the
+	// go-sdk answers tool requests and tells every session of each reload.
+	// A request's server is the shared one, or one narrowed to the tools its
+	// X-MCP-* headers select.
+	s.MCP()
+	getServer := s.serverFor
+	logger := slog.New(newSlogHandler(s.log))
+	// DisableLocalhostProtection stays false in both: the go-sdk refuses a
+	// request that reached a loopback address with a Host that is not
+	// loopback.
+	h.stateless = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		MaxRequestBodyBytes: cfg.MaxRequestBytes,
+		Logger:              logger,
+		// A 2026 request is its POST: when the client goes away, nobody
+		// can get the answer, so the call to the backend is cancelled.
+		PropagateRequestCancellation: true,
+	})
+	if cfg.Stateless {
+		h.stateful = h.stateless
+	} else {
+		// The tracker expires idle sessions, not the go-sdk: the go-sdk
+		// counts only POSTs as activity, so it would close under a client
+		// the session whose event stream (GET) is open and waiting for
+		// list_changed. A client that died with its stream open is found
+		// out by TCP keep-alive, which ends the stream.
+		h.sessions = newSessionTracker(s, cfg.MaxSessions, cfg.SessionTimeout)
+		h.stateful = h.sessions.wrap(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+			MaxRequestBodyBytes: cfg.MaxRequestBytes,
+			Logger:              logger,
+		}))
+	}
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.narrowByHeaders(http.HandlerFunc(h.serveMCP)))))
+	mux.Handle(HealthPath, h.localhostOnly(http.HandlerFunc(h.serveHealth)))
+
+	var handler http.Handler = mux
+	if cfg.Token != "" {
+		handler = requireToken(cfg.Token, cfg.TokenHint, s, handler)
+	}
+	h.handler = sameOriginOnly(s, handler)
+	return h
+}
+
+// ServeHTTPListener serves the HTTP transport on ln until ctx is cancelled,
+// then shuts down gracefully: it stops accepting connections, waits for the
+// requests in flight, closes every session and returns. When cfg.DrainTimeout
+// passes first, it cuts the requests still running off by closing the
+// backend connections, which leaves s closed. It closes ln.
+func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg HTTPConfig) error {
+	h := s.newHTTPHandler(cfg)
+	srv := &http.Server{
+		Handler: h,
+		// No ReadTimeout or WriteTimeout: event streams stay open as long
+		// as their session.
+		ReadHeaderTimeout: min(ReadHeaderTimeout, h.cfg.ReadTimeout),
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(newSlogHandler(s.log), slog.LevelDebug),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+
+	start := time.Now()
+	s.log.Info().Int64("in_flight", h.inFlight.Load()).Msg("shutting down: finishing the requests in flight")
+	drainCtx := context.Background()
+	if cfg.DrainTimeout > 0 {
+		var cancel context.CancelFunc
+		drainCtx, cancel = context.WithTimeout(drainCtx, cfg.DrainTimeout)
+		defer cancel()
+	}
+	// Shutdown closes the listener and idle connections at once, then
+	// waits for the active ones: requests in flight, and event streams,
+	// which end when their sessions are closed below.
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(drainCtx) }()
+	h.waitIdle(drainCtx)
+	cutOff := drainCtx.Err() != nil
+	if cutOff {
+		s.log.Warn().Int64("in_flight", h.inFlight.Load()).Dur("drain_timeout", cfg.DrainTimeout).
+			Msg("requests still running after the drain timeout; cutting them off")
+		// Closing the backend connections fails the calls still running,
+		// so that their handlers return and their sessions can close.
+		_ = srv.Close()
+		_ = s.Close()
+	}
+	s.closeSessions(sessionCloseGrace)
+	if err := <-shut; err != nil && !cutOff {
+		_ = srv.Close()
+	}
+	<-served
+	s.log.Info().Dur("took", time.Since(start)).Msg("HTTP server stopped")
+	return nil
+}
+
+// closeSessions closes every session at once: their event streams end and
+// their subscriptions are cancelled. A session closes once its requests are
+// answered; after grace, closeSessions stops waiting, leaving the closing
+// goroutine to the process's exit.
+func (s *Server) closeSessions(grace time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for ss := range s.allSessions() {
+			wg.Go(func() { _ = ss.Close() })
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		s.log.Warn().Dur("waited", grace).Msg("sessions still closing at shutdown; not waiting for them")
+	}
+}
+
+// narrowByHeaders serves a request that carries X-MCP-* headers with a
+// server of its own whose tools are the server's, narrowed by them; a
+// session keeps the server of its initialize request. Bad headers are a
+// 400 that says why.
+func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, err := PolicyFromHeaders(r.Header)
+		if err != nil {
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if h.IsAll() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		<-s.ready
+		if known := s.routes.Load().toolsets; len(h.Toolsets) > 0 {
+			var unknown []string
+			for _, ts := range h.Toolsets {
+				if !known[ts] {
+					unknown = append(unknown, ts)
+				}
+			}
+			if len(unknown) > 0 {
+				http.Error(w, fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
+					HeaderToolsets, strings.Join(unknown, ","), strings.Join(slices.Sorted(maps.Keys(known)), ",")), http.StatusBadRequest)
+				return
+			}
+		}
+		child, err := s.narrowedServer(h)
+		if err != nil {
+			s.log.Warn().Err(err).Msg("refused a request")
+			http.Error(w, "Service Unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), narrowedServerKey{}, child)))
+	})
+}
+
+// serverFor is the go-sdk server of a request: its header selection's, or
+// the shared one.
+func (s *Server) serverFor(r *http.Request) *mcp.Server {
+	if c, ok := r.Context().Value(narrowedServerKey{}).(*Server); ok {
+		return c.MCP()
+	}
+	return s.MCP()
+}
+
+// narrowedServer returns the server of s's policy narrowed by h, making it
+// on first use. It shares s's backend connections and call slots, and
+// follows s's reloads.
+func (s *Server) narrowedServer(h Policy) (*Server, error) {
+	p := s.cfg.Policy.Narrow(h)
+	key := p.Key()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.narrowed[key]; ok {
+		return c, nil
+	}
+	if len(s.narrowed) >= MaxNarrowedServers {
+		return nil, fmt.Errorf("%d different X-MCP-* header selections are in use already, the most served; use one of them", MaxNarrowedServers)
+	}
+	cfg := s.cfg
+	cfg.Policy = p
+	cfg.Logger = s.log.With().Str("selection", key).Logger()
+	c := New(cfg, nil)
+	// Apply calls c.Apply with s.mu held, as here: c's clients are s's.
+	c.clients, c.calls.slots = s.clients, s.calls.slots
+	c.Apply(s.reg)
+	if s.narrowed == nil {
+		s.narrowed = map[string]*Server{}
+	}
+	s.narrowed[key] = c
+	s.log.Info().Str("selection", key).Int("tools", len(c.routes.Load().order)).Msg("serving a header selection")
+	return c, nil
+}

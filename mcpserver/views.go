@@ -1,0 +1,238 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/socketrpc"
+)
+
+// KnownClientCaps are the numbers of tools known clients send to the model
+// at most.
+var KnownClientCaps = []struct {
+	Client string
+	Tools  int
+}{{"Cursor", 40}, {"Windsurf", 50}, {"VS Code", 128}}
+
+// Budget is the size of a server's tools/list result.
+type Budget struct {
+	Tools  int // tools listed
+	Bytes  int // of the tools/list result's JSON
+	Tokens int // estimated: Bytes/4
+	// Over names the clients whose tool cap Tools exceeds.
+	Over []string
+}
+
+// Budget measures the tools/list result the server sends now.
+func (s *Server) Budget() Budget {
+	<-s.ready
+	t := s.routes.Load()
+	b := Budget{Tools: t.listed, Bytes: len(t.list)}
+	b.Tokens = (b.Bytes + 3) / 4
+	for _, c := range KnownClientCaps {
+		if b.Tools > c.Tools {
+			b.Over = append(b.Over, fmt.Sprintf("%s (%d)", c.Client, c.Tools))
+		}
+	}
+	return b
+}
+
+// String is the budget as one line, e.g. "91 tools, 46123 bytes, ~11531
+// tokens (bytes/4); over the tool cap of Cursor (40), Windsurf (50)".
+func (b Budget) String() string {
+	s := fmt.Sprintf("%d tools, %d bytes, ~%d tokens (bytes/4)", b.Tools, b.Bytes, b.Tokens)
+	if len(b.Over) > 0 {
+		s += "; over the tool cap of " + strings.Join(b.Over, ", ")
+	}
+	return s
+}
+
+// Hidden reports why the policy hides tool name, if it does.
+func (s *Server) Hidden(name string) (reason string, hidden bool) {
+	reason, hidden = s.routes.Load().hidden[name]
+	return reason, hidden
+}
+
+// ServedTool is a tool the policy serves and the size of its definition in
+// tools/list.
+type ServedTool struct {
+	Name, Toolset string
+	Bytes         int
+}
+
+// Served returns the tools the policy serves, in name order, whatever the
+// tool mode lists.
+func (s *Server) Served() []ServedTool {
+	<-s.ready
+	t := s.routes.Load()
+	out := make([]ServedTool, 0, len(t.order))
+	for _, n := range t.order {
+		if r, ok := t.byName[n]; ok {
+			out = append(out, ServedTool{n, ToolsetOf(r.tool), len(t.tools[n])})
+		}
+	}
+	return out
+}
+
+// OutputSchemaUse is what the server does with one tool's outputSchema, for
+// `tools` and `doctor`.
+type OutputSchemaUse struct {
+	// Use is "" when the tool has no outputSchema, else "advertised" (sent
+	// to clients and enforced: --output-schemas=strict), "checked" (not
+	// sent; results are checked and the first mismatch logged: warn) or
+	// "ignored" (off).
+	Use string
+	// Problem says why the schema is not to be trusted, or is "": it is not
+	// valid JSON Schema, or a reply the real Tairseach server is known to
+	// send for the tool's method does not match it.
+	Problem string
+}
+
+// OutputSchemaUse reports what the server does with the outputSchema of the
+// exposed tool name.
+func (s *Server) OutputSchemaUse(name string) OutputSchemaUse {
+	r, ok := s.routes.Load().byName[name]
+	if !ok || len(r.tool.OutputSchema) == 0 {
+		return OutputSchemaUse{}
+	}
+	var u OutputSchemaUse
+	o := r.output
+	switch {
+	case o != nil:
+		u.Use = "advertised"
+	case r.check != nil:
+		u.Use, o = "checked", r.check
+	default:
+		u.Use, o = "ignored", check.NewOutput(r.tool.OutputSchema)
+	}
+	if err := o.Compiles(); err != nil {
+		u.Problem = fmt.Sprintf("not valid JSON Schema: %v", err)
+		return u
+	}
+	known, ok := knownReplies[r.tool.Method]
+	if !ok {
+		return u
+	}
+	problem := "type: the result is not a JSON object"
+	if known.reply[0] == '{' {
+		p, err := o.Check([]byte(known.reply), false)
+		if err != nil {
+			u.Problem = fmt.Sprintf("not valid JSON Schema: %v", err)
+			return u
+		}
+		problem = p
+	}
+	if problem != "" {
+		u.Problem = fmt.Sprintf("the real Tairseach server's %s returns %s, which does not match: %s", r.tool.Method, known.shape, problem)
+	}
+	return u
+}
+
+// Health is what /healthz reports.
+type Health struct {
+	// Status is "ok" when every backend accepts connections, else "degraded".
+	Status    string `json:"status"`
+	Tools     int    `json:"tools"`
+	Manifests string `json:"manifests,omitempty"`
+	// Sessions is the number of live HTTP sessions (2025 revisions).
+	Sessions int `json:"sessions"`
+	// Listening is the number of open subscriptions/listen streams (2026).
+	Listening int             `json:"listening"`
+	Backends  []BackendHealth `json:"backends"`
+}
+
+// BackendHealth is the state of one backend socket.
+type BackendHealth struct {
+	Socket    string `json:"socket"`
+	Reachable bool   `json:"reachable"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Health checks the backends the served tools route to (and the default
+// socket), each with a connect of at most HealthPingTimeout, at once.
+func (s *Server) Health(ctx context.Context) Health {
+	tools, clients := s.backends()
+	h := Health{Status: "ok", Tools: tools, Backends: make([]BackendHealth, len(clients))}
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, HealthPingTimeout)
+			defer cancel()
+			b := BackendHealth{Socket: c.Path(), Reachable: true}
+			if err := c.Ping(pctx); err != nil {
+				b.Reachable, b.Error = false, err.Error()
+			}
+			h.Backends[i] = b
+		})
+	}
+	wg.Wait()
+	for _, b := range h.Backends {
+		if !b.Reachable {
+			h.Status = "degraded"
+		}
+	}
+	return h
+}
+
+// backends returns the number of tools served and the clients of the
+// sockets they route to, plus the default socket's, sorted by path.
+func (s *Server) backends() (int, []*socketrpc.Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	table := s.routes.Load()
+	seen := map[string]*socketrpc.Client{}
+	def := s.client("")
+	seen[def.Path()] = def
+	for _, r := range table.byName {
+		seen[r.client.Path()] = r.client
+	}
+	out := make([]*socketrpc.Client, 0, len(seen))
+	for _, c := range seen {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *socketrpc.Client) int { return strings.Compare(a.Path(), b.Path()) })
+	return len(table.byName), out
+}
+
+// knownReplies are replies the real Tairseach server sends (read from its
+// source) that do not match the outputSchemas of its own manifests: under
+// --output-schemas=strict these successful calls would reach the model as
+// failures.
+var knownReplies = map[string]struct{ reply, shape string }{
+	"calendar.updateEvent": {`{"updated":true,"event":{"id":"E1","title":"Standup","start":"2026-02-16T09:00:00Z","end":"2026-02-16T09:15:00Z"}}`, "{updated, event}"},
+	"calendar.deleteEvent": {`{"deleted":true,"id":"E1"}`, "{deleted, id}"},
+	"op.vaults.list":       {`[{"id":"v1","name":"Private"}]`, "a JSON array"},
+	"op.items.list":        {`[{"id":"i1","title":"Login","vault":{"id":"v1"}}]`, "a JSON array"},
+	"jira.projects.list":   {`[{"id":"10000","key":"PROJ","name":"Project"}]`, "a JSON array"},
+}
+
+// allSessions are the sessions of s's go-sdk server and of its header
+// selections'.
+func (s *Server) allSessions() iter.Seq[*mcp.ServerSession] {
+	s.mu.Lock()
+	servers := []*mcp.Server{s.mcp}
+	for _, c := range s.narrowed {
+		servers = append(servers, c.mcp)
+	}
+	s.mu.Unlock()
+	return func(yield func(*mcp.ServerSession) bool) {
+		for _, m := range servers {
+			for ss := range m.Sessions() {
+				if !yield(ss) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// HealthPingTimeout bounds each backend check of /healthz.
+const HealthPingTimeout = time.Second
