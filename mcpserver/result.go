@@ -35,7 +35,7 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 		s.checkQuietly(r, text)
 	}
 	if r.output == nil {
-		return res
+		return s.withMedia(r, text, res)
 	}
 	if problem := r.mismatch(r.output, text, false); problem != "" {
 		return errorResult(problem + "; fix the manifest, or run with --output-schemas=warn (the default), which does not advertise outputSchemas")
@@ -45,7 +45,7 @@ func (s *Server) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 			r.tool.Method, problem))
 	}
 	res.StructuredContent = json.RawMessage(text)
-	return res
+	return s.withMedia(r, text, res)
 }
 
 // mismatch says how text, a compact result, does not match the outputSchema

@@ -101,6 +101,11 @@ type Config struct {
 	Audit *Audit
 	// Telemetry, if set, traces and measures every call.
 	Telemetry *Telemetry
+
+	// Features add resources, prompts and completion (features.go).
+	Features []Feature
+	// Media, if set, adds an image block to results that point to one.
+	Media Media
 }
 
 func (c *Config) setDefaults() {
@@ -199,7 +204,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
 	s.info, _ = json.Marshal(impl)
-	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(newSlogHandler(cfg.Logger)),
 		Capabilities: &mcp.ServerCapabilities{
@@ -209,7 +214,14 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			//lint:ignore SA1019 see above
 			Logging: &mcp.LoggingCapabilities{},
 		},
-	})
+	}
+	for _, f := range cfg.Features {
+		f.ServerOptions(opts)
+	}
+	s.mcp = mcp.NewServer(impl, opts)
+	for _, f := range cfg.Features {
+		f.Attach(s.mcp, cfg.Policy.Hides)
+	}
 	// Tool requests reach the SDK only from sessions whose tools were
 	// registered with it; this guards any path that was missed.
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
