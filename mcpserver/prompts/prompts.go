@@ -23,6 +23,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
 )
 
 // DefaultDebounce is how long the directory must be quiet before a reload.
@@ -94,6 +95,7 @@ func (s *Set) Attach(m *mcp.Server, hides func(manifest.Tool) string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := &attachment{m: m, hides: hides, served: map[string]*Prompt{}, defs: map[string]string{}}
+	(&listed.Gate{Lists: []string{"prompts/list"}, Notify: "notifications/prompts/list_changed"}).Install(m)
 	s.servers = append(s.servers, a)
 	s.sync(a)
 }

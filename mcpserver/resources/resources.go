@@ -24,6 +24,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
 )
 
 // Defaults for Config fields left zero.
@@ -127,6 +128,7 @@ func (s *Set) Attach(m *mcp.Server, hides func(manifest.Tool) string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := &attachment{m: m, hides: hides, fixed: map[string]string{}, tmpls: map[string]string{}}
+	(&listed.Gate{Lists: []string{"resources/list", "resources/templates/list"}, Notify: "notifications/resources/list_changed"}).Install(m)
 	s.servers = append(s.servers, a)
 	s.sync(a)
 }
