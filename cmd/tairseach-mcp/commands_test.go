@@ -51,6 +51,9 @@ func cleanEnv(t *testing.T) {
 	for _, k := range []string{"TAIRSEACH_MANIFESTS", "TAIRSEACH_SOCKET", "TAIRSEACH_MCP_LOG_LEVEL", "TAIRSEACH_MCP_PREFIX", "TAIRSEACH_MCP_OUTPUT_SCHEMAS"} {
 		t.Setenv(k, "")
 	}
+	// Not the user's own directories: the doctor reports them.
+	t.Setenv("TAIRSEACH_LOGS", filepath.Join("testdata", "no-logs"))
+	t.Setenv("TAIRSEACH_PROMPTS", filepath.Join("testdata", "no-prompts"))
 }
 
 // cli runs one command line in-process.
