@@ -13,7 +13,7 @@ import (
 )
 
 // Gate drops the notification Notify to sessions that have not yet called
-// one of the methods Lists.
+// one of the methods Lists, unless it is sent on a subscription.
 type Gate struct {
 	Lists  []string // e.g. "prompts/list"
 	Notify string   // e.g. "notifications/prompts/list_changed"
@@ -37,7 +37,7 @@ func (g *Gate) Install(m *mcp.Server) {
 	})
 	m.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == g.Notify && !g.listed(req) {
+			if method == g.Notify && !subscribed(req) && !g.listed(req) {
 				return nil, nil
 			}
 			return next(ctx, method, req)
@@ -68,6 +68,23 @@ func (g *Gate) mark(m *mcp.Server, req mcp.Request) {
 			}
 		}
 	}
+}
+
+// subscribed reports a notification on a 2026-07-28 subscriptions/listen
+// stream: the client asked for it, and over stateless HTTP the stream is a
+// session of its own that never lists.
+func subscribed(req mcp.Request) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false // params of a nil pointer
+		}
+	}()
+	p := req.GetParams()
+	if p == nil {
+		return false
+	}
+	_, ok = p.GetMeta()[mcp.MetaKeySubscriptionID]
+	return ok
 }
 
 func (g *Gate) listed(req mcp.Request) bool {
