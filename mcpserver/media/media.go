@@ -7,6 +7,7 @@
 package media
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,8 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
 
 // DefaultMaxBytes is the largest image sent when Images is given no limit.
@@ -45,9 +48,43 @@ func Images(maxBytes int64) func(method string, text []byte) (mcp.Content, strin
 
 // result is the part of a tool result looked at.
 type result struct {
-	Path     *string `json:"path"`
-	Encoding string  `json:"encoding"`
-	Content  *string `json:"content"`
+	Path     *string
+	Encoding string
+	Content  *string
+}
+
+// members reads the top-level "path", "encoding" and "content" of a result
+// without decoding the rest: results can be megabytes, and most have none
+// of them.
+func members(text []byte) (r result, ok bool) {
+	if !bytes.Contains(text, []byte(`"path"`)) && !bytes.Contains(text, []byte(`"encoding"`)) {
+		return r, false
+	}
+	var content []byte
+	err := jsonscan.Members(text, func(key, value []byte) bool {
+		switch {
+		case jsonscan.KeyIs(key, "path"):
+			var p string
+			if json.Unmarshal(value, &p) == nil {
+				r.Path = &p
+			}
+		case jsonscan.KeyIs(key, "encoding"):
+			_ = json.Unmarshal(value, &r.Encoding)
+		case jsonscan.KeyIs(key, "content"):
+			content = value
+		}
+		return true
+	})
+	if err != nil {
+		return r, false
+	}
+	if content != nil && strings.EqualFold(r.Encoding, "base64") {
+		var c string
+		if json.Unmarshal(content, &c) == nil {
+			r.Content = &c
+		}
+	}
+	return r, true
 }
 
 // Block returns the image block for a tool's compact JSON result, or nil
@@ -56,8 +93,8 @@ func Block(method string, text []byte, maxBytes int64) (mcp.Content, string) {
 	if len(text) == 0 || text[0] != '{' {
 		return nil, ""
 	}
-	var r result
-	if json.Unmarshal(text, &r) != nil {
+	r, ok := members(text)
+	if !ok {
 		return nil, ""
 	}
 	if r.Content != nil && strings.EqualFold(r.Encoding, "base64") {
