@@ -56,3 +56,20 @@ func TestMediaAddsAnImageBlock(t *testing.T) {
 		}
 	}
 }
+
+func TestMediaUnderStrictOutputSchemas(t *testing.T) {
+	var png1 bytes.Buffer
+	png.Encode(&png1, image.NewGray(image.Rect(0, 0, 2, 2)))
+	path := filepath.Join(t.TempDir(), "shot.png")
+	os.WriteFile(path, png1.Bytes(), 0o600)
+	args, _ := json.Marshal(map[string]string{"path": path})
+	srv := New(Config{DefaultSocket: startDemo(t), OutputSchemas: true, Media: media.Images(0)}, registryOf(t,
+		`{"id": "demo", "tools": [{"name": "demo.echo", "inputSchema": {"type": "object"},
+		  "outputSchema": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}}],
+		 "implementation": {"methods": {"demo.echo": "demo.echo"}}}`))
+	defer srv.Close()
+	res := srv.Call(context.Background(), "tairseach_demo_echo", args)
+	if res.IsError || len(res.Content) != 2 || string(res.StructuredContent.(json.RawMessage)) != string(args) {
+		t.Fatalf("strict: isError %v, %d blocks, structuredContent %v", res.IsError, len(res.Content), res.StructuredContent)
+	}
+}
