@@ -89,3 +89,18 @@ func TestBlock(t *testing.T) {
 		})
 	}
 }
+
+func TestOtherUsersImage(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("making a file of another user needs root")
+	}
+	path := filepath.Join(t.TempDir(), "theirs.png")
+	os.WriteFile(path, pngBytes(t), 0o644)
+	if err := os.Chown(path, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	c, why := media.Block("screen.capture", result(map[string]any{"path": path}), 1000)
+	if c != nil || !strings.Contains(why, "belongs to another user") {
+		t.Fatalf("another user's picture: %v %q", c, why)
+	}
+}

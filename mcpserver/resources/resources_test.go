@@ -303,3 +303,22 @@ func TestPolicyHides(t *testing.T) {
 		t.Fatalf("status: %s", res.Contents[0].Text)
 	}
 }
+
+func TestOtherUsersLogRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("making a file of another user needs root")
+	}
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "theirs.log")
+	os.WriteFile(theirs, []byte("secret\n"), 0o644)
+	if err := os.Chown(theirs, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, dir, nil)
+	if _, err := h.read(resources.FileURI(theirs)); !notFound(err) {
+		t.Fatalf("another user's log is served: %v", err)
+	}
+	if _, _, _, err := resources.ReadTail(theirs, 100); err == nil || !strings.Contains(err.Error(), "another user") {
+		t.Fatalf("ReadTail of another user's file: %v", err)
+	}
+}
