@@ -81,6 +81,10 @@ type Set struct {
 	reloads  int
 	lastErr  string
 	logFiles map[string]logState // absolute path → what was seen; owned by Run, read under mu
+	// subs counts subscriptions by URI, so that an append nobody follows
+	// costs no notification work; a session that goes away without
+	// unsubscribing leaves its count, which only costs that work.
+	subs map[string]int
 }
 
 // attachment is one go-sdk server the Set registered onto.
@@ -103,7 +107,7 @@ func New(cfg Config) *Set {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	s := &Set{cfg: cfg, log: cfg.Logger, reg: &manifest.Registry{}}
+	s := &Set{cfg: cfg, log: cfg.Logger, reg: &manifest.Registry{}, subs: map[string]int{}}
 	s.logFiles = s.scanLogs()
 	return s
 }
@@ -115,7 +119,7 @@ func (s *Set) ServerOptions(o *mcp.ServerOptions) {
 		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
 	}
 	o.SubscribeHandler = s.subscribe
-	o.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+	o.UnsubscribeHandler = s.unsubscribe
 	completion.Chain(o, s.complete)
 }
 
@@ -158,6 +162,9 @@ func (s *Set) Update(reg *manifest.Registry) {
 
 // updated tells the subscribers of uris on every server.
 func (s *Set) updated(servers []*attachment, uris ...string) {
+	s.mu.Lock()
+	uris = slices.DeleteFunc(slices.Clone(uris), func(u string) bool { return s.subs[u] == 0 })
+	s.mu.Unlock()
 	for _, a := range servers {
 		for _, u := range uris {
 			_ = a.m.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: u})
@@ -327,6 +334,20 @@ func (s *Set) known(uri string) bool {
 func (s *Set) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	if !s.known(req.Params.URI) {
 		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	s.mu.Lock()
+	s.subs[req.Params.URI]++
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Set) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.subs[req.Params.URI] > 1 {
+		s.subs[req.Params.URI]--
+	} else {
+		delete(s.subs, req.Params.URI)
 	}
 	return nil
 }
