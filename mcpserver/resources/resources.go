@@ -91,8 +91,8 @@ type Set struct {
 type attachment struct {
 	m     *mcp.Server
 	hides func(manifest.Tool) string
-	fixed map[string]string // URI → the resource's JSON, as registered
-	tmpls map[string]string // URI template → its JSON
+	fixed map[string]string // URI → the resource's JSON and what it calls, as registered
+	tmpls map[string]string // URI template → the same
 	decl  map[string]manifest.Resource
 }
 
@@ -176,6 +176,7 @@ func (s *Set) updated(servers []*attachment, uris ...string) {
 type entry struct {
 	res *mcp.Resource
 	h   mcp.ResourceHandler
+	via string // what the handler calls, when it depends on the registry
 }
 
 // sync makes a's registered resources what they should be now. s.mu held.
@@ -183,15 +184,15 @@ func (s *Set) sync(a *attachment) {
 	fixed := map[string]entry{}
 	for path, st := range s.logFiles {
 		r := s.logResource(path, st)
-		fixed[r.URI] = entry{r, s.readLog}
+		fixed[r.URI] = entry{r, s.readLog, ""}
 	}
 	fixed[StatusURI] = entry{&mcp.Resource{URI: StatusURI, Name: "status", Title: "Tairseach bridge status",
 		Description: "version, socket and whether it answers, tools served and hidden, manifest reloads, and the server's own status",
-		MIMEType:    "application/json"}, s.readStatus(a)}
+		MIMEType:    "application/json"}, s.readStatus(a), ""}
 	if _, ok := s.methodTool(a, permissionsMethod); ok {
 		fixed[PermissionsURI] = entry{&mcp.Resource{URI: PermissionsURI, Name: "permissions", Title: "macOS permissions",
 			Description: "the Tairseach server's permissions.list reply: which macOS permissions it holds",
-			MIMEType:    "application/json"}, s.readMethod(a, permissionsMethod)}
+			MIMEType:    "application/json"}, s.readMethod(a, permissionsMethod), ""}
 	}
 	for id, file := range s.reg.IDs {
 		if s.manifestHidden(a, file) {
@@ -199,7 +200,7 @@ func (s *Set) sync(a *attachment) {
 		}
 		u := ManifestPrefix + id
 		fixed[u] = entry{&mcp.Resource{URI: u, Name: "manifest " + id, Description: "the manifest " + file,
-			MIMEType: "application/json"}, s.readManifest(file)}
+			MIMEType: "application/json"}, s.readManifest(file), file}
 	}
 	tmpls := map[string]*mcp.ResourceTemplate{}
 	decl := map[string]manifest.Resource{}
@@ -212,7 +213,7 @@ func (s *Set) sync(a *attachment) {
 			mime = "application/json"
 		}
 		if d.URI != "" {
-			fixed[d.URI] = entry{&mcp.Resource{URI: d.URI, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}, s.readDeclared(d)}
+			fixed[d.URI] = entry{&mcp.Resource{URI: d.URI, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}, s.readDeclared(d), d.Socket + " " + d.Method}
 			continue
 		}
 		tmpls[d.URITemplate] = &mcp.ResourceTemplate{URITemplate: d.URITemplate, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}
@@ -232,14 +233,15 @@ func (s *Set) sync(a *attachment) {
 	}
 	for u, e := range fixed {
 		b, _ := json.Marshal(e.res)
-		if a.fixed[u] == string(b) {
+		key := string(b) + "\x00" + e.via
+		if a.fixed[u] == key {
 			continue
 		}
 		if err := addResource(a.m, e); err != nil {
 			s.log.Warn().Str("uri", u).Err(err).Msg("skipping resource")
 			continue
 		}
-		a.fixed[u] = string(b)
+		a.fixed[u] = key
 	}
 	gone = gone[:0]
 	for u := range a.tmpls {
@@ -253,14 +255,17 @@ func (s *Set) sync(a *attachment) {
 	}
 	for u, t := range tmpls {
 		b, _ := json.Marshal(t)
-		if a.tmpls[u] == string(b) {
+		d := decl[u]
+		vars, _ := json.Marshal([]any{d.Socket, d.Method, d.Complete, d.Enum})
+		key := string(b) + "\x00" + string(vars)
+		if a.tmpls[u] == key {
 			continue
 		}
 		if err := addTemplate(a.m, t, s.readTemplate(decl[u])); err != nil {
 			s.log.Warn().Str("uriTemplate", u).Err(err).Msg("skipping resource template")
 			continue
 		}
-		a.tmpls[u] = string(b)
+		a.tmpls[u] = key
 	}
 }
 

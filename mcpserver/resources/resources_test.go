@@ -322,3 +322,31 @@ func TestOtherUsersLogRefused(t *testing.T) {
 		t.Fatalf("ReadTail of another user's file: %v", err)
 	}
 }
+
+func TestReloadReroutesAndNotifies(t *testing.T) {
+	h := start(t, "", nil)
+	ctx := context.Background()
+	if _, err := h.cs.ListResourceTemplates(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Same template, another method: reads follow the reload, silently.
+	f, err := manifest.ParseFile("contacts.json", []byte(strings.Replace(contactsManifest,
+		`"name": "contact", "method": "contacts.get"`, `"name": "contact", "method": "contacts.list"`, 1)), manifest.Options{Prefix: "t_"})
+	if err != nil || len(f.Resources) != 2 {
+		t.Fatalf("%v %+v", err, f)
+	}
+	h.set.Update(manifest.Build([]*manifest.File{f}))
+	if res, err := h.read("tairseach://contacts/c-1"); err != nil || !strings.Contains(res.Contents[0].Text, "c-002") {
+		t.Fatalf("after the reload the template still calls the old method: %v", err)
+	}
+	// The resources gone: list_changed.
+	h.set.Update(&manifest.Registry{})
+	select {
+	case <-h.changed:
+	case <-time.After(time.Second):
+		t.Fatal("no list_changed when the declared resources went away")
+	}
+	if _, err := h.read("tairseach://contacts/c-1"); !notFound(err) {
+		t.Fatalf("a removed template is still served: %v", err)
+	}
+}
