@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -119,33 +118,6 @@ func (s *Set) Reload() {
 	for _, a := range s.servers {
 		s.sync(a)
 	}
-}
-
-// Prompts returns the prompts a server with policy hides would serve, by
-// name.
-func (s *Set) Prompts(hides func(manifest.Tool) string) []*Prompt {
-	if hides == nil {
-		hides = func(manifest.Tool) string { return "" }
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	want := s.wanted(hides)
-	out := make([]*Prompt, 0, len(want))
-	for _, p := range want {
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b *Prompt) int { return cmpString(a.Name, b.Name) })
-	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // wanted are the prompts to serve under hides. s.mu held.
