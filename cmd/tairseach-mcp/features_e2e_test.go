@@ -175,6 +175,16 @@ func TestE2EResourcesPromptsImages(t *testing.T) {
 				t.Fatalf("an unknown URI: %v", err)
 			}
 
+			// The status says the socket answers and carries server.status.
+			rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: resources.StatusURI})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st resources.Status
+			if json.Unmarshal([]byte(rr.Contents[0].Text), &st); !st.Answers || !strings.Contains(string(st.Server), `"status":"ok"`) || len(st.Served) == 0 {
+				t.Fatalf("status: %s", rr.Contents[0].Text)
+			}
+
 			// screen.capture: an image block with the file's bytes.
 			res := callTool(t, cs, "tairseach_screen_capture", map[string]any{})
 			var shot struct{ Path string }
