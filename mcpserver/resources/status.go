@@ -40,6 +40,11 @@ func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 				st.Served = append(st.Served, t.Name)
 			}
 		}
+		for _, sk := range s.reg.Skipped {
+			if _, ok := st.Hidden[sk.Name]; !ok {
+				st.Hidden[sk.Name] = sk.Detail
+			}
+		}
 		st.Reloads, st.LastErr = max(0, s.reloads-1), s.lastErr
 		t, mapped := s.methodTool(a, statusMethod)
 		s.mu.Unlock()
