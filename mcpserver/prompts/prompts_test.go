@@ -2,6 +2,7 @@ package prompts_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -194,5 +195,50 @@ func TestServeAndWatch(t *testing.T) {
 	wait("a removal")
 	if got := names(t, h.cs); got != "inline" {
 		t.Fatalf("after removing: %s", got)
+	}
+}
+
+func TestCompleteFromMethod(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "card.md"), []byte("---\narguments:\n  - name: id\n    complete: contacts.search\n  - name: other\n    complete: contacts.delete\n---\nshow {{id}} {{other}}\n"), 0o600)
+	f, err := manifest.ParseFile("c.json", []byte(`{"id":"c","tools":[
+		{"name":"contacts.search","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
+		{"name":"contacts.delete","inputSchema":{"type":"object"}}],
+		"implementation":{"methods":{"contacts.search":"contacts.search","contacts.delete":"contacts.delete"}}}`), manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var called []string
+	set := prompts.New(prompts.Config{Dir: dir, Call: func(_ context.Context, _, method string, params json.RawMessage) (json.RawMessage, error) {
+		called = append(called, method+" "+string(params))
+		return json.RawMessage(`{"contacts":[{"id":"c-001"},{"id":"c-002"}]}`), nil
+	}})
+	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
+	set.ServerOptions(opts)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t"}, opts)
+	set.Attach(srv, nil)
+	set.Update(manifest.Build([]*manifest.File{f}))
+	ct, st := mcp.NewInMemoryTransports()
+	ss, _ := srv.Connect(context.Background(), st, nil)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	complete := func(arg string) []string {
+		res, err := cs.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "card"},
+			Argument: mcp.CompleteParamsArgument{Name: arg, Value: "ad"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Completion.Values
+	}
+	if got := complete("id"); strings.Join(got, ",") != "c-001,c-002" || strings.Join(called, ";") != `contacts.search {"query":"ad"}` {
+		t.Fatalf("completion from contacts.search: %v, calls %v", got, called)
+	}
+	// A method no read-only tool calls is never called for a completion.
+	if got := complete("other"); len(got) != 0 || len(called) != 1 {
+		t.Fatalf("completion from a method that is not read-only: %v, calls %v", got, called)
 	}
 }
