@@ -104,6 +104,9 @@ type File struct {
 	Tools    []Tool
 	Skipped  []Skipped
 	Problems []Problem
+	// Resources and Prompts are the manifest's optional declared ones.
+	Resources []Resource
+	Prompts   []Prompt
 }
 
 // SkipReason says why a tool is not exposed.

@@ -137,6 +137,9 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 	if impl.bound() {
 		warnOrphans(f, rel, "tool binding", impl.ToolBindings, names)
 	}
+	if bytes.Contains(data, []byte(`"resources"`)) || bytes.Contains(data, []byte(`"prompts"`)) {
+		f.parseDeclared(data, impl)
+	}
 	return f, nil
 }
 

@@ -20,6 +20,12 @@ type Registry struct {
 	Files []string
 	// FileErrors lists the files rejected as a whole, sorted by path.
 	FileErrors []*FileError
+	// Resources and Prompts are the ones manifests declare, in file order;
+	// a URI or prompt name already taken is left out with a warning.
+	Resources []Resource
+	Prompts   []Prompt
+	// IDs maps each manifest id to the file that first uses it.
+	IDs map[string]string
 
 	index map[string]int // Name -> index in Tools
 }
@@ -61,6 +67,8 @@ func Build(files []*File) *Registry {
 	r := &Registry{}
 	winners := make(map[string]Tool)
 	idFiles := make(map[string]string) // manifest id -> first file using it
+	resourceFiles := map[string]string{}
+	promptFiles := map[string]string{}
 	for _, f := range sorted {
 		r.Files = append(r.Files, f.Path)
 		r.Problems = append(r.Problems, f.Problems...)
@@ -74,6 +82,25 @@ func Build(files []*File) *Registry {
 			} else {
 				idFiles[f.ID] = f.Path
 			}
+		}
+		for _, d := range f.Resources {
+			u := d.URI + d.URITemplate
+			if first, ok := resourceFiles[u]; ok {
+				r.Problems = append(r.Problems, Problem{File: f.Path, Severity: Warning,
+					Message: fmt.Sprintf("resource %s is left out: %s declares it already", u, first)})
+				continue
+			}
+			resourceFiles[u] = f.Path
+			r.Resources = append(r.Resources, d)
+		}
+		for _, p := range f.Prompts {
+			if first, ok := promptFiles[p.Name]; ok {
+				r.Problems = append(r.Problems, Problem{File: f.Path, Severity: Warning,
+					Message: fmt.Sprintf("prompt %s is left out: %s declares it already", p.Name, first)})
+				continue
+			}
+			promptFiles[p.Name] = f.Path
+			r.Prompts = append(r.Prompts, p)
 		}
 		for _, t := range f.Tools {
 			w, taken := winners[t.Name]
@@ -103,6 +130,7 @@ func Build(files []*File) *Registry {
 		r.Tools = append(r.Tools, t)
 	}
 	slices.SortFunc(r.Tools, func(a, b Tool) int { return cmp.Compare(a.Name, b.Name) })
+	r.IDs = idFiles
 	r.index = make(map[string]int, len(r.Tools))
 	for i, t := range r.Tools {
 		r.index[t.Name] = i

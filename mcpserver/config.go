@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
@@ -83,6 +85,11 @@ type Config struct {
 	Audit *observe.Audit
 	// Telemetry, if set, traces and measures every call.
 	Telemetry *observe.Telemetry
+
+	// Features add resources, prompts and completion (see Feature).
+	Features []Feature
+	// Media, if set, adds an image block to results that point to one.
+	Media Media
 }
 
 func (c *Config) setDefaults() {
@@ -107,3 +114,21 @@ func (c *Config) setDefaults() {
 // replyMargin is how far past MaxResultBytes a backend's reply line is
 // read: compacting may shrink a reply, escaping only grows it.
 const replyMargin = 64 << 10
+
+// A Feature adds what is not a tool (resources, prompts, completion) to
+// each go-sdk server New makes: the server's own, and one per HTTP header
+// selection. The packages mcpserver/resources and mcpserver/prompts
+// provide them; they reach the backend through Server.CallMethod.
+type Feature interface {
+	// ServerOptions adjusts the go-sdk options before the server is made
+	// (capabilities, subscribe and completion handlers).
+	ServerOptions(*mcp.ServerOptions)
+	// Attach registers onto m; hides is m's tool policy (Policy.Hides).
+	Attach(m *mcp.Server, hides func(manifest.Tool) string)
+}
+
+// Media, if set in Config, may add a content block after the text of a tool
+// result: method is the tool's socket method and text its compact JSON
+// result. It returns the block, or nil and a sentence for the text saying
+// why there is none ("" when the result has nothing to show).
+type Media func(method string, text []byte) (mcp.Content, string)

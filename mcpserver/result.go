@@ -33,7 +33,7 @@ func (p *calls) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 		p.checkQuietly(r, text)
 	}
 	if r.output == nil {
-		return res
+		return p.withMedia(r, text, res)
 	}
 	if problem := r.mismatch(r.output, text, false); problem != "" {
 		return check.ErrorResult(problem + "; fix the manifest, or run with --output-schemas=warn (the default), which does not advertise outputSchemas")
@@ -43,7 +43,7 @@ func (p *calls) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 			r.tool.Method, problem))
 	}
 	res.StructuredContent = json.RawMessage(text)
-	return res
+	return p.withMedia(r, text, res)
 }
 
 // mismatch says how text, a compact result, does not match the outputSchema
@@ -174,4 +174,19 @@ func (p *calls) callError(r *route, err error) *mcp.CallToolResult {
 	default:
 		return check.ErrorResult(fmt.Sprintf("the call failed: %v", err))
 	}
+}
+
+// withMedia appends the block Media gives for a successful result.
+func (p *calls) withMedia(r *route, text []byte, res *mcp.CallToolResult) *mcp.CallToolResult {
+	if p.cfg.Media == nil || res.IsError {
+		return res
+	}
+	block, why := p.cfg.Media(r.tool.Method, text)
+	switch {
+	case block != nil:
+		res.Content = append(res.Content, block)
+	case why != "":
+		res.Content = append(res.Content, &mcp.TextContent{Text: why})
+	}
+	return res
 }

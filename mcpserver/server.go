@@ -83,7 +83,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
 	s.info, _ = json.Marshal(impl)
-	s.mcp = mcp.NewServer(impl, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(newSlogHandler(cfg.Logger)),
 		Capabilities: &mcp.ServerCapabilities{
@@ -93,7 +93,14 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			//lint:ignore SA1019 see above
 			Logging: &mcp.LoggingCapabilities{},
 		},
-	})
+	}
+	for _, f := range cfg.Features {
+		f.ServerOptions(opts)
+	}
+	s.mcp = mcp.NewServer(impl, opts)
+	for _, f := range cfg.Features {
+		f.Attach(s.mcp, cfg.Policy.Hides)
+	}
 	// Tool requests reach the SDK only from sessions whose tools were
 	// registered with it; this guards any path that was missed.
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

@@ -51,6 +51,15 @@ func cleanEnv(t *testing.T) {
 	for _, k := range []string{"TAIRSEACH_MANIFESTS", "TAIRSEACH_SOCKET", "TAIRSEACH_MCP_LOG_LEVEL", "TAIRSEACH_MCP_PREFIX", "TAIRSEACH_MCP_OUTPUT_SCHEMAS"} {
 		t.Setenv(k, "")
 	}
+	t.Setenv("TAIRSEACH_LOGS", "")
+	t.Setenv("TAIRSEACH_PROMPTS", "")
+}
+
+// noFeatureDirs points the logs and prompts directories away from the
+// user's own, which the doctor reports.
+func noFeatureDirs(t *testing.T) {
+	t.Setenv("TAIRSEACH_LOGS", filepath.Join("testdata", "no-logs"))
+	t.Setenv("TAIRSEACH_PROMPTS", filepath.Join("testdata", "no-prompts"))
 }
 
 // cli runs one command line in-process.
@@ -129,6 +138,7 @@ func runGolden(t *testing.T, tests []goldenCase, replace map[string]string) {
 func TestGoldenOffline(t *testing.T) {
 	requireCorpus(t)
 	cleanEnv(t)
+	noFeatureDirs(t)
 	ex := []string{"--manifests", exampleDir, "--socket", fixedSocket}
 	co := []string{"--manifests", corpusDir, "--socket", fixedSocket}
 	bad := filepath.Join("testdata", "validate")
@@ -175,6 +185,7 @@ func TestGoldenOffline(t *testing.T) {
 func TestGoldenLive(t *testing.T) {
 	requireCorpus(t)
 	cleanEnv(t)
+	noFeatureDirs(t)
 	e := newEnv(t)
 	startBackend(t, e.socket)
 	ex := []string{"--manifests", exampleDir, "--socket", e.socket}
@@ -200,6 +211,7 @@ func TestGoldenLive(t *testing.T) {
 
 func TestGoldenDoctorSocketProblems(t *testing.T) {
 	cleanEnv(t)
+	noFeatureDirs(t)
 
 	t.Run("doctor_missing_socket", func(t *testing.T) {
 		e := newEnv(t)

@@ -96,6 +96,7 @@ func (d *doctor) run(ctx context.Context) {
 		}
 	}
 	d.checkBackends(ctx, reg)
+	d.checkFeatureDirs() // features.go
 	if d.o.transport == "http" {
 		d.checkToken()
 	}

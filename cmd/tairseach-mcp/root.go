@@ -47,6 +47,7 @@ type options struct {
 	http            httpOptions // --transport http
 	policyOptions               // which tools are served
 	obs             observeOptions
+	features        featureOptions // resources, prompts, images (features.go)
 
 	maxManifestBytes int64  // manifest.Options.MaxFileSize
 	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
@@ -152,6 +153,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	_ = f.MarkHidden("direct")
 	o.policyOptions.addFlags(f)
 	o.obs.addFlags(f)
+	o.features.addFlags(f)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
@@ -162,6 +164,8 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	root.AddCommand(newValidateCmd(o, stdout, stderr))
 	root.AddCommand(newCallCmd(o, stdin, stdout, stderr))
 	root.AddCommand(newDoctorCmd(o, stdout, stderr))
+	root.AddCommand(newResourcesCmd(o, stdout, stderr))
+	root.AddCommand(newPromptsCmd(o, stdout, stderr))
 	return root
 }
 
@@ -186,6 +190,10 @@ func envName(name string) string {
 		return "TAIRSEACH_MANIFESTS"
 	case "socket":
 		return "TAIRSEACH_SOCKET"
+	case "logs-dir":
+		return "TAIRSEACH_LOGS"
+	case "prompts-dir":
+		return "TAIRSEACH_PROMPTS"
 	}
 	return "TAIRSEACH_MCP_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
@@ -225,6 +233,9 @@ func (o *options) resolve(cmd *cobra.Command) error {
 		o.resolveSocket = func() string { p, _ := defaultSocket(home); return p }
 	}
 	o.socket = expandHome(o.socket, home)
+	if err := o.features.resolve(home); err != nil {
+		return err
+	}
 
 	switch o.transport {
 	case "stdio":

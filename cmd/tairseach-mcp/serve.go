@@ -61,7 +61,9 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	go watchShutdown(sig, served, o.shutdownGrace, flush, log)
-	srv := mcpserver.New(cfg, nil)
+	var srv *mcpserver.Server
+	feats := o.newFeatures(&cfg, func() *mcpserver.Server { return srv }, log)
+	srv = mcpserver.New(cfg, nil)
 	defer srv.Close()
 	log.Info().Str("version", version).Str("manifests", o.manifests).
 		Str("socket", o.socket).Str("transport", o.transport).Msg("serving")
@@ -75,18 +77,22 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer stop()
+	feats.run(runCtx, &wg, log)
 	wg.Go(func() {
 		w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
 			func(r manifest.Reload) {
 				applyReload(log, srv, r)
+				feats.update(r.Registry)
 				o.warnEmptyToolsets(log, r.Registry)
 			})
 		if err != nil {
 			log.Error().Err(err).Msg("serving no tools")
 			srv.Apply(&manifest.Registry{})
+			feats.update(&manifest.Registry{})
 			return
 		}
 		srv.Apply(w.Registry())
+		feats.update(w.Registry())
 		wg.Go(func() {
 			for {
 				select {

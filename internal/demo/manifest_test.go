@@ -27,6 +27,7 @@ func TestExampleManifests(t *testing.T) {
 		"demo.fail":       {`{}`},
 		"demo.blob":       {`{}`, `{"bytes":10}`},
 		"word_count":      {`{"text":""}`, `{"text":"two words\nand a line"}`},
+		"screen.capture":  {`{}`, `{"format":"png"}`},
 	}
 	failing := map[string]int{"demo.fail": -32001}
 
@@ -34,7 +35,7 @@ func TestExampleManifests(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example manifests: %v", err)
 	}
-	s := startServer(t, demo.Options{})
+	s := startServer(t, demo.Options{CaptureDir: t.TempDir()})
 	c := dial(t, s.path)
 	var status struct{ Methods []string }
 	c.result("server.status", "", &status)

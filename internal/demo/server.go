@@ -29,6 +29,9 @@ type Options struct {
 	// Delay is added before every call, notifications included, to let
 	// tests exercise timeouts and cancellation.
 	Delay time.Duration
+	// CaptureDir is where screen.capture writes its pictures; empty means
+	// the temporary directory.
+	CaptureDir string
 }
 
 // Server answers Tairseach-style JSON-RPC calls on the connections of a
@@ -69,6 +72,7 @@ func New(logger zerolog.Logger, opts Options) *Server {
 		"calendar.deleteEvent": s.calendarDeleteEvent,
 		"op.vaults.list":       s.opVaultsList,
 		"demo.huge":            s.demoHuge,
+		"screen.capture":       s.screenCapture, // a real PNG (screen.go)
 	}
 	for name := range s.methods {
 		s.names = append(s.names, name)

@@ -191,7 +191,7 @@ func TestServerStatus(t *testing.T) {
 		t.Errorf("status = %+v", got)
 	}
 	want := []string{"calendar.deleteEvent", "calendar.updateEvent", "contacts.get", "contacts.list", "contacts.search",
-		"demo.blob", "demo.echo", "demo.fail", "demo.huge", "demo.slow", "op.vaults.list", "server.status", "word_count"}
+		"demo.blob", "demo.echo", "demo.fail", "demo.huge", "demo.slow", "op.vaults.list", "screen.capture", "server.status", "word_count"}
 	if !slices.Equal(got.Methods, want) {
 		t.Errorf("methods = %v, want %v", got.Methods, want)
 	}

@@ -1,0 +1,74 @@
+package completion_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/completion"
+)
+
+func TestEnum(t *testing.T) {
+	if got := completion.Enum([]string{"email", "Phone", "any"}, "p"); strings.Join(got, ",") != "Phone" {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func TestFromMethod(t *testing.T) {
+	reply := func(s string) completion.CallFunc {
+		return func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(s), nil
+		}
+	}
+	tests := []struct {
+		name string
+		call completion.CallFunc
+		want string
+	}{
+		{"strings", reply(`["a","b","a"]`), "a,b"},
+		{"objects", reply(`[{"id":"c-1"},{"name":"Ada"},{"title":"T"},{"x":1}]`), "c-1,Ada,T"},
+		{"wrapped", reply(`{"count":2,"contacts":[{"id":"c-1"},{"id":"c-2"}]}`), "c-1,c-2"},
+		{"scalar", reply(`42`), ""},
+		{"failing", func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("down")
+		}, ""},
+		{"slow", func(ctx context.Context, _, _ string, _ json.RawMessage) (json.RawMessage, error) {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(5 * time.Second):
+				return json.RawMessage(`["late"]`), nil
+			}
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			got := completion.FromMethod(context.Background(), tt.call, "", "m", "a")
+			if strings.Join(got, ",") != tt.want {
+				t.Fatalf("got %v, want %s", got, tt.want)
+			}
+			if d := time.Since(start); d > completion.Budget+500*time.Millisecond {
+				t.Fatalf("took %s", d)
+			}
+		})
+	}
+}
+
+func TestResultCut(t *testing.T) {
+	var vals []string
+	for i := range 150 {
+		vals = append(vals, fmt.Sprint(i))
+	}
+	r := completion.Result(vals)
+	if len(r.Completion.Values) != completion.MaxValues || !r.Completion.HasMore || r.Completion.Total != 150 {
+		t.Fatalf("%+v", r.Completion)
+	}
+	if r := completion.Result(nil); r.Completion.Values == nil {
+		t.Fatal("null values")
+	}
+}

@@ -1,0 +1,316 @@
+// Package prompts serves MCP prompts onto go-sdk servers: one per Markdown
+// file of a prompts directory (YAML front matter for the description and
+// arguments, a body with {{argument}} placeholders) and the prompts
+// manifests declare. It renders prompts/get, completes arguments, and
+// watches the directory, so that clients are told when the list changes.
+package prompts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/completion"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
+)
+
+// DefaultDebounce is how long the directory must be quiet before a reload.
+const DefaultDebounce = 150 * time.Millisecond
+
+// Config is what a Set needs; every field may be zero.
+type Config struct {
+	Dir      string
+	Call     completion.CallFunc
+	Debounce time.Duration
+	Logger   zerolog.Logger
+}
+
+// Set is the prompts of one bridge, served onto any number of servers.
+type Set struct {
+	cfg Config
+	log zerolog.Logger
+
+	mu      sync.Mutex // guards the fields below
+	files   []*Prompt  // from Dir, as last loaded
+	reg     *manifest.Registry
+	servers []*attachment
+}
+
+type attachment struct {
+	m      *mcp.Server
+	hides  func(manifest.Tool) string
+	served map[string]*Prompt // name → what is registered
+	defs   map[string]string  // name → its JSON
+}
+
+// New makes a Set and loads the prompts directory once.
+func New(cfg Config) *Set {
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = DefaultDebounce
+	}
+	s := &Set{cfg: cfg, log: cfg.Logger, reg: &manifest.Registry{}}
+	s.files = s.load()
+	return s
+}
+
+// load reads the directory, warning of each broken file.
+func (s *Set) load() []*Prompt {
+	if s.cfg.Dir == "" {
+		return nil
+	}
+	ps, errs := LoadDir(s.cfg.Dir)
+	for _, err := range errs {
+		s.log.Warn().Err(err).Msg("skipping prompt file")
+	}
+	return ps
+}
+
+// ServerOptions advertises prompts that can change and completes their
+// arguments.
+func (s *Set) ServerOptions(o *mcp.ServerOptions) {
+	if o.Capabilities != nil {
+		o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	completion.Chain(o, s.complete)
+}
+
+// Attach registers the prompts onto m; a manifest's prompts are left out
+// when hides hides every tool of that manifest.
+func (s *Set) Attach(m *mcp.Server, hides func(manifest.Tool) string) {
+	if hides == nil {
+		hides = func(manifest.Tool) string { return "" }
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := &attachment{m: m, hides: hides, served: map[string]*Prompt{}, defs: map[string]string{}}
+	(&listed.Gate{Lists: []string{"prompts/list"}, Notify: "notifications/prompts/list_changed"}).Install(m)
+	s.servers = append(s.servers, a)
+	s.sync(a)
+}
+
+// Update follows a manifest reload.
+func (s *Set) Update(reg *manifest.Registry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reg = reg
+	for _, a := range s.servers {
+		s.sync(a)
+	}
+}
+
+// Reload reads the prompts directory again.
+func (s *Set) Reload() {
+	files := s.load()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files = files
+	for _, a := range s.servers {
+		s.sync(a)
+	}
+}
+
+// wanted are the prompts to serve under hides. s.mu held.
+func (s *Set) wanted(hides func(manifest.Tool) string) map[string]*Prompt {
+	want := map[string]*Prompt{}
+	for _, d := range s.reg.Prompts {
+		if !s.manifestServed(hides, d.File) {
+			continue
+		}
+		want[d.Name] = &Prompt{Name: d.Name, Title: d.Title, Description: d.Description, Arguments: d.Arguments,
+			Template: d.Template, Source: d.File, Manifest: d.File, Socket: d.Socket}
+	}
+	for _, p := range s.files {
+		if prev, ok := want[p.Name]; ok {
+			s.log.Debug().Str("prompt", p.Name).Str("file", p.Source).Str("manifest", prev.Source).Msg("a prompt file replaces a manifest's prompt of the same name")
+		}
+		want[p.Name] = p
+	}
+	return want
+}
+
+// manifestServed reports whether hides serves a tool of the manifest file.
+func (s *Set) manifestServed(hides func(manifest.Tool) string, file string) bool {
+	for _, t := range s.reg.Tools {
+		if t.File == file && hides(t) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// sync registers what a should serve now; the go-sdk tells clients the
+// list changed when it did. s.mu held.
+func (s *Set) sync(a *attachment) {
+	want := s.wanted(a.hides)
+	var gone []string
+	for name := range a.served {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(a.served, name)
+			delete(a.defs, name)
+		}
+	}
+	if len(gone) > 0 {
+		a.m.RemovePrompts(gone...)
+	}
+	for name, p := range want {
+		def := p.def()
+		b, _ := json.Marshal(struct {
+			D *mcp.Prompt
+			T string
+		}{def, p.Template})
+		if a.defs[name] == string(b) {
+			a.served[name] = p
+			continue
+		}
+		a.served[name], a.defs[name] = p, string(b)
+		a.m.AddPrompt(def, s.get(p))
+	}
+}
+
+// def is p's definition as prompts/list shows it.
+func (p *Prompt) def() *mcp.Prompt {
+	d := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+	for _, a := range p.Arguments {
+		d.Arguments = append(d.Arguments, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+	}
+	return d
+}
+
+// get renders p; a bad argument is invalid params naming it.
+func (s *Set) get(p *Prompt) mcp.PromptHandler {
+	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		text, err := p.Render(req.Params.Arguments)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		return &mcp.GetPromptResult{Description: p.Description, Messages: []*mcp.PromptMessage{
+			{Role: "user", Content: &mcp.TextContent{Text: text}},
+		}}, nil
+	}
+}
+
+// complete answers completion/complete for prompt arguments: from their
+// enum, else the read-only method they name. A manifest's prompt calls it
+// on the manifest's socket; a file's prompt on the socket of a served tool
+// calling it.
+func (s *Set) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
+	ref := req.Params.Ref
+	if ref == nil || ref.Type != "ref/prompt" {
+		return nil, false
+	}
+	arg := req.Params.Argument
+	s.mu.Lock()
+	var (
+		found  *manifest.PromptArgument
+		socket string
+		ok     bool
+	)
+	for _, a := range s.servers {
+		if p, has := a.served[ref.Name]; has {
+			for i := range p.Arguments {
+				if p.Arguments[i].Name == arg.Name {
+					found = &p.Arguments[i]
+				}
+			}
+			socket = p.Socket
+			if found != nil && found.Complete != "" && p.Manifest == "" {
+				socket, ok = s.readOnlySocket(a.hides, found.Complete)
+				if !ok {
+					found = &manifest.PromptArgument{}
+				}
+			}
+			break
+		}
+	}
+	s.mu.Unlock()
+	if found == nil {
+		return completion.Result(nil), true
+	}
+	if len(found.Enum) > 0 {
+		return completion.Result(completion.Enum(found.Enum, arg.Value)), true
+	}
+	return completion.Result(completion.FromMethod(ctx, s.cfg.Call, socket, found.Complete, arg.Value)), true
+}
+
+// readOnlySocket finds a served read-only tool calling method. s.mu held.
+func (s *Set) readOnlySocket(hides func(manifest.Tool) string, method string) (string, bool) {
+	for _, t := range s.reg.Tools {
+		if t.Method == method && hides(t) == "" && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint {
+			return t.Socket, true
+		}
+	}
+	return "", false
+}
+
+// Run watches the prompts directory until ctx ends, reloading once it has
+// been quiet for Config.Debounce. Events are drained at once and the
+// debounce is in this one goroutine (fsnotify#502). A directory that does
+// not exist yet is looked for every second.
+func (s *Set) Run(ctx context.Context) error {
+	if s.cfg.Dir == "" {
+		return nil
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watching prompts: %w", err)
+	}
+	defer w.Close()
+	watching := false
+	retry := time.NewTicker(time.Second)
+	defer retry.Stop()
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	watch := func() {
+		if watching {
+			return
+		}
+		if err := w.Add(s.cfg.Dir); err == nil {
+			watching = true
+			debounce.Reset(s.cfg.Debounce) // it may have changed while unwatched
+		}
+	}
+	watch()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if filepath.Clean(ev.Name) == filepath.Clean(s.cfg.Dir) && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				watching = false
+			}
+			debounce.Reset(s.cfg.Debounce)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			s.log.Debug().Err(err).Msg("prompts watcher")
+			debounce.Reset(s.cfg.Debounce)
+		case <-retry.C:
+			if watching {
+				if _, err := os.Stat(s.cfg.Dir); errors.Is(err, os.ErrNotExist) {
+					_ = w.Remove(s.cfg.Dir)
+					watching = false
+					debounce.Reset(s.cfg.Debounce)
+				}
+			}
+			watch()
+		case <-debounce.C:
+			s.Reload()
+		}
+	}
+}
