@@ -1,17 +1,22 @@
 package resources
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -193,4 +198,178 @@ func (s *Set) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Comp
 	vals := completion.FromMethod(ctx, s.cfg.Call, d.Socket, d.Complete[arg.Name], arg.Value)
 	vals = slices.DeleteFunc(vals, func(v string) bool { return escapes(v) != "" })
 	return completion.Result(vals), true
+}
+
+// logsDir is the absolute log directory, or "".
+func (s *Set) logsDir() string {
+	if s.cfg.LogsDir == "" {
+		return ""
+	}
+	d, err := filepath.Abs(s.cfg.LogsDir)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// scanLogs lists the regular files of this user directly in the log
+// directory; symlinks, directories, special files and other users' files
+// are not resources.
+func (s *Set) scanLogs() map[string]logState {
+	out := map[string]logState{}
+	dir := s.logsDir()
+	if dir == "" {
+		return out
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	uid := uint32(os.Getuid())
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || st.Uid != uid {
+			continue
+		}
+		out[filepath.Join(dir, e.Name())] = logState{size: fi.Size(), mtime: fi.ModTime(), ino: uint64(st.Ino)}
+	}
+	return out
+}
+
+func (s *Set) logResource(path string, st logState) *mcp.Resource {
+	return &mcp.Resource{URI: FileURI(path), Name: filepath.Base(path), Title: "log " + filepath.Base(path),
+		Description: fmt.Sprintf("the end of the Tairseach log %s (at most %d bytes)", path, s.cfg.MaxBytes),
+		MIMEType:    mimeFor(filepath.Base(path))}
+}
+
+// readLog reads the end of a log file, from a line boundary.
+func (s *Set) readLog(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	path := filepath.FromSlash(u.Path)
+	if dir := s.logsDir(); dir == "" || filepath.Dir(path) != dir {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	data, skipped, size, err := ReadTail(path, s.cfg.MaxBytes)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, mcp.ResourceNotFoundError(uri)
+	case errors.Is(err, errRefused):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s is refused: %v", path, err)}
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: mimeFor(filepath.Base(path))}
+	if skipped > 0 {
+		c.Meta = mcp.Meta{"truncated": true, "omittedBytes": skipped, "size": size}
+	}
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		c.MIMEType = "application/octet-stream"
+		c.Blob = data
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+	}
+	text := string(data)
+	if skipped > 0 {
+		text = fmt.Sprintf("[the first %d of %d bytes are left out; this is the last %d, from a line boundary]\n", skipped, size, len(data)) + text
+	}
+	c.Text = text
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+// ReadTail reads at most limit bytes from the end of the regular file path,
+// starting after a newline when it does not start at the beginning. It
+// refuses (errRefused) symlinks, special files and files of other users,
+// checked on the open file: a FIFO is opened without blocking.
+func ReadTail(path string, limit int64) (data []byte, skipped, size int64, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, 0, 0, fmt.Errorf("a symlink: %w", errRefused)
+		}
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, 0, fmt.Errorf("a %s: %w", fi.Mode().Type(), errRefused)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uint32(os.Getuid()) {
+		return nil, 0, 0, fmt.Errorf("another user's file: %w", errRefused)
+	}
+	size = fi.Size()
+	off := max(0, size-limit)
+	data, err = io.ReadAll(io.NewSectionReader(f, off, size-off))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if off > 0 {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+			off += int64(i + 1)
+		}
+	}
+	return data, off, size, nil
+}
+
+// readStatus reports the bridge's state as a's policy sees it, with the
+// backend's server.status reply where a manifest maps it.
+func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		st := Status{Version: s.cfg.Version, Hidden: map[string]string{}, Served: []string{}, LogsDir: s.logsDir()}
+		if s.cfg.Socket != nil {
+			st.Socket = s.cfg.Socket()
+		}
+		s.mu.Lock()
+		for _, t := range s.reg.Tools {
+			if why := a.hides(t); why != "" {
+				st.Hidden[t.Name] = why
+			} else {
+				st.Served = append(st.Served, t.Name)
+			}
+		}
+		for _, sk := range s.reg.Skipped {
+			if _, ok := st.Hidden[sk.Name]; !ok {
+				st.Hidden[sk.Name] = sk.Detail
+			}
+		}
+		st.Reloads, st.LastErr = max(0, s.reloads-1), s.lastErr
+		t, mapped := s.methodTool(a, statusMethod)
+		s.mu.Unlock()
+		slices.Sort(st.Served)
+		if s.cfg.Ping != nil {
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := s.cfg.Ping(pctx)
+			cancel()
+			st.Answers = err == nil
+			if err != nil {
+				st.Problem = err.Error()
+			}
+		}
+		if mapped && st.Answers {
+			out, err := s.call(ctx, t.Socket, statusMethod, json.RawMessage("{}"))
+			if err != nil {
+				st.ServerErr = err.Error()
+			} else if json.Valid(out) {
+				st.Server = out
+			}
+		}
+		b, err := json.Marshal(st)
+		if err != nil {
+			return nil, err
+		}
+		return jsonContents(req.Params.URI, "application/json", b), nil
+	}
 }

@@ -1,0 +1,251 @@
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/completion"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
+)
+
+// ServerOptions advertises resources with subscriptions and completes the
+// variables of declared templates.
+func (s *Set) ServerOptions(o *mcp.ServerOptions) {
+	if o.Capabilities != nil {
+		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
+	}
+	o.SubscribeHandler = s.subscribe
+	o.UnsubscribeHandler = s.unsubscribe
+	completion.Chain(o, s.complete)
+}
+
+// Attach registers the resources onto m; hides is m's tool policy: a
+// resource that would show what it hides is left out.
+func (s *Set) Attach(m *mcp.Server, hides func(manifest.Tool) string) {
+	if hides == nil {
+		hides = func(manifest.Tool) string { return "" }
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := &attachment{m: m, hides: hides, fixed: map[string]string{}, tmpls: map[string]string{}}
+	(&listed.Gate{Lists: []string{"resources/list", "resources/templates/list"}, Notify: "notifications/resources/list_changed"}).Install(m)
+	s.servers = append(s.servers, a)
+	s.sync(a)
+}
+
+// Update follows a manifest reload: declared resources are registered anew
+// (clients are told the list changed only if it did), and subscribers of
+// the status and manifests are told they changed.
+func (s *Set) Update(reg *manifest.Registry) {
+	s.mu.Lock()
+	s.reg = reg
+	s.reloads++
+	s.lastErr = ""
+	if n := len(reg.FileErrors); n > 0 {
+		s.lastErr = reg.FileErrors[n-1].Error()
+	}
+	servers := slices.Clone(s.servers)
+	for _, a := range servers {
+		s.sync(a)
+	}
+	s.mu.Unlock()
+	uris := []string{StatusURI}
+	for id := range reg.IDs {
+		uris = append(uris, ManifestPrefix+id)
+	}
+	s.updated(servers, uris...)
+}
+
+// updated tells the subscribers of uris on every server.
+func (s *Set) updated(servers []*attachment, uris ...string) {
+	s.mu.Lock()
+	uris = slices.DeleteFunc(slices.Clone(uris), func(u string) bool { return s.subs[u] == 0 })
+	s.mu.Unlock()
+	for _, a := range servers {
+		for _, u := range uris {
+			_ = a.m.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: u})
+		}
+	}
+}
+
+// sync makes a's registered resources what they should be now. s.mu held.
+func (s *Set) sync(a *attachment) {
+	fixed := map[string]entry{}
+	for path, st := range s.logFiles {
+		r := s.logResource(path, st)
+		fixed[r.URI] = entry{r, s.readLog, ""}
+	}
+	fixed[StatusURI] = entry{&mcp.Resource{URI: StatusURI, Name: "status", Title: "Tairseach bridge status",
+		Description: "version, socket and whether it answers, tools served and hidden, manifest reloads, and the server's own status",
+		MIMEType:    "application/json"}, s.readStatus(a), ""}
+	if _, ok := s.methodTool(a, permissionsMethod); ok {
+		fixed[PermissionsURI] = entry{&mcp.Resource{URI: PermissionsURI, Name: "permissions", Title: "macOS permissions",
+			Description: "the Tairseach server's permissions.list reply: which macOS permissions it holds",
+			MIMEType:    "application/json"}, s.readMethod(a, permissionsMethod), ""}
+	}
+	for id, file := range s.reg.IDs {
+		if s.manifestHidden(a, file) {
+			continue
+		}
+		u := ManifestPrefix + id
+		fixed[u] = entry{&mcp.Resource{URI: u, Name: "manifest " + id, Description: "the manifest " + file,
+			MIMEType: "application/json"}, s.readManifest(file), file}
+	}
+	tmpls := map[string]*mcp.ResourceTemplate{}
+	decl := map[string]manifest.Resource{}
+	for _, d := range s.reg.Resources {
+		if !s.methodServed(a, d.File, d.Method) {
+			continue
+		}
+		mime := d.MIMEType
+		if mime == "" {
+			mime = "application/json"
+		}
+		if d.URI != "" {
+			fixed[d.URI] = entry{&mcp.Resource{URI: d.URI, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}, s.readDeclared(d), d.Socket + " " + d.Method}
+			continue
+		}
+		tmpls[d.URITemplate] = &mcp.ResourceTemplate{URITemplate: d.URITemplate, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}
+		decl[d.URITemplate] = d
+	}
+	a.decl = decl
+
+	var gone []string
+	for u := range a.fixed {
+		if _, ok := fixed[u]; !ok {
+			gone = append(gone, u)
+			delete(a.fixed, u)
+		}
+	}
+	if len(gone) > 0 {
+		a.m.RemoveResources(gone...)
+	}
+	for u, e := range fixed {
+		b, _ := json.Marshal(e.res)
+		key := string(b) + "\x00" + e.via
+		if a.fixed[u] == key {
+			continue
+		}
+		if err := addResource(a.m, e); err != nil {
+			s.log.Warn().Str("uri", u).Err(err).Msg("skipping resource")
+			continue
+		}
+		a.fixed[u] = key
+	}
+	gone = gone[:0]
+	for u := range a.tmpls {
+		if _, ok := tmpls[u]; !ok {
+			gone = append(gone, u)
+			delete(a.tmpls, u)
+		}
+	}
+	if len(gone) > 0 {
+		a.m.RemoveResourceTemplates(gone...)
+	}
+	for u, t := range tmpls {
+		b, _ := json.Marshal(t)
+		d := decl[u]
+		vars, _ := json.Marshal([]any{d.Socket, d.Method, d.Complete, d.Enum})
+		key := string(b) + "\x00" + string(vars)
+		if a.tmpls[u] == key {
+			continue
+		}
+		if err := addTemplate(a.m, t, s.readTemplate(decl[u])); err != nil {
+			s.log.Warn().Str("uriTemplate", u).Err(err).Msg("skipping resource template")
+			continue
+		}
+		a.tmpls[u] = key
+	}
+}
+
+// addResource registers e; the go-sdk panics on a URI it cannot parse.
+func addResource(m *mcp.Server, e entry) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("go-sdk refused it: %v", p)
+		}
+	}()
+	m.AddResource(e.res, e.h)
+	return nil
+}
+
+func addTemplate(m *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("go-sdk refused it: %v", p)
+		}
+	}()
+	m.AddResourceTemplate(t, h)
+	return nil
+}
+
+// subscribe accepts subscriptions to the fixed resources; only logs,
+// manifests and the status ever report an update.
+func (s *Set) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	if !s.known(req.Params.URI) {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	s.mu.Lock()
+	s.subs[req.Params.URI]++
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Set) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.subs[req.Params.URI] > 1 {
+		s.subs[req.Params.URI]--
+	} else {
+		delete(s.subs, req.Params.URI)
+	}
+	return nil
+}
+
+// Run watches the log directory until ctx ends: an append or a rewrite of
+// a file tells its subscribers, a file appearing or vanishing changes the
+// list. It polls: on macOS a kqueue watch holds a descriptor per file, and
+// a log written every few milliseconds needs no more than one look per
+// Poll.
+func (s *Set) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		s.pollLogs()
+	}
+}
+
+// pollLogs compares the log directory with what was seen last.
+func (s *Set) pollLogs() {
+	now := s.scanLogs()
+	s.mu.Lock()
+	old := s.logFiles
+	s.logFiles = now
+	var changed []string
+	for p, st := range now {
+		if o, ok := old[p]; ok && o != st {
+			changed = append(changed, FileURI(p))
+		}
+	}
+	listChanged := !slices.Equal(slices.Sorted(maps.Keys(old)), slices.Sorted(maps.Keys(now)))
+	servers := slices.Clone(s.servers)
+	if listChanged {
+		for _, a := range servers {
+			s.sync(a)
+		}
+	}
+	s.mu.Unlock()
+	s.updated(servers, changed...)
+}
