@@ -13,9 +13,9 @@ import (
 
 // corpusOutputSchemas returns every outputSchema of the real corpus.
 func corpusOutputSchemas(t testing.TB) []json.RawMessage {
-	dir := filepath.Join("..", "..", "shared", "corpus", "tairseach-manifests")
+	dir := filepath.Join("..", "manifest", "testdata", "tairseach-manifests")
 	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the reference corpus is missing (%v): it lives in ../shared beside the repo", err)
+		t.Fatalf("the reference corpus is missing (%v): it lives in manifest/testdata/tairseach-manifests", err)
 	}
 	reg, err := manifest.Load(dir, manifest.Options{})
 	if err != nil {

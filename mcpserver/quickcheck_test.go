@@ -21,9 +21,9 @@ var quickSchemas = []string{
 // The quick check must never accept arguments that jsonschema-go rejects:
 // it only lets valid calls skip the full validation.
 func FuzzQuickCheck(f *testing.F) {
-	reg, err := manifest.Load(filepath.Join("..", "..", "shared", "corpus", "tairseach-manifests"), manifest.Options{Prefix: "tairseach_"})
+	reg, err := manifest.Load(filepath.Join("..", "manifest", "testdata", "tairseach-manifests"), manifest.Options{Prefix: "tairseach_"})
 	if err != nil {
-		f.Fatalf("the reference corpus is missing (%v): it lives in ../shared beside the repo", err)
+		f.Fatalf("the reference corpus is missing (%v): it lives in manifest/testdata/tairseach-manifests", err)
 	}
 	for _, t := range reg.Tools {
 		f.Add([]byte(t.InputSchema), exampleArgs(t.InputSchema))
@@ -60,9 +60,9 @@ func FuzzQuickCheck(f *testing.F) {
 // Every inputSchema of the corpus but the few with keywords it leaves to
 // jsonschema-go gets the quick check, and valid example arguments pass it.
 func TestQuickCheckCoversCorpus(t *testing.T) {
-	reg, err := manifest.Load(filepath.Join("..", "..", "shared", "corpus", "tairseach-manifests"), manifest.Options{Prefix: "tairseach_"})
+	reg, err := manifest.Load(filepath.Join("..", "manifest", "testdata", "tairseach-manifests"), manifest.Options{Prefix: "tairseach_"})
 	if err != nil {
-		t.Fatalf("the reference corpus is missing (%v): it lives in ../shared beside the repo", err)
+		t.Fatalf("the reference corpus is missing (%v): it lives in manifest/testdata/tairseach-manifests", err)
 	}
 	for _, tool := range reg.Tools {
 		q := newQuickCheck(tool.InputSchema)
