@@ -475,6 +475,12 @@ func TestHTTPRequestTooLarge(t *testing.T) {
 	}
 }
 
+// A call in flight at SIGTERM is answered, the session's standalone event
+// stream then ends, and the bridge exits 0. The test holds the standalone
+// stream itself, with a plain GET, and its client opens none: the bridge ends
+// the streams as soon as the last call is answered, and the go-sdk client
+// (v1.8.0), without retries as connectHTTP sets it, then fails its whole
+// connection, at times before it has handed over the result it already read.
 func TestHTTPShutdownDrainsCalls(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
@@ -485,7 +491,17 @@ func TestHTTPShutdownDrainsCalls(t *testing.T) {
 				extra = append(extra, "--stateless")
 			}
 			b := startHTTP(t, e, extra...)
-			cs := connectHTTP(t, b.url, "2025-11-25", nil, nil)
+			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "0"}, nil)
+			cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.url, MaxRetries: -1, DisableStandaloneSSE: true},
+				&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatalf("connecting to %s: %v", b.url, err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			var streamEnded chan error
+			if !stateless {
+				streamEnded = openStandaloneStream(t, b.url, cs.ID())
+			}
 
 			type outcome struct {
 				res *mcp.CallToolResult
@@ -521,12 +537,52 @@ func TestHTTPShutdownDrainsCalls(t *testing.T) {
 			if b.err != nil {
 				t.Fatalf("the bridge exited with %v after SIGTERM, want 0", b.err)
 			}
+			if streamEnded != nil {
+				select {
+				case err := <-streamEnded:
+					if err != nil {
+						t.Fatalf("the standalone event stream broke off instead of ending: %v", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the standalone event stream did not end after the bridge exited")
+				}
+			}
 			// Nothing new is accepted once it stopped.
 			if _, err := http.Get(b.base + "/healthz"); err == nil {
 				t.Fatal("the bridge still answers after exiting")
 			}
 		})
 	}
+}
+
+// openStandaloneStream opens session sid's standalone event stream with a GET
+// and reads it to its end in the background; the channel gets the read's
+// error (nil at a clean end).
+func openStandaloneStream(t *testing.T, url, sid string) chan error {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s (standalone stream): %v", url, err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body.Close()
+		t.Fatalf("GET %s (standalone stream): status %d, Content-Type %q", url, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ended <- err
+	}()
+	t.Cleanup(func() { resp.Body.Close() })
+	return ended
 }
 
 func TestHTTPShutdownDrainTimeout(t *testing.T) {
