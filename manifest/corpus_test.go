@@ -13,13 +13,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
-// corpusDir holds the real Tairseach manifests; CI checks out ../shared beside the repository.
-var corpusDir = filepath.Join("..", "..", "shared", "corpus", "tairseach-manifests")
+// corpusDir holds the real Tairseach manifests (see its NOTICE.md); the
+// tests of the other packages, the fuzzers and scripts/bench use it too.
+var corpusDir = filepath.Join("testdata", "tairseach-manifests")
 
 func loadCorpus(t testing.TB) *Registry {
 	t.Helper()
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Fatalf("manifest corpus not found at %s (it lives in the shared checkout beside the repository): %v", corpusDir, err)
+		t.Fatalf("manifest corpus not found at %s: %v", corpusDir, err)
 	}
 	r, err := Load(corpusDir, Options{Prefix: "tairseach_", Logger: zerolog.Nop()})
 	if err != nil {

@@ -120,7 +120,7 @@ func BenchmarkNew1000(b *testing.B) {
 }
 
 func BenchmarkNewCorpus(b *testing.B) {
-	reg, err := manifest.Load("../../shared/corpus/tairseach-manifests", manifest.Options{Prefix: "tairseach_"})
+	reg, err := manifest.Load("../manifest/testdata/tairseach-manifests", manifest.Options{Prefix: "tairseach_"})
 	if err != nil {
 		b.Fatal(err)
 	}

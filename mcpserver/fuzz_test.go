@@ -232,10 +232,10 @@ func idKey(raw json.RawMessage) (string, bool) {
 // real manifest corpus: checkArgs never panics, rejects whatever is not a
 // JSON object with the reason, and says the same as Server.CheckArgs.
 func FuzzCheckArgs(f *testing.F) {
-	dir := filepath.Join("..", "..", "shared", "corpus", "tairseach-manifests")
+	dir := filepath.Join("..", "manifest", "testdata", "tairseach-manifests")
 	reg, err := manifest.Load(dir, manifest.Options{Prefix: "tairseach_"})
 	if err != nil {
-		f.Fatalf("the reference corpus is missing (%v): it lives in ../shared beside the repo", err)
+		f.Fatalf("the reference corpus is missing (%v): it lives in manifest/testdata/tairseach-manifests", err)
 	}
 	srv := New(Config{DefaultSocket: "/nonexistent.sock", Logger: zerolog.Nop()}, reg)
 	f.Cleanup(func() { srv.Close() })

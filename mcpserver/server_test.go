@@ -79,9 +79,9 @@ func session(t *testing.T, srv *Server, opts *mcp.ClientOptions) *mcp.ClientSess
 }
 
 func TestCorpusRegistersEveryTool(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "corpus", "tairseach-manifests")
+	dir := filepath.Join("..", "manifest", "testdata", "tairseach-manifests")
 	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the reference corpus is missing (%v): it lives in ../shared beside the repo", err)
+		t.Fatalf("the reference corpus is missing (%v): it lives in manifest/testdata/tairseach-manifests", err)
 	}
 	reg, err := manifest.Load(dir, manifest.Options{Prefix: "tairseach_"})
 	if err != nil {

@@ -24,9 +24,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// corpusDir holds the real Tairseach manifests; CI checks out ../shared
-// beside the repository.
-var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus", "tairseach-manifests")
+// corpusDir holds the real Tairseach manifests, kept as the manifest
+// package's test data.
+var corpusDir = filepath.Join("..", "..", "manifest", "testdata", "tairseach-manifests")
 
 // exampleDir is manifests.example, relative so that output is stable.
 var exampleDir = filepath.Join("..", "..", "manifests.example")
@@ -41,7 +41,7 @@ const fixedSocket = "/run/tairseach-test/tairseach.sock"
 func requireCorpus(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(corpusDir); err != nil {
-		t.Fatalf("manifest corpus not found at %s (it lives in the shared checkout beside the repository): %v", corpusDir, err)
+		t.Fatalf("manifest corpus not found at %s: %v", corpusDir, err)
 	}
 }
 

@@ -47,24 +47,24 @@ func testMain(m *testing.M) int {
 	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
 	bridgeBin = filepath.Join(dir, "tairseach-mcp")
 	demoBin = filepath.Join(dir, "tairseach-demo")
-	for bin, pkg := range map[string]string{bridgeBin: "./cmd/tairseach-mcp", demoBin: "./cmd/tairseach-demo"} {
-		// -buildvcs=false: the binary names itself "dev" however the tree
-		// was checked out (a git clone would stamp a pseudo-version, an
-		// export nothing), so the wire transcripts compare what the server
-		// does, not how it was built. It overrides GOFLAGS.
-		cmd := exec.Command("go", "build", "-race", "-buildvcs=false", "-o", bin, pkg)
-		cmd.Dir = repoRoot
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", pkg, err)
-			return 1
-		}
+	// One go build for both, into dir, so that they are built side by side.
+	// -buildvcs=false: the binary names itself "dev" however the tree was
+	// checked out (a git clone would stamp a pseudo-version, an export
+	// nothing), so the wire transcripts compare what the server does, not
+	// how it was built. It overrides GOFLAGS.
+	cmd := exec.Command("go", "build", "-race", "-buildvcs=false", "-o", dir, "./cmd/tairseach-mcp", "./cmd/tairseach-demo")
+	cmd.Dir = repoRoot
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the bridge and the demo backend: %v\n", err)
+		return 1
 	}
-	// A -race binary sleeps a second at exit to flush reports; the tests
-	// that time an exit (and every test that waits for one) would count it.
-	if os.Getenv("GORACE") == "" {
-		os.Setenv("GORACE", "atexit_sleep_ms=0")
-	}
+	// A -race binary sleeps a second before it exits (GORACE atexit_sleep_ms,
+	// 1000 by default) in case goroutines still running race; the bridge and
+	// the backend stop theirs before they exit, and the tests start and stop
+	// hundreds of them. The children inherit this; a race still makes them
+	// exit 66.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	return m.Run()
 }
 

@@ -475,9 +475,17 @@ func TestHTTPRequestTooLarge(t *testing.T) {
 	}
 }
 
+// A call in flight at SIGTERM is answered, the session's standalone event
+// stream then ends, and the bridge exits 0. The test holds the standalone
+// stream itself, with a plain GET, and its client opens none: the bridge ends
+// the streams as soon as the last call is answered, and the go-sdk client
+// (v1.8.0), without retries as connectHTTP sets it, then fails its whole
+// connection, at times before it has handed over the result it already read.
 func TestHTTPShutdownDrainsCalls(t *testing.T) {
+	t.Parallel()
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			startBackend(t, e.socket)
 			var extra []string
@@ -485,7 +493,17 @@ func TestHTTPShutdownDrainsCalls(t *testing.T) {
 				extra = append(extra, "--stateless")
 			}
 			b := startHTTP(t, e, extra...)
-			cs := connectHTTP(t, b.url, "2025-11-25", nil, nil)
+			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "0"}, nil)
+			cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.url, MaxRetries: -1, DisableStandaloneSSE: true},
+				&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatalf("connecting to %s: %v", b.url, err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			var streamEnded chan error
+			if !stateless {
+				streamEnded = openStandaloneStream(t, b.url, cs.ID())
+			}
 
 			type outcome struct {
 				res *mcp.CallToolResult
@@ -521,12 +539,52 @@ func TestHTTPShutdownDrainsCalls(t *testing.T) {
 			if b.err != nil {
 				t.Fatalf("the bridge exited with %v after SIGTERM, want 0", b.err)
 			}
+			if streamEnded != nil {
+				select {
+				case err := <-streamEnded:
+					if err != nil {
+						t.Fatalf("the standalone event stream broke off instead of ending: %v", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the standalone event stream did not end after the bridge exited")
+				}
+			}
 			// Nothing new is accepted once it stopped.
 			if _, err := http.Get(b.base + "/healthz"); err == nil {
 				t.Fatal("the bridge still answers after exiting")
 			}
 		})
 	}
+}
+
+// openStandaloneStream opens session sid's standalone event stream with a GET
+// and reads it to its end in the background; the channel gets the read's
+// error (nil at a clean end).
+func openStandaloneStream(t *testing.T, url, sid string) chan error {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s (standalone stream): %v", url, err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body.Close()
+		t.Fatalf("GET %s (standalone stream): status %d, Content-Type %q", url, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ended <- err
+	}()
+	t.Cleanup(func() { resp.Body.Close() })
+	return ended
 }
 
 func TestHTTPShutdownDrainTimeout(t *testing.T) {
@@ -1033,6 +1091,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 // one whose event stream is open (a client waiting for list_changed), until
 // the stream ends.
 func TestHTTPSessionTimeout(t *testing.T) {
+	t.Parallel() // it waits out the timeout twice
 	e := newEnv(t)
 	startBackend(t, e.socket)
 	b := startHTTPDefault(t, e, "--session-timeout", "1s")
@@ -1069,12 +1128,19 @@ func TestHTTPSessionTimeout(t *testing.T) {
 	if n := b.liveSessions(t); n != 2 {
 		t.Fatalf("%d live sessions, want 2", n)
 	}
-	// Once the stream ends, the session expires like the others.
+	// Once the stream ends, the session expires like the others, within 3 s;
+	// busy, no longer used, expires too. /healthz touches no session.
 	cancel()
 	<-streamEnded
-	time.Sleep(3 * time.Second)
+	ended := time.Now()
+	for n := b.liveSessions(t); n > 0; n = b.liveSessions(t) {
+		if time.Since(ended) > 3*time.Second {
+			t.Fatalf("%d live sessions 3s after the stream ended, want 0", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if code := b.sessionCode(t, streaming); code != http.StatusNotFound {
-		t.Fatalf("3s after its stream ended: %d, want 404", code)
+		t.Fatalf("after its stream ended and the session expired: %d, want 404", code)
 	}
 }
 
@@ -1176,15 +1242,18 @@ func rss(t *testing.T, b *httpBridge) int64 {
 // off after --read-timeout; a response that streams for longer (a slow
 // call, a subscriptions/listen stream) is not.
 func TestHTTPSlowClients(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.manifests = copyExamples(t)
 	startBackend(t, e.socket)
 	b := startHTTP(t, e, "--read-timeout", "1s")
 	host := strings.TrimPrefix(b.base, "http://")
 
-	// cutOff sends head, then one byte of more every 200 ms, and returns how
-	// long the server took to close the connection.
-	cutOff := func(name, head, more string) {
+	// The cases wait on timers, so they run side by side on the one bridge.
+	//
+	// cutOff sends head, then one byte of more every 200 ms, and returns when
+	// the server closes the connection.
+	cutOff := func(t *testing.T, head, more string) {
 		conn, err := net.Dial("tcp", host)
 		if err != nil {
 			t.Fatal(err)
@@ -1202,42 +1271,54 @@ func TestHTTPSlowClients(t *testing.T) {
 		for i := 0; ; i++ {
 			select {
 			case <-closed:
-				t.Logf("%s: cut off after %s", name, time.Since(start).Round(time.Millisecond))
+				t.Logf("cut off after %s", time.Since(start).Round(time.Millisecond))
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
 			if time.Since(start) > 20*time.Second {
-				t.Fatalf("%s: the connection is still open after 20s with --read-timeout 1s", name)
+				t.Fatal("the connection is still open after 20s with --read-timeout 1s")
 			}
 			_, _ = conn.Write([]byte{more[i%len(more)]})
 		}
 	}
-	cutOff("slow headers", "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\n", "X-a: b\r\n")
-	cutOff("slow body", "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\n"+
-		"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n", " ")
+	t.Run("slow headers", func(t *testing.T) {
+		t.Parallel()
+		cutOff(t, "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\n", "X-a: b\r\n")
+	})
+	t.Run("slow body", func(t *testing.T) {
+		t.Parallel()
+		cutOff(t, "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\n"+
+			"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n", " ")
+	})
 
 	// A call slower than the read timeout gets its answer, at both
 	// revisions (a 2026 call is cancelled when its request is).
 	for _, proto := range protocols {
-		cs := connectHTTP(t, b.url, proto, nil, nil)
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_slow", Arguments: map[string]any{"ms": 2500}})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: a 2.5 s call with --read-timeout 1s: %v %v", protoName(proto), err, res)
-		}
+		t.Run("slow call "+protoName(proto), func(t *testing.T) {
+			t.Parallel()
+			cs := connectHTTP(t, b.url, proto, nil, nil)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_slow", Arguments: map[string]any{"ms": 2500}})
+			if err != nil || res.IsError {
+				t.Fatalf("a 2.5 s call with --read-timeout 1s: %v %v", err, res)
+			}
+		})
 	}
 	// A 2026-07-28 client's subscriptions/listen stream (a POST) outlives
 	// the read timeout and still delivers list_changed.
-	notes := make(chan struct{}, 4)
-	connectHTTP(t, b.url, "", &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notes <- struct{}{} },
-	}, nil)
-	time.Sleep(2500 * time.Millisecond)
-	writeAtomic(t, filepath.Join(e.manifests, "extra.json"), extraManifest)
-	select {
-	case <-notes:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no list_changed on a listen stream older than the read timeout")
-	}
+	t.Run("listen stream", func(t *testing.T) {
+		t.Parallel()
+		notes := make(chan struct{}, 4)
+		connectHTTP(t, b.url, "", &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notes <- struct{}{} },
+		}, nil)
+		time.Sleep(2500 * time.Millisecond)
+		writeAtomic(t, filepath.Join(e.manifests, "extra.json"), extraManifest)
+		select {
+		case <-notes:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no list_changed on a listen stream older than the read timeout")
+		}
+	})
 }
 
 // What an attacker (or a broken client) can put in a request gets a clear

@@ -104,6 +104,7 @@ func destructiveManifests(t *testing.T) string {
 // TestProgressTypeScriptClient: a 3 s call with a 2 s request timeout
 // succeeds because the progress sent every second resets it.
 func TestProgressTypeScriptClient(t *testing.T) {
+	t.Parallel() // it waits out a 3 s call
 	nodeModules(t)
 	e := newEnv(t)
 	startBackend(t, e.socket)
@@ -197,9 +198,13 @@ func checkProgress(t *testing.T, cs *mcp.ClientSession, rec *progressRecorder) {
 	}
 }
 
+// Each case waits out its calls (about 4 s), on its own backend and bridge,
+// so the cases run side by side, and beside the other tests that wait.
 func TestProgressGoClient(t *testing.T) {
+	t.Parallel()
 	for _, proto := range protocols {
 		t.Run("stdio-"+protoName(proto), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			startBackend(t, e.socket)
 			rec := &progressRecorder{}
@@ -207,6 +212,7 @@ func TestProgressGoClient(t *testing.T) {
 			checkProgress(t, cs, rec)
 		})
 		t.Run("http-"+protoName(proto), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			startBackend(t, e.socket)
 			b := startHTTP(t, e, "--progress-interval", "300ms")
@@ -369,10 +375,13 @@ func readAudit(t *testing.T, path string) []auditRecord {
 }
 
 // TestAuditLogMixedOutcomes: one line per call, for a session whose calls
-// end every way a call can.
+// end every way a call can. The cases wait out a timeout and a slow call,
+// each on its own backend and bridge, side by side.
 func TestAuditLogMixedOutcomes(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			e.manifests = destructiveManifests(t)
 			startBackend(t, e.socket)

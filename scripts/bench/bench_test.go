@@ -23,7 +23,7 @@ func TestBenchQuick(t *testing.T) {
 		quick:  true,
 		rounds: 1,
 		peer:   "scripts/node_modules/.bin/mcp-host-rpc",
-		corpus: "../shared/corpus/tairseach-manifests",
+		corpus: "manifest/testdata/tairseach-manifests",
 	}
 	if err := setup(&c); err != nil {
 		t.Fatal(err)

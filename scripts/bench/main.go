@@ -71,7 +71,7 @@ func main() {
 	flag.StringVar(&c.demo, "demo", "", "tairseach-demo binary (default: go build ./cmd/tairseach-demo into a temp dir)")
 	flag.StringVar(&c.floor, "floor", "", "sdk-floor binary (default: go build ./scripts/bench/sdkfloor into a temp dir)")
 	flag.StringVar(&c.peer, "peer", "scripts/node_modules/.bin/mcp-host-rpc", "mcp-host-rpc binary; n/a when missing (make bench runs npm ci first)")
-	flag.StringVar(&c.corpus, "corpus", "../shared/corpus/tairseach-manifests", "directory of the real manifests")
+	flag.StringVar(&c.corpus, "corpus", "manifest/testdata/tairseach-manifests", "directory of the real manifests")
 	flag.StringVar(&c.out, "o", "", "write the results here (default scripts/bench/results.md; none with -quick)")
 	flag.IntVar(&c.rounds, "rounds", 5, "rounds; each case's value is the median of its rounds")
 	flag.DurationVar(&c.budget, "budget", 4*time.Minute+30*time.Second, "start no further round that would likely end past this time since the start; 0 means no limit")
