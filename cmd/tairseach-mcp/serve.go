@@ -60,7 +60,23 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	go watchShutdown(sig, served, o.shutdownGrace, flush, log)
+	var tr *stdio.Transport // the stdio session, hurried by a second signal
+	if o.transport != "http" {
+		tr = &stdio.Transport{
+			In:            stdin,
+			Out:           stdout,
+			DrainTimeout:  o.drainTimeout,
+			ShutdownGrace: o.shutdownGrace,
+			Linger:        o.linger,
+			NoDirect:      o.direct == "off",
+			Logger:        log,
+		}
+	}
+	go watchShutdown(sig, served, o.shutdownGrace, func() {
+		if tr != nil {
+			tr.Hurry()
+		}
+	}, flush, log)
 	var srv *mcpserver.Server
 	feats := o.newFeatures(&cfg, func() *mcpserver.Server { return srv }, log)
 	srv = mcpserver.New(cfg, nil)
@@ -112,15 +128,7 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	if o.transport == "http" {
 		return serveHTTP(ctx, o, srv, log)
 	}
-	return srv.ServeStdio(ctx, &stdio.Transport{
-		In:            stdin,
-		Out:           stdout,
-		DrainTimeout:  o.drainTimeout,
-		ShutdownGrace: o.shutdownGrace,
-		Linger:        o.linger,
-		NoDirect:      o.direct == "off",
-		Logger:        log,
-	})
+	return srv.ServeStdio(ctx, tr)
 }
 
 // defaultShutdownGrace is --shutdown-grace: a client that stops a server
@@ -132,11 +140,12 @@ const defaultShutdownGrace = 2 * time.Second
 var exitNow = os.Exit
 
 // watchShutdown owns the end of the process after a stop signal. The
-// session gets the grace to answer what it can; a second signal, or the
-// grace and half a second more passing before serve returns (a client that no
-// longer reads stdout blocks every write), flush the audit log and the
-// exporters and exit at once. It returns when serve does (served closed).
-func watchShutdown(sig <-chan os.Signal, served <-chan struct{}, grace time.Duration, flush func(), log zerolog.Logger) {
+// session gets the grace to answer what it can. A second signal hurries
+// the session (the calls in flight are answered and cancelled, so each is
+// recorded) and exits at once; so does the grace and half a second more
+// passing before serve returns (a client that no longer reads stdout blocks
+// every write); either way the audit log and the exporters are flushed. It returns when serve does (served closed).
+func watchShutdown(sig <-chan os.Signal, served <-chan struct{}, grace time.Duration, hurry, flush func(), log zerolog.Logger) {
 	select {
 	case <-served:
 		return
@@ -149,6 +158,14 @@ func watchShutdown(sig <-chan os.Signal, served <-chan struct{}, grace time.Dura
 		return
 	case <-sig:
 		log.Warn().Msg("second stop signal: exiting at once")
+		// The calls in flight are answered and cancelled, so that each is
+		// recorded; a stdout nobody reads may keep the answers back.
+		hurry()
+		select {
+		case <-served:
+			return
+		case <-time.After(300 * time.Millisecond):
+		}
 	case <-t.C:
 		log.Warn().Dur("grace", grace).Msg("the session did not end within the shutdown grace (is the client still reading stdout?); exiting")
 	}

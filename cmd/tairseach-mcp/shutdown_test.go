@@ -133,3 +133,38 @@ func blobCalls(n int) []string {
 	}
 	return lines
 }
+
+// A second stop signal ends the process at once, without waiting out the
+// grace, and the call in flight still has its audit line.
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	_, socket, manifests := startFaultEnv(t, 60*time.Second)
+	audit := filepath.Join(shortDir(t), "audit.jsonl")
+	s := startRaw(t, "--manifests", manifests, "--socket", socket, "--audit-log", audit, "--shutdown-grace", "30s")
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_fault_slow","arguments":{}}}`)
+	if m := s.next(10 * time.Second); m["id"] != 0.0 {
+		t.Fatalf("initialize: %v", m)
+	}
+	time.Sleep(200 * time.Millisecond) // the call reaches the backend
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	go func() {
+		for range s.lines {
+		}
+	}()
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("still running 5 s after the second signal (the grace is 30 s)")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("exited %v after the second signal", d.Round(time.Millisecond))
+	}
+	b, _ := os.ReadFile(audit)
+	if !strings.Contains(string(b), `"tool":"tairseach_fault_slow"`) {
+		t.Errorf("no audit line for the call in flight:\n%s", b)
+	}
+}

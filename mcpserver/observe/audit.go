@@ -32,7 +32,7 @@ type Audit struct {
 	log      zerolog.Logger
 
 	mu     sync.Mutex
-	f      *os.File
+	f      journal
 	size   int64
 	failed bool // the last write failed (logged once until one succeeds)
 	lost   int  // records not written
@@ -88,6 +88,14 @@ func (a *Audit) open() error {
 	}
 	a.f, a.size = f, fi.Size()
 	return nil
+}
+
+// journal is the open audit file: an *os.File, or in tests one that fails.
+type journal interface {
+	Write([]byte) (int, error)
+	Truncate(size int64) error
+	Sync() error
+	Close() error
 }
 
 // Close flushes the file to disk and closes it, reporting the records

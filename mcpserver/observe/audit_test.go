@@ -106,3 +106,58 @@ func TestAuditWriteFailureDoesNotFailTheCall(t *testing.T) {
 		t.Errorf("Lost() = %d, want 3", a.Lost())
 	}
 }
+
+// fullDisk writes the first room bytes it is given, then fails as a full
+// disk does.
+type fullDisk struct {
+	*os.File
+	room int
+}
+
+func (f *fullDisk) Write(b []byte) (int, error) {
+	n := min(len(b), f.room)
+	n, _ = f.File.Write(b[:n])
+	f.room -= n
+	if n < len(b) {
+		return n, syscall.ENOSPC
+	}
+	return n, nil
+}
+
+// A record the disk has room for only part of is cut back: the file keeps
+// whole records only, and the next record that fits starts a line.
+func TestAuditPartialRecordCutBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenAudit(path, AuditOptions{Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ob := Observer{Audit: a}
+	record := func() {
+		_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "t", json.RawMessage(`{"a":1}`))
+		ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
+	}
+	record()
+	a.f = &fullDisk{File: a.f.(*os.File), room: 40} // part of the next record fits
+	record()
+	a.f.(*fullDisk).room = 1 << 20 // room again
+	record()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2 (the partial record cut back):\n%s", len(lines), b)
+	}
+	for _, l := range lines {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Errorf("line %q does not parse: %v", l, err)
+		}
+	}
+	if a.Lost() != 1 {
+		t.Errorf("Lost() = %d, want 1", a.Lost())
+	}
+}

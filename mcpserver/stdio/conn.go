@@ -47,6 +47,10 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		c.detach = t.Calls.Attach(c)
 	}
 	t.connMu.Lock()
+	if t.hurry == nil {
+		t.hurry = make(chan struct{})
+	}
+	c.hurry = t.hurry
 	t.conn = c
 	t.connMu.Unlock()
 	go c.readLoop()
@@ -61,6 +65,22 @@ func (t *Transport) Bind(ss *mcp.ServerSession) {
 	t.connMu.Unlock()
 	if c != nil {
 		c.session.Store(ss)
+	}
+}
+
+// Hurry ends the drain of a stopping session at once: the requests still
+// in flight are answered with an error and cancelled. Used on a second stop
+// signal.
+func (t *Transport) Hurry() {
+	t.connMu.Lock()
+	defer t.connMu.Unlock()
+	if t.hurry == nil {
+		t.hurry = make(chan struct{})
+	}
+	select {
+	case <-t.hurry:
+	default:
+		close(t.hurry)
 	}
 }
 
@@ -196,6 +216,7 @@ func (c *conn) finish(why string, limit time.Duration) error {
 			}
 			continue
 		case <-timeout:
+		case <-c.hurry:
 		}
 		break
 	}

@@ -72,6 +72,7 @@ type Transport struct {
 
 	connMu sync.Mutex
 	conn   *conn
+	hurry  chan struct{} // closed by Hurry
 }
 
 // request is a request read from the client and not yet answered. The go-sdk
@@ -130,7 +131,8 @@ type conn struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
-	grace      time.Duration // the drain after Stop
+	grace      time.Duration   // the drain after Stop
+	hurry      <-chan struct{} // closed when the drain must end at once
 	lingerOnce sync.Once
 
 	mu          sync.Mutex
