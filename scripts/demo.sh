@@ -21,7 +21,7 @@ for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 
 echo "running: bin/tairseach-mcp --manifests manifests.example --socket $sock"
 echo "(the bridge's log lines go to stderr and are shown as they happen)"
-go run ./scripts/democlient bin/tairseach-mcp --manifests manifests.example --socket "$sock" --log-level warn
+go run ./scripts/democlient bin/tairseach-mcp --manifests manifests.example --prompts-dir manifests.example/prompts --socket "$sock" --log-level warn
 
 echo
 echo "== the same from a shell pipe (one request in, one response line out):"

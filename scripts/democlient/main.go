@@ -82,6 +82,41 @@ func run(bridge string, args []string) error {
 			}
 		}
 	}
+	return demoPrompt(ctx, cs)
+}
+
+// demoPrompt lists the prompts (make demo passes --prompts-dir
+// manifests.example/prompts) and renders one, then reads a resource a
+// manifest declares.
+func demoPrompt(ctx context.Context, cs *mcp.ClientSession) error {
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		return err
+	}
+	heading("prompts/list → %d prompts", len(prompts.Prompts))
+	for _, p := range prompts.Prompts {
+		fmt.Printf("  %s\t%s\n", p.Name, p.Description)
+	}
+	heading(`prompts/get find-contact {"who":"Anna","channel":"email"}`)
+	got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "find-contact", Arguments: map[string]string{"who": "Anna", "channel": "email"}})
+	if err != nil {
+		fmt.Printf("  JSON-RPC error: %v\n", err)
+	} else {
+		for _, m := range got.Messages {
+			if t, ok := m.Content.(*mcp.TextContent); ok {
+				fmt.Printf("  %s: %s\n", m.Role, strings.ReplaceAll(strings.TrimSpace(t.Text), "\n", "\n  "))
+			}
+		}
+	}
+	heading("resources/read tairseach://contacts/c-001")
+	r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tairseach://contacts/c-001"})
+	if err != nil {
+		fmt.Printf("  JSON-RPC error: %v\n", err)
+		return nil
+	}
+	for _, c := range r.Contents {
+		fmt.Println(indent(c.Text))
+	}
 	return nil
 }
 
