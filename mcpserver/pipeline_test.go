@@ -305,16 +305,29 @@ func TestEveryRoadEveryRule(t *testing.T) {
 // is asked again, and so is an answer given for other arguments.
 func TestConfirmationNotReplayable(t *testing.T) {
 	var firsts []string // the input request on each road, its state masked
-	for _, noDirect := range []bool{false, true} {
+	roads := []struct {
+		name     string
+		noDirect bool
+		discover bool // through call_tool, answered by the go-sdk's middleware
+	}{{"go-sdk", true, false}, {"direct", false, false}, {"call_tool", false, true}}
+	for _, rd := range roads {
 		sock := startDemo(t)
-		srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Confirm: []string{"demo.echo"}}, loadExample(t))
+		cfg := Config{DefaultSocket: sock, Logger: zerolog.Nop(), Confirm: []string{"demo.echo"}, Prefix: "tairseach_"}
+		if rd.discover {
+			cfg.ToolMode = ToolModeDiscover
+		}
+		srv := New(cfg, loadExample(t))
 		defer srv.Close()
-		inW, outR, done := serveOverPipesWith(srv, noDirect)
+		inW, outR, done := serveOverPipesWith(srv, rd.noDirect)
 		out := json.NewDecoder(outR)
 		const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
+		call := `"name":"tairseach_demo_echo","arguments":{"a":1}`
+		if rd.discover {
+			call = `"name":"tairseach_call_tool","arguments":{"name":"demo.echo","arguments":{"a":1}}`
+		}
 		send := func(id int, extra string) map[string]any {
 			t.Helper()
-			if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":`+string(rune('0'+id))+`,"method":"tools/call","params":{"name":"tairseach_demo_echo","arguments":{"a":1}`+extra+`,`+meta+`}}`+"\n"); err != nil {
+			if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":`+string(rune('0'+id))+`,"method":"tools/call","params":{`+call+extra+`,`+meta+`}}`+"\n"); err != nil {
 				t.Fatal(err)
 			}
 			var m struct {
@@ -345,21 +358,23 @@ func TestConfirmationNotReplayable(t *testing.T) {
 		first := send(1, "")
 		state, _ := first["requestState"].(string)
 		if first["resultType"] != "input_required" || state == "" {
-			t.Fatalf("first call: %v", first)
+			t.Fatalf("%s: first call: %v", rd.name, first)
 		}
 		answer := `,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + state + `"`
 		if got := send(2, answer); got["resultType"] != "complete" || got["isError"] == true {
-			t.Fatalf("answered call: %v", got)
+			t.Fatalf("%s: answered call: %v", rd.name, got)
 		}
 		if got := send(3, answer); got["resultType"] != "input_required" {
-			t.Errorf("noDirect=%v: the same answer again ran the call: %v", noDirect, got)
+			t.Errorf("%s: the same answer again ran the call: %v", rd.name, got)
 		}
 		inW.Close()
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 	}
-	if firsts[0] != firsts[1] {
-		t.Errorf("the input request differs by road:\ngo-sdk: %s\ndirect: %s", firsts[0], firsts[1])
+	for i := 1; i < len(firsts); i++ {
+		if firsts[i] != firsts[0] {
+			t.Errorf("the input request differs by road:\n%s: %s\n%s: %s", roads[0].name, firsts[0], roads[i].name, firsts[i])
+		}
 	}
 }

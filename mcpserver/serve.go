@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,12 +107,8 @@ func newProtocolResult(info, result []byte, inputRequired bool) []byte {
 		out = append(out, body...)
 		return append(out, `,"resultType":"complete"}`...)
 	}
-	// Content is empty and state is hex: the first match is the field.
-	i := bytes.Index(body, []byte(`,"inputRequests":`))
-	out = append(out, body[:i]...)
-	out = append(out, `,"resultType":"input_required"`...)
-	out = append(out, body[i:]...)
-	return append(out, '}')
+	out = append(out, body...)
+	return check.MarkInputRequired(append(out, '}'))
 }
 
 // NewHTTPHandler returns the handler of the HTTP transport: MCP streamable

@@ -407,6 +407,9 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if res == nil {
 		return nil // cancelled: the go-sdk's own handler answers
 	}
+	if call.ProtocolVersion() >= newProtocol {
+		return check.Typed{CallToolResult: res}
+	}
 	return res
 }
 

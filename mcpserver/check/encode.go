@@ -221,3 +221,42 @@ func marshal(res *mcp.CallToolResult) []byte {
 func TextResult(b []byte) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
+
+// Typed is the result of a 2026-07-28 tools/call returned to the go-sdk
+// from outside its own tool handling (the receiving middleware: hidden and
+// discovery tools). The go-sdk gives "resultType" only to the results of
+// its tool handlers; Typed writes it as they are written: "complete" last,
+// or "input_required" before "inputRequests".
+type Typed struct{ *mcp.CallToolResult }
+
+// MarshalJSON implements json.Marshaler.
+func (r Typed) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.CallToolResult)
+	if err != nil {
+		return nil, err
+	}
+	if r.InputRequests != nil {
+		return MarkInputRequired(b), nil
+	}
+	b = bytes.Replace(b, []byte(`,"resultType":"complete"`), nil, 1)
+	return append(b[:len(b)-1], `,"resultType":"complete"}`...), nil
+}
+
+// MarkInputRequired puts "resultType":"input_required" (replacing any
+// other resultType) just before "inputRequests" in b, an encoded
+// CallToolResult whose content is empty: its first "inputRequests" member
+// is the field, as the result's own members come before it and hold no
+// text of the client's.
+func MarkInputRequired(b []byte) []byte {
+	for _, rt := range []string{`,"resultType":"complete"`, `,"resultType":"input_required"`} {
+		b = bytes.Replace(b, []byte(rt), nil, 1)
+	}
+	i := bytes.Index(b, []byte(`,"inputRequests":`))
+	if i < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b)+32)
+	out = append(out, b[:i]...)
+	out = append(out, `,"resultType":"input_required"`...)
+	return append(out, b[i:]...)
+}
