@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -76,76 +77,97 @@ func dropClientArgs(args json.RawMessage, declared func(string) bool) json.RawMe
 }
 
 // duplicateKey reports the first member name that appears twice in one
-// object of the JSON value b, at any depth. Invalid JSON reports none: the
-// argument check refuses it.
+// object of the JSON value b, at any depth, in one pass over b. Invalid
+// JSON reports none: the argument check refuses it.
 func duplicateKey(b []byte) (string, bool) {
-	i := jsonscan.SkipSpace(b, 0)
-	if i >= len(b) || (b[i] != '{' && b[i] != '[') {
-		return "", false
-	}
-	key, dup, _ := dupIn(b[i:])
+	_, key, dup, _ := scanDup(b, 0, 0)
 	return key, dup
 }
 
-// dupIn checks the object or array at the start of b.
-func dupIn(b []byte) (string, bool, error) {
-	if b[0] == '[' {
-		i := jsonscan.SkipSpace(b, 1)
-		for i < len(b) && b[i] != ']' {
-			end, err := jsonscan.Skip(b, i)
-			if err != nil {
-				return "", false, err
+var errNotJSON = errors.New("not JSON")
+
+// scanDup walks the JSON value at b[i:] and returns the index just past it
+// and the first repeated member name within it. Each byte is looked at
+// once, whatever the nesting (at most jsonscan.MaxDepth).
+func scanDup(b []byte, i, depth int) (end int, key string, dup bool, err error) {
+	i = jsonscan.SkipSpace(b, i)
+	if i >= len(b) || depth > jsonscan.MaxDepth {
+		return i, "", false, errNotJSON
+	}
+	switch b[i] {
+	case '[':
+		i = jsonscan.SkipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, "", false, nil
+		}
+		for {
+			if i, key, dup, err = scanDup(b, i, depth+1); dup || err != nil {
+				return i, key, dup, err
 			}
-			if c := b[i]; c == '{' || c == '[' {
-				if key, dup, err := dupIn(b[i:end]); dup || err != nil {
-					return key, dup, err
+			i = jsonscan.SkipSpace(b, i)
+			switch {
+			case i < len(b) && b[i] == ',':
+				i++
+			case i < len(b) && b[i] == ']':
+				return i + 1, "", false, nil
+			default:
+				return i, "", false, errNotJSON
+			}
+		}
+	case '{':
+		var seen []string            // the names so far, while few
+		var many map[string]struct{} // then these
+		i = jsonscan.SkipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, "", false, nil
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return i, "", false, errNotJSON
+			}
+			kend, err := jsonscan.Skip(b, i)
+			if err != nil {
+				return i, "", false, err
+			}
+			name, err := jsonscan.Key(b[i+1 : kend-1])
+			if err != nil {
+				return i, "", false, err
+			}
+			switch {
+			case many != nil:
+				if _, ok := many[name]; ok {
+					return i, name, true, nil
+				}
+				many[name] = struct{}{}
+			case slices.Contains(seen, name):
+				return i, name, true, nil
+			default:
+				if seen = append(seen, name); len(seen) > 16 {
+					many = make(map[string]struct{}, 2*len(seen))
+					for _, k := range seen {
+						many[k] = struct{}{}
+					}
 				}
 			}
-			i = jsonscan.SkipSpace(b, end)
-			if i < len(b) && b[i] == ',' {
+			i = jsonscan.SkipSpace(b, kend)
+			if i >= len(b) || b[i] != ':' {
+				return i, "", false, errNotJSON
+			}
+			if i, key, dup, err = scanDup(b, i+1, depth+1); dup || err != nil {
+				return i, key, dup, err
+			}
+			i = jsonscan.SkipSpace(b, i)
+			switch {
+			case i < len(b) && b[i] == ',':
 				i = jsonscan.SkipSpace(b, i+1)
+			case i < len(b) && b[i] == '}':
+				return i + 1, "", false, nil
+			default:
+				return i, "", false, errNotJSON
 			}
 		}
-		return "", false, nil
+	default:
+		end, err := jsonscan.Skip(b, i)
+		return end, "", false, err
 	}
-	var seen []string            // the names so far, while few
-	var many map[string]struct{} // then these
-	var found string
-	var dup bool
-	var inner error
-	end, err := jsonscan.Skip(b, 0)
-	if err != nil {
-		return "", false, err
-	}
-	err = jsonscan.Members(b[:end], func(raw, value []byte) bool {
-		key, err := jsonscan.Key(raw)
-		if err != nil {
-			inner = err
-			return false
-		}
-		if many != nil {
-			if _, ok := many[key]; ok {
-				found, dup = key, true
-				return false
-			}
-			many[key] = struct{}{}
-		} else if slices.Contains(seen, key) {
-			found, dup = key, true
-			return false
-		} else if seen = append(seen, key); len(seen) > 16 {
-			many = make(map[string]struct{}, 2*len(seen))
-			for _, k := range seen {
-				many[k] = struct{}{}
-			}
-		}
-		if c := value[0]; c == '{' || c == '[' {
-			found, dup, inner = dupIn(value)
-			return !dup && inner == nil
-		}
-		return true
-	})
-	if inner != nil {
-		err = inner
-	}
-	return found, dup, err
 }
