@@ -62,8 +62,8 @@ func testMain(m *testing.M) int {
 	// A -race binary sleeps a second before it exits (GORACE atexit_sleep_ms,
 	// 1000 by default) in case goroutines still running race; the bridge and
 	// the backend stop theirs before they exit, and the tests start and stop
-	// hundreds of them. The children inherit this; a race still makes them
-	// exit 66.
+	// hundreds of them. The children inherit this; a race they hit is still
+	// reported on their stderr and makes them exit 66.
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	return m.Run()
 }
