@@ -15,7 +15,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
-// benchSession connects a go-sdk client to srv through StdioTransport over
+// benchSession connects a go-sdk client to srv through stdio.Transport over
 // in-memory pipes: the whole stdio path but the process boundary.
 func benchSession(b *testing.B, srv *Server) *mcp.ClientSession {
 	b.Helper()
