@@ -389,7 +389,7 @@ var readmeNotWalked = map[string]string{
 	"tar xzf tairseach-mcp_${VERSION}_darwin_$ARCH.tar.gz":                                                                      "unpacks the download above; TestDist checks the archives",
 	"mkdir -p ~/bin && mv tairseach-mcp ~/bin/":                                                                                 "installs the download above",
 	"~/bin/tairseach-mcp doctor":                                                                                                "the downloaded binary against the app; doctor is walked under Commands",
-	"~/bin/tairseach-mcp install claude-desktop":                                                                                "the downloaded binary; TestQuickstart runs it, and install claude-desktop is walked above",
+	"~/bin/tairseach-mcp install claude-desktop":                                                                                "the downloaded binary; TestQuickstart runs it, and it is walked under \"Use it from Claude Desktop and other clients\"",
 
 	// Two commands: make test is what runs this test; make demo builds and
 	// runs scripts/demo.sh, a few minutes on 2 cores.
