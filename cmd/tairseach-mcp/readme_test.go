@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,47 +141,12 @@ func TestReadmeTry(t *testing.T) {
 	// kill %1 must have stopped the backend: its socket is removed.
 	fmt.Fprintf(&script, "wait\n[ -e %q ] && echo '@@ backend still running'\nexit 0\n", sock)
 
-	cmd := exec.Command("bash", "-c", script.String())
-	cmd.Env = append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+os.Getenv("PATH"))
-	var out, stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("the README's commands did not finish in 2 minutes\nstdout:\n%s\nstderr:\n%s", out.String(), stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("bash: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), stderr.String())
-	}
-	o := out.String()
+	o, stderr := runReadmeScript(t, script.String(), append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+os.Getenv("PATH")))
 	if strings.Contains(o, "@@ failed") || strings.Contains(o, "@@ backend still running") {
-		t.Fatalf("stdout:\n%s\nstderr:\n%s", o, stderr.String())
+		t.Fatalf("stdout:\n%s\nstderr:\n%s", o, stderr)
 	}
 	for n, key := range cmds {
-		_, rest, ok := strings.Cut(o, fmt.Sprintf("@@ begin %d\n", n))
-		body, status, ok2 := strings.Cut(rest, fmt.Sprintf("@@ end %d ", n))
-		if !ok || !ok2 {
-			t.Errorf("%s: did not run; stdout:\n%s", key, o)
-			continue
-		}
-		if code, _, _ := strings.Cut(status, "\n"); code != "0" {
-			t.Errorf("%s: exit status %s; output:\n%s\nstderr:\n%s", key, code, body, stderr.String())
-		}
-		if strings.TrimSpace(body) == "" {
-			t.Errorf("%s: printed nothing", key)
-		}
-		for _, want := range readmeTryWants[key] {
-			if !strings.Contains(body, want) {
-				t.Errorf("%s: output lacks %q:\n%s", key, want, body)
-			}
-		}
+		checkReadmeOutput(t, o, n, key, readmeTryWants[key], stderr)
 	}
 }
 
@@ -295,4 +261,310 @@ func headingSlugs(text string) []string {
 		slugs = append(slugs, b.String())
 	}
 	return slugs
+}
+
+// readmeCommand is one command of a sh block of the README.
+type readmeCommand struct {
+	heading string // the "## " heading the block is under
+	run     string // as written, comment dropped; continued lines keep their backslash
+	key     string // run on one line, with npx's pinned versions as @PINNED
+}
+
+// readmeCommands returns the commands of every sh block of the README, in
+// order. In a block whose lines start with "$ ", those are the commands and
+// the other lines what they print; in any other block every line that is
+// not blank or a comment is one.
+func readmeCommands(t *testing.T) []readmeCommand {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deps struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(pkg, &deps); err != nil {
+		t.Fatal(err)
+	}
+	stripComment := regexp.MustCompile(`\s+# [^'"]*$`)
+	continued := regexp.MustCompile(`\\\n\s*`)
+	var cmds []readmeCommand
+	add := func(heading string, lines []string) {
+		prompt := slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "$ ") })
+		var cur []string
+		for _, l := range lines {
+			if prompt {
+				if !strings.HasPrefix(l, "$ ") {
+					continue
+				}
+				l = strings.TrimPrefix(l, "$ ")
+			}
+			l = strings.TrimSpace(stripComment.ReplaceAllString(l, ""))
+			if len(cur) == 0 && (l == "" || strings.HasPrefix(l, "#")) {
+				continue
+			}
+			cur = append(cur, l)
+			if strings.HasSuffix(l, `\`) {
+				continue
+			}
+			run := strings.Join(cur, "\n")
+			key := continued.ReplaceAllString(run, "")
+			for name, v := range deps.Dependencies {
+				key = strings.ReplaceAll(key, name+"@"+v+" ", name+"@PINNED ")
+			}
+			cmds = append(cmds, readmeCommand{heading: heading, run: run, key: key})
+			cur = nil
+		}
+	}
+	heading := ""
+	var block []string
+	inBlock, inOther := false, false
+	for _, l := range strings.Split(string(raw), "\n") {
+		fence := strings.TrimSpace(l)
+		switch {
+		case inBlock && fence == "```":
+			add(heading, block)
+			inBlock, block = false, nil
+		case inBlock:
+			block = append(block, l)
+		case inOther:
+			inOther = fence != "```"
+		case fence == "```sh":
+			inBlock = true
+		case strings.HasPrefix(fence, "```"):
+			inOther = true
+		case strings.HasPrefix(l, "## "):
+			heading = strings.TrimPrefix(l, "## ")
+		}
+	}
+	if inBlock || inOther {
+		t.Fatal("README: a code block is not closed")
+	}
+	return cmds
+}
+
+// readmeWalkWants is what each README command TestReadmeCommands runs
+// must print on stdout, by its key: the npx version is @PINNED, the one
+// scripts/package.json pins. TestReadmeTry checks "Try it without the
+// app"; every other README command is here or in readmeNotWalked.
+var readmeWalkWants = map[string][]string{
+	// Use it from Claude Desktop and other clients: into HOME, a temporary
+	// directory (~/.config/Claude on Linux).
+	"tairseach-mcp install claude-desktop": {"added the tairseach entry in ", "claude_desktop_config.json", "quit Claude Desktop and open it again to load it"},
+
+	// Use it from MCP Inspector. The Inspector starts the server without the
+	// TAIRSEACH_* variables, so these find the manifests and the backend
+	// where the app keeps them, in HOME.
+	"npx -y @modelcontextprotocol/inspector@PINNED --cli --method tools/list -- tairseach-mcp":                                                             {`"name": "tairseach_contacts_search"`, `"name": "tairseach_word_count"`},
+	"npx -y @modelcontextprotocol/inspector@PINNED --cli --method tools/call --tool-name tairseach_contacts_search --tool-arg query=anna -- tairseach-mcp": {`\"fullName\":\"Anna Ryan\"`, `\"count\":1`},
+	"npx -y @modelcontextprotocol/inspector@PINNED --cli --method tools/list -- tairseach-mcp --manifests ./manifests.example":                             {`"name": "tairseach_contacts_get"`, `"name": "tairseach_server_status"`},
+
+	// Use it from a shell.
+	`echo '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}' | tairseach-mcp`:                                                         {`{"jsonrpc":"2.0","id":1,"result":{`, `"name":"tairseach_contacts_list"`},
+	`echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tairseach_contacts_list","arguments":{"limit":5}}}' | tairseach-mcp`: {`{"jsonrpc":"2.0","id":2,"result":{`, `\"id\":\"c-005\"`, `\"limit\":5`},
+
+	// Commands. The README shows doctor on a Mac without the app running
+	// (a FAIL, exit status 1); against the demo backend every check is OK.
+	"tairseach-mcp tools": {"NAME ", " METHOD ", " SOCKET ", " FILE ", " ANNOTATIONS ", " OUTPUT", "tairseach_contacts_search  contacts.search", "ro !open"},
+	`tairseach-mcp tools --all --json | jq -r '.[] | select(.exposed | not) | "\(.name): \(.reason)"'`: {"tairseach_contacts_delete: hidden: mcp_expose is false"},
+	"tairseach-mcp call contacts.search query=anna limit=5":                                            {`"fullName":"Anna Ryan"`, `"organization":"Saltmarsh Press"`},
+	`tairseach-mcp call tairseach_contacts_list '{"limit": 2}'`:                                        {`"id":"c-001"`, `"id":"c-002"`, `"limit":2`},
+	"tairseach-mcp call contacts.get id=c-001 --raw":                                                   {`{"content":[{"type":"text","text":"{\"id\":\"c-001\"`, `Aoife Byrne`},
+	"tairseach-mcp doctor": {"OK    manifests directory ", "OK    round trip: server.status answered"},
+}
+
+// readmeNotWalked are the README commands TestReadmeCommands leaves alone,
+// each with why.
+var readmeNotWalked = map[string]string{
+	// Quickstart: a release from GitHub, on a Mac with the app; TestQuickstart
+	// runs the same steps with the built binary.
+	`cd "$(mktemp -d)"`:                      "Quickstart: sets up the download below",
+	"VERSION=0.1.0":                          "Quickstart: sets up the download below",
+	"ARCH=$(uname -m | sed s/x86_64/amd64/)": "Quickstart: sets up the download below",
+	"curl -fLO https://github.com/geilt/tairseach-mcp/releases/download/v$VERSION/tairseach-mcp_${VERSION}_darwin_$ARCH.tar.gz": "needs the network and a published release",
+	"curl -fLO https://github.com/geilt/tairseach-mcp/releases/download/v$VERSION/checksums.txt":                                "needs the network and a published release",
+	"grep darwin_$ARCH checksums.txt | shasum -a 256 -c":                                                                        "checks the download above",
+	"tar xzf tairseach-mcp_${VERSION}_darwin_$ARCH.tar.gz":                                                                      "unpacks the download above; TestDist checks the archives",
+	"mkdir -p ~/bin && mv tairseach-mcp ~/bin/":                                                                                 "installs the download above",
+	"~/bin/tairseach-mcp doctor":                                                                                                "the downloaded binary against the app; doctor is walked under Commands",
+	"~/bin/tairseach-mcp install claude-desktop":                                                                                "the downloaded binary; TestQuickstart runs it, and it is walked under \"Use it from Claude Desktop and other clients\"",
+
+	// Two commands: make test is what runs this test; make demo builds and
+	// runs scripts/demo.sh, a few minutes on 2 cores.
+	"make demo": "builds and runs the whole demo; not from within make test",
+	"make test": "runs this test",
+
+	// Install.
+	"CGO_ENABLED=0 go install github.com/geilt/tairseach-mcp/cmd/tairseach-mcp@latest": "needs the network (the Go module proxy) and writes to GOPATH/bin",
+	"make build":                    "the test builds the binaries itself (TestMain)",
+	"make build GOTAGS=notelemetry": "a second build of the same binaries; make lint vets the tag",
+	"make dist":                     "about 4 minutes on 2 cores; TestDist builds the archives",
+
+	// Serve over HTTP: servers that run until stopped; http_test.go drives
+	// them, and TestMCPRemoteWithoutTokenFailsFast mcp-remote.
+	"tairseach-mcp --transport http":                      "a server that runs until stopped, on a fixed port",
+	"tairseach-mcp --transport http --listen 127.0.0.1:0": "a server that runs until stopped",
+	`npx -y mcp-remote@PINNED http://127.0.0.1:8765/mcp --header "Authorization: Bearer $(cat ~/.tairseach/mcp-token)"`: "needs the HTTP server above, and then bridges until stopped",
+
+	// Commands: completion changes the reader's shell; TestCompletion checks the scripts.
+	"source <(tairseach-mcp completion bash)":                     "changes the reader's own shell",
+	`tairseach-mcp completion zsh > "${fpath[1]}/_tairseach-mcp"`: "needs zsh, and writes into its $fpath",
+}
+
+// TestReadmeCommands runs the README's commands outside "Try it without
+// the app" (TestReadmeTry's) as written, in one bash from the checkout,
+// against the demo backend: tairseach-mcp is the built binary, first on
+// PATH; HOME is a temporary directory laid out as the app lays it out
+// (~/.tairseach/manifests holding manifests.example, the backend on
+// ~/.tairseach/tairseach.sock), and TAIRSEACH_MANIFESTS and
+// TAIRSEACH_SOCKET name the same; npx runs the copy scripts/node_modules
+// holds of the version scripts/package.json pins, and refuses any other
+// (npm itself is told to stay offline). Each command must exit 0 and print what readmeWalkWants says. A
+// README command that is neither there nor in readmeNotWalked fails the
+// test, as does an entry of either that the README no longer has.
+func TestReadmeCommands(t *testing.T) {
+	var walk []readmeCommand
+	seen := map[string]bool{}
+	for _, c := range readmeCommands(t) {
+		if c.heading == "Try it without the app" {
+			continue
+		}
+		seen[c.key] = true
+		_, want := readmeWalkWants[c.key]
+		_, skip := readmeNotWalked[c.key]
+		switch {
+		case want && skip:
+			t.Errorf("README command %q is both walked and not walked", c.key)
+		case skip:
+		case want:
+			walk = append(walk, c)
+		default:
+			t.Errorf("README command %q (under %q) has no expectation in readmeWalkWants, nor a reason in readmeNotWalked", c.key, c.heading)
+		}
+	}
+	for k := range readmeWalkWants {
+		if !seen[k] {
+			t.Errorf("readmeWalkWants: the README has no command %q", k)
+		}
+	}
+	for k := range readmeNotWalked {
+		if !seen[k] {
+			t.Errorf("readmeNotWalked: the README has no command %q", k)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	modules := nodeModules(t)
+
+	// HOME as the app leaves it, with the demo backend for the app.
+	home := shortDir(t)
+	if err := os.CopyFS(filepath.Join(home, ".tairseach", "manifests"), os.DirFS(filepath.Join(repoRoot, "manifests.example"))); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(home, ".tairseach", "tairseach.sock")
+	startBackend(t, sock)
+
+	// PATH: tairseach-mcp is the built binary; npx runs the pinned copies.
+	bin := t.TempDir()
+	if err := os.Symlink(bridgeBin, filepath.Join(bin, "tairseach-mcp")); err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deps struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(pkg, &deps); err != nil {
+		t.Fatal(err)
+	}
+	var shim strings.Builder
+	shim.WriteString("#!/bin/sh\n# npx, offline: only the versions scripts/package.json pins, from scripts/node_modules\n[ \"$1\" = -y ] && shift\nspec=$1\nshift\ncase $spec in\n")
+	for _, name := range slices.Sorted(maps.Keys(deps.Dependencies)) {
+		exe := filepath.Join(modules, ".bin", name[strings.LastIndex(name, "/")+1:])
+		fmt.Fprintf(&shim, "%q) exec %q \"$@\" ;;\n", name+"@"+deps.Dependencies[name], exe)
+	}
+	shim.WriteString("*) echo \"npx: $spec is not pinned in scripts/package.json\" >&2; exit 127 ;;\nesac\n")
+	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(shim.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	_, jqErr := exec.LookPath("jq")
+	errs := t.TempDir()
+	var script strings.Builder
+	script.WriteString("set -o pipefail\ncd \"$REPO\"\n")
+	var ran []readmeCommand // the commands checked, in order
+	for _, c := range walk {
+		if jqErr != nil && strings.Contains(c.key, "| jq ") {
+			t.Logf("not running %q: jq is not installed", c.key)
+			continue
+		}
+		n := len(ran)
+		ran = append(ran, c)
+		fmt.Fprintf(&script, "echo '@@ begin %d'\n{\n%s\n} 2>%q\necho \"@@ end %d $?\"\n", n, c.run, filepath.Join(errs, fmt.Sprint(n)), n)
+	}
+
+	env := append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"TAIRSEACH_MANIFESTS=manifests.example", "TAIRSEACH_SOCKET="+sock, "npm_config_offline=true")
+	o, stderr := runReadmeScript(t, script.String(), env)
+	for n, c := range ran {
+		cmdErr, _ := os.ReadFile(filepath.Join(errs, fmt.Sprint(n)))
+		checkReadmeOutput(t, o, n, c.key, readmeWalkWants[c.key], string(cmdErr)+stderr)
+	}
+}
+
+// runReadmeScript runs script in bash with env and returns its stdout and
+// stderr, failing the test if bash fails or takes over 2 minutes.
+func runReadmeScript(t *testing.T, script string, env []string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Env = env
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the README's commands did not finish in 2 minutes\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	if err != nil {
+		t.Fatalf("bash: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// checkReadmeOutput checks the n-th command of a script's stdout o,
+// between "@@ begin n" and "@@ end n STATUS": it exited 0 and printed every
+// string of wants.
+func checkReadmeOutput(t *testing.T, o string, n int, name string, wants []string, stderr string) {
+	t.Helper()
+	_, rest, ok := strings.Cut(o, fmt.Sprintf("@@ begin %d\n", n))
+	body, status, ok2 := strings.Cut(rest, fmt.Sprintf("@@ end %d ", n))
+	if !ok || !ok2 {
+		t.Errorf("%s: did not run; stdout:\n%s", name, o)
+		return
+	}
+	if code, _, _ := strings.Cut(status, "\n"); code != "0" {
+		t.Errorf("%s: exit status %s; output:\n%s\nstderr:\n%s", name, code, body, stderr)
+	}
+	if strings.TrimSpace(body) == "" {
+		t.Errorf("%s: printed nothing", name)
+	}
+	for _, want := range wants {
+		if !strings.Contains(body, want) {
+			t.Errorf("%s: output lacks %q:\n%s", name, want, body)
+		}
+	}
 }
