@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -15,8 +16,17 @@ import (
 // readLoop reads lines until end of input or stop. A read blocked on an
 // input that never ends does not keep the session open: Read stops waiting
 // for it, and the goroutine ends with the process.
+//
+// Reading is a role more than a goroutine: a call served inline (see
+// serveInline) may hand it to a new goroutine, and readLoop then returns
+// without ending the input.
 func (c *conn) readLoop() {
-	defer close(c.inputEnd)
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			close(c.inputEnd)
+		}
+	}()
 	for {
 		line, err := c.readLine()
 		select {
@@ -27,8 +37,9 @@ func (c *conn) readLoop() {
 			return
 		default:
 		}
-		if len(line) > 0 {
-			c.dispatch(line)
+		if len(line) > 0 && !c.dispatch(line) {
+			handedOver = true
+			return
 		}
 		if err != nil {
 			if errors.Is(err, errLineTooLong) {
@@ -99,8 +110,9 @@ func (c *conn) shrink() {
 	}
 }
 
-// dispatch decodes one line and sends it on its way.
-func (c *conn) dispatch(line []byte) {
+// dispatch decodes one line and sends it on its way. It reports false when
+// another goroutine has taken over reading meanwhile.
+func (c *conn) dispatch(line []byte) bool {
 	in, ok, resp := c.decode(line)
 	switch {
 	case resp != nil:
@@ -115,8 +127,9 @@ func (c *conn) dispatch(line []byte) {
 	case len(in.id) == 0:
 		c.notification(in)
 	default:
-		c.call(in)
+		return c.call(in)
 	}
+	return true
 }
 
 // decode parses one line. For a line that is not a JSON-RPC 2.0 message it
@@ -173,14 +186,15 @@ func (c *conn) decode(line []byte) (in incoming, ok bool, resp jsonrpc.Message) 
 	return in, false, nil
 }
 
-// call registers a request under a private id and dispatches it.
-func (c *conn) call(in incoming) {
+// call registers a request under a private id and dispatches it. It
+// reports false when another goroutine has taken over reading meanwhile.
+func (c *conn) call(in incoming) bool {
 	key, ok := requestKey(in.id)
 	if !ok {
 		c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 			`invalid request: "id" must be a string or a number, not %s; give each request a unique string or number id, or leave "id" out for a notification`,
 			idKind(in.id)))
-		return
+		return true
 	}
 	// params are decoded once, for the dispatcher and the _meta check.
 	var params map[string]json.RawMessage
@@ -195,7 +209,7 @@ func (c *conn) call(in incoming) {
 		c.mu.Unlock()
 		c.writeErrorRawID(in.id, jsonrpc.CodeInvalidRequest,
 			"invalid request: id "+string(in.id)+" is already in use by a request in flight; give each request a unique id")
-		return
+		return true
 	}
 	c.nextID++
 	n := c.nextID
@@ -230,11 +244,14 @@ func (c *conn) call(in incoming) {
 	}
 	// A request that claims 2026-07-28 with a _meta not certainly valid is
 	// the go-sdk's to judge.
-	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew) {
-		return
+	if c.direct && paramsOK && newProto == validNew {
+		if served, reading := c.serveDirectly(n, in.method, params, validNew); served {
+			return reading
+		}
 	}
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
 	c.send(&jsonrpc.Request{ID: id, Method: in.method, Params: in.params})
+	return true
 }
 
 // send hands msg to the go-sdk, unless the session is closed.
@@ -295,7 +312,8 @@ func (c *conn) notification(in incoming) {
 
 // serveDirectly is the dispatcher: it hands a request to the handler
 // itself when the go-sdk would only have decoded it and passed it on, and
-// reports whether it did. The rule:
+// reports whether it did, and whether the calling goroutine still reads
+// the input (see serveInline). The rule:
 //   - only tools/call of a tool the handler has, with params that hold
 //     nothing but name, arguments (an object) and _meta;
 //   - without a 2026-07-28 _meta, only once the go-sdk has written its
@@ -306,51 +324,93 @@ func (c *conn) notification(in incoming) {
 // Everything else, tools/list included (its result carries fields the
 // go-sdk's options decide), goes to the go-sdk. What the call then goes
 // through is the handler's, the same as for a call the go-sdk passes on.
-func (c *conn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto bool) bool {
+func (c *conn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto bool) (served, reading bool) {
 	if method != "tools/call" {
-		return false
+		return false, true
 	}
 	if newProto && !c.newWritten.Load() || !newProto && !c.initWritten.Load() {
-		return false
+		return false, true
 	}
 	var name string
 	for k, v := range p {
 		switch k {
 		case "_meta":
 			if !newProto && (len(v) == 0 || v[0] != '{') {
-				return false
+				return false, true
 			}
 		case "name":
 			if json.Unmarshal(v, &name) != nil {
-				return false
+				return false, true
 			}
 		case "arguments":
 			if len(v) == 0 || v[0] != '{' {
-				return false
+				return false, true
 			}
 		default:
-			return false
+			return false, true
 		}
 	}
 	if !c.waitReady() {
-		return false
+		return false, true
 	}
 	if !c.calls.HasTool(name) {
-		return false // the go-sdk answers with the right error
+		return false, true // the go-sdk answers with the right error
 	}
 	ctx, cancel := context.WithCancel(c.callCtx)
 	c.mu.Lock()
 	r := c.reqs[n]
 	r.cancel = cancel
+	alone := len(c.reqs) == 1
 	c.mu.Unlock()
 	dc := DirectCall{ID: r.raw, Name: name, Args: p["arguments"], Meta: p["_meta"], NewProtocol: newProto, Session: c.session.Load()}
 	c.callWG.Add(1)
+	if alone && c.in.Buffered() == 0 {
+		return true, c.serveInline(ctx, cancel, n, dc)
+	}
 	go func() {
 		defer c.callWG.Done()
 		defer cancel()
 		c.answer(n, c.calls.CallDirect(ctx, dc)) // nil when cancelled: nothing is sent
 	}()
-	return true
+	return true, true
+}
+
+// takeoverAfter is how long a call served inline keeps the input unread:
+// a call that takes longer hands reading to a new goroutine, which then
+// sees the call's cancellation and the requests sent meanwhile. (A timer
+// this short may fire up to a millisecond late on an idle process.)
+const takeoverAfter = 200 * time.Microsecond
+
+// serveInline serves a call on the reading goroutine. A client that waits
+// for each answer before it sends the next request (nothing else in
+// flight, nothing more read) would otherwise have each call handed to a new
+// goroutine, on another thread, with a fresh stack to grow: tens of
+// microseconds a call. Nothing reads the input meanwhile, so a call that
+// outlasts takeoverAfter hands reading to a new goroutine (the takeover
+// timer's), which then sees its cancellation as it would for a call in its
+// own goroutine. It reports whether the calling goroutine still reads:
+// false once reading was handed over.
+func (c *conn) serveInline(ctx context.Context, cancel context.CancelFunc, n int64, dc DirectCall) bool {
+	defer c.callWG.Done()
+	defer cancel()
+	c.inline.Store(true)
+	c.takeover.Reset(takeoverAfter)
+	res := c.calls.CallDirect(ctx, dc)
+	// Whoever clears inline first reads on: this goroutine or the timer's.
+	reading := c.inline.CompareAndSwap(true, false)
+	if reading {
+		c.takeover.Stop()
+	}
+	c.answer(n, res) // nil when cancelled: nothing is sent
+	return reading
+}
+
+// takeOver is the takeover timer's function: if a call is still served
+// inline, its goroutine stops reading and this one reads on.
+func (c *conn) takeOver() {
+	if c.inline.CompareAndSwap(true, false) {
+		c.readLoop()
+	}
 }
 
 // waitReady waits until the handler has its tools, which only takes time
