@@ -89,16 +89,17 @@ type request struct {
 
 // conn is one stdio session.
 //
-// One goroutine (readLoop) reads and decodes the input and dispatches each
-// message: answered at once (malformed), served directly, or handed to the
-// go-sdk through toSDK, which Read returns. Write is called from any
+// One goroutine at a time (readLoop) reads and decodes the input and
+// dispatches each message: answered at once (malformed), served directly
+// (on that goroutine when nothing else is in flight, see serveInline, else
+// on its own), or handed to the go-sdk through toSDK, which Read returns. Write is called from any
 // goroutine; wmu serialises the output. mu guards the request bookkeeping.
 type conn struct {
 	calls     CallHandler
 	direct    bool
 	callCtx   context.Context // parent of the calls served directly; done on Close
 	cancelAll context.CancelFunc
-	callWG    sync.WaitGroup // calls served directly, each in its own goroutine
+	callWG    sync.WaitGroup // calls served directly, inline or each in its own goroutine
 	detach    func()         // stops the server's notifications to this session
 
 	in       *bufio.Reader
