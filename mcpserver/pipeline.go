@@ -176,6 +176,11 @@ func (p *calls) forward(ctx context.Context, r *route, o *observe.Call, args jso
 // waitReady waits for the first registry, or for ctx to end.
 func (p *calls) waitReady(ctx context.Context) error {
 	select {
+	case <-p.ready: // without ctx.Done, which makes a channel
+		return nil
+	default:
+	}
+	select {
 	case <-p.ready:
 		return nil
 	case <-ctx.Done():

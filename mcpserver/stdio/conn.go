@@ -43,6 +43,8 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		drained:   make(chan struct{}),
 		closed:    make(chan struct{}),
 	}
+	c.takeover = time.AfterFunc(time.Hour, c.takeOver)
+	c.takeover.Stop()
 	if t.Calls != nil {
 		c.detach = t.Calls.Attach(c)
 	}
@@ -255,6 +257,7 @@ func (c *conn) Close() error {
 			c.detach()
 		}
 		c.cancelAll()
+		c.takeover.Stop()
 		close(c.closed)
 		if cl, ok := c.rawIn.(io.Closer); ok {
 			go func() { _ = cl.Close() }()

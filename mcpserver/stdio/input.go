@@ -8,15 +8,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
 
 // readLoop reads lines until end of input or stop. A read blocked on an
 // input that never ends does not keep the session open: Read stops waiting
 // for it, and the goroutine ends with the process.
+//
+// Reading is a role more than a goroutine: a call served inline (see
+// serveInline) may hand it to a new goroutine, and readLoop then returns
+// without ending the input.
 func (c *conn) readLoop() {
-	defer close(c.inputEnd)
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			close(c.inputEnd)
+		}
+	}()
 	for {
 		line, err := c.readLine()
 		select {
@@ -27,8 +39,9 @@ func (c *conn) readLoop() {
 			return
 		default:
 		}
-		if len(line) > 0 {
-			c.dispatch(line)
+		if len(line) > 0 && !c.dispatch(line) {
+			handedOver = true
+			return
 		}
 		if err != nil {
 			if errors.Is(err, errLineTooLong) {
@@ -99,8 +112,9 @@ func (c *conn) shrink() {
 	}
 }
 
-// dispatch decodes one line and sends it on its way.
-func (c *conn) dispatch(line []byte) {
+// dispatch decodes one line and sends it on its way. It reports false when
+// another goroutine has taken over reading meanwhile.
+func (c *conn) dispatch(line []byte) bool {
 	in, ok, resp := c.decode(line)
 	switch {
 	case resp != nil:
@@ -115,14 +129,18 @@ func (c *conn) dispatch(line []byte) {
 	case len(in.id) == 0:
 		c.notification(in)
 	default:
-		c.call(in)
+		return c.call(in)
 	}
+	return true
 }
 
 // decode parses one line. For a line that is not a JSON-RPC 2.0 message it
 // writes the error response and returns ok false; a response to a request
 // of the server comes back as resp.
 func (c *conn) decode(line []byte) (in incoming, ok bool, resp jsonrpc.Message) {
+	if in, ok := quickDecode(line); ok {
+		return in, true, nil
+	}
 	var w struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -173,29 +191,83 @@ func (c *conn) decode(line []byte) (in incoming, ok bool, resp jsonrpc.Message) 
 	return in, false, nil
 }
 
-// call registers a request under a private id and dispatches it.
-func (c *conn) call(in incoming) {
+// quickDecode decodes the common request or notification in one scan
+// without encoding/json: members jsonrpc "2.0", method a string without
+// escapes, id a string or a number, params an object, each at most once
+// and nothing else. ok is false for anything else, which decode then
+// decodes, and answers, as encoding/json reads it. The id and params alias
+// one copy of line.
+func quickDecode(line []byte) (in incoming, ok bool) {
+	var version, method, id, params []byte
+	other := false
+	err := jsonscan.Members(line, func(key, value []byte) bool {
+		var v *[]byte
+		switch {
+		case string(key) == "jsonrpc":
+			v = &version
+		case string(key) == "method":
+			v = &method
+		case string(key) == "id":
+			v = &id
+		case string(key) == "params":
+			v = &params
+		default:
+			other = true
+			return false
+		}
+		if *v != nil {
+			other = true
+			return false
+		}
+		*v = value
+		return true
+	})
+	if err != nil || other || string(version) != `"2.0"` || len(method) < 3 || !plainString(method) ||
+		len(params) > 0 && params[0] != '{' {
+		return in, false
+	}
+	if len(id) > 0 {
+		if _, ok := requestKey(id); !ok || id[0] == '"' && bytes.IndexByte(id, '\\') >= 0 {
+			return in, false
+		}
+	}
+	switch m := method[1 : len(method)-1]; string(m) {
+	case "tools/call": // no allocation for the common one
+		in.method = "tools/call"
+	default:
+		in.method = string(m)
+	}
+	if len(id)+len(params) > 0 {
+		buf := make([]byte, 0, len(id)+len(params))
+		buf = append(buf, id...)
+		buf = append(buf, params...)
+		in.id = buf[:len(id):len(id)]
+		if len(params) > 0 {
+			in.params = buf[len(id):]
+		}
+	}
+	return in, true
+}
+
+// call registers a request under a private id and dispatches it. It
+// reports false when another goroutine has taken over reading meanwhile.
+func (c *conn) call(in incoming) bool {
 	key, ok := requestKey(in.id)
 	if !ok {
 		c.writeErrorRawID(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 			`invalid request: "id" must be a string or a number, not %s; give each request a unique string or number id, or leave "id" out for a notification`,
 			idKind(in.id)))
-		return
+		return true
 	}
-	// params are decoded once, for the dispatcher and the _meta check.
-	var params map[string]json.RawMessage
-	paramsOK := len(in.params) > 0 && in.params[0] == '{' && json.Unmarshal(in.params, &params) == nil
-	var meta map[string]json.RawMessage // params._meta, decoded once too
-	if m := params["_meta"]; len(m) > 0 && m[0] == '{' && json.Unmarshal(m, &meta) != nil {
-		meta = nil
-	}
-	newProto, validNew := classify(meta)
+	// params are scanned once, for the dispatcher and the _meta check.
+	params, paramsOK := scanParams(in.params)
+	newProto, validNew := classify(decodeMeta(params.meta))
 	c.mu.Lock()
 	if _, dup := c.keys[key]; dup {
 		c.mu.Unlock()
 		c.writeErrorRawID(in.id, jsonrpc.CodeInvalidRequest,
 			"invalid request: id "+string(in.id)+" is already in use by a request in flight; give each request a unique id")
-		return
+		return true
 	}
 	c.nextID++
 	n := c.nextID
@@ -230,11 +302,14 @@ func (c *conn) call(in incoming) {
 	}
 	// A request that claims 2026-07-28 with a _meta not certainly valid is
 	// the go-sdk's to judge.
-	if c.direct && paramsOK && newProto == validNew && c.serveDirectly(n, in.method, params, validNew) {
-		return
+	if c.direct && paramsOK && newProto == validNew {
+		if served, reading := c.serveDirectly(n, in.method, params, validNew); served {
+			return reading
+		}
 	}
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
 	c.send(&jsonrpc.Request{ID: id, Method: in.method, Params: in.params})
+	return true
 }
 
 // send hands msg to the go-sdk, unless the session is closed.
@@ -295,7 +370,8 @@ func (c *conn) notification(in incoming) {
 
 // serveDirectly is the dispatcher: it hands a request to the handler
 // itself when the go-sdk would only have decoded it and passed it on, and
-// reports whether it did. The rule:
+// reports whether it did, and whether the calling goroutine still reads
+// the input (see serveInline). The rule:
 //   - only tools/call of a tool the handler has, with params that hold
 //     nothing but name, arguments (an object) and _meta;
 //   - without a 2026-07-28 _meta, only once the go-sdk has written its
@@ -306,51 +382,159 @@ func (c *conn) notification(in incoming) {
 // Everything else, tools/list included (its result carries fields the
 // go-sdk's options decide), goes to the go-sdk. What the call then goes
 // through is the handler's, the same as for a call the go-sdk passes on.
-func (c *conn) serveDirectly(n int64, method string, p map[string]json.RawMessage, newProto bool) bool {
+func (c *conn) serveDirectly(n int64, method string, p callParams, newProto bool) (served, reading bool) {
 	if method != "tools/call" {
-		return false
+		return false, true
 	}
 	if newProto && !c.newWritten.Load() || !newProto && !c.initWritten.Load() {
-		return false
+		return false, true
 	}
-	var name string
-	for k, v := range p {
-		switch k {
-		case "_meta":
-			if !newProto && (len(v) == 0 || v[0] != '{') {
-				return false
-			}
-		case "name":
-			if json.Unmarshal(v, &name) != nil {
-				return false
-			}
-		case "arguments":
-			if len(v) == 0 || v[0] != '{' {
-				return false
-			}
-		default:
-			return false
-		}
+	if p.other || p.hasMeta && !newProto && (len(p.meta) == 0 || p.meta[0] != '{') ||
+		p.hasArgs && (len(p.args) == 0 || p.args[0] != '{') {
+		return false, true
+	}
+	name, ok := toolName(p.name)
+	if p.hasName && !ok {
+		return false, true
 	}
 	if !c.waitReady() {
-		return false
+		return false, true
 	}
 	if !c.calls.HasTool(name) {
-		return false // the go-sdk answers with the right error
+		return false, true // the go-sdk answers with the right error
 	}
 	ctx, cancel := context.WithCancel(c.callCtx)
 	c.mu.Lock()
 	r := c.reqs[n]
 	r.cancel = cancel
+	alone := len(c.reqs) == 1
 	c.mu.Unlock()
-	dc := DirectCall{ID: r.raw, Name: name, Args: p["arguments"], Meta: p["_meta"], NewProtocol: newProto, Session: c.session.Load()}
+	dc := DirectCall{ID: r.raw, Name: name, Args: p.args, Meta: p.meta, NewProtocol: newProto, Session: c.session.Load()}
 	c.callWG.Add(1)
+	if alone && c.in.Buffered() == 0 {
+		return true, c.serveInline(ctx, cancel, n, dc)
+	}
 	go func() {
 		defer c.callWG.Done()
 		defer cancel()
 		c.answer(n, c.calls.CallDirect(ctx, dc)) // nil when cancelled: nothing is sent
 	}()
+	return true, true
+}
+
+// takeoverAfter is how long a call served inline keeps the input unread:
+// a call that takes longer hands reading to a new goroutine, which then
+// sees the call's cancellation and the requests sent meanwhile. (A timer
+// this short may fire up to a millisecond late on an idle process.)
+const takeoverAfter = 200 * time.Microsecond
+
+// serveInline serves a call on the reading goroutine. A client that waits
+// for each answer before it sends the next request (nothing else in
+// flight, nothing more read) would otherwise have each call handed to a new
+// goroutine, on another thread, with a fresh stack to grow: tens of
+// microseconds a call. Nothing reads the input meanwhile, so a call that
+// outlasts takeoverAfter hands reading to a new goroutine (the takeover
+// timer's), which then sees its cancellation as it would for a call in its
+// own goroutine. It reports whether the calling goroutine still reads:
+// false once reading was handed over.
+func (c *conn) serveInline(ctx context.Context, cancel context.CancelFunc, n int64, dc DirectCall) bool {
+	defer c.callWG.Done()
+	defer cancel()
+	c.inline.Store(true)
+	c.takeover.Reset(takeoverAfter)
+	res := c.calls.CallDirect(ctx, dc)
+	// Whoever clears inline first reads on: this goroutine or the timer's.
+	reading := c.inline.CompareAndSwap(true, false)
+	if reading {
+		c.takeover.Stop()
+	}
+	c.answer(n, res) // nil when cancelled: nothing is sent
+	return reading
+}
+
+// takeOver is the takeover timer's function: if a call is still served
+// inline, its goroutine stops reading and this one reads on.
+func (c *conn) takeOver() {
+	if c.inline.CompareAndSwap(true, false) {
+		c.readLoop()
+	}
+}
+
+// callParams are the members of a request's params the dispatcher looks
+// at, aliasing the params.
+type callParams struct {
+	name, args, meta          json.RawMessage
+	hasName, hasArgs, hasMeta bool
+	// other: a member besides these, or one of them twice (encoding/json
+	// keeps the last; the go-sdk judges such params)
+	other bool
+}
+
+// decodeMeta decodes params._meta, or returns nil when it is absent or not
+// an object.
+func decodeMeta(m json.RawMessage) map[string]json.RawMessage {
+	if len(m) == 0 || m[0] != '{' {
+		return nil
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(m, &meta) != nil {
+		return nil
+	}
+	return meta
+}
+
+// toolName decodes the name of a tools/call, a JSON string; ok is false
+// for any other value.
+func toolName(v json.RawMessage) (name string, ok bool) {
+	if plainString(v) {
+		return string(v[1 : len(v)-1]), true
+	}
+	return slowToolName(v)
+}
+
+// plainString reports whether the valid JSON value v is a string of
+// printable ASCII without escapes: its text is its bytes, as encoding/json
+// would decode it.
+func plainString(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' {
+		return false
+	}
+	for _, b := range v[1 : len(v)-1] {
+		if b < 0x20 || b >= 0x7f || b == '\\' {
+			return false
+		}
+	}
 	return true
+}
+
+func slowToolName(v json.RawMessage) (name string, ok bool) {
+	return name, json.Unmarshal(v, &name) == nil
+}
+
+// scanParams finds the members of params, which must be a valid JSON
+// object for ok, without decoding them.
+func scanParams(params json.RawMessage) (p callParams, ok bool) {
+	if len(params) == 0 || params[0] != '{' {
+		return p, false
+	}
+	err := jsonscan.Members(params, func(key, value []byte) bool {
+		var seen *bool
+		switch {
+		case jsonscan.KeyIs(key, "name"):
+			p.name, seen = value, &p.hasName
+		case jsonscan.KeyIs(key, "arguments"):
+			p.args, seen = value, &p.hasArgs
+		case jsonscan.KeyIs(key, "_meta"):
+			p.meta, seen = value, &p.hasMeta
+		default:
+			p.other = true
+			return true
+		}
+		p.other = p.other || *seen
+		*seen = true
+		return true
+	})
+	return p, err == nil
 }
 
 // waitReady waits until the handler has its tools, which only takes time

@@ -89,16 +89,17 @@ type request struct {
 
 // conn is one stdio session.
 //
-// One goroutine (readLoop) reads and decodes the input and dispatches each
-// message: answered at once (malformed), served directly, or handed to the
-// go-sdk through toSDK, which Read returns. Write is called from any
+// One goroutine at a time (readLoop) reads and decodes the input and
+// dispatches each message: answered at once (malformed), served directly
+// (on that goroutine when nothing else is in flight, see serveInline, else
+// on its own), or handed to the go-sdk through toSDK, which Read returns. Write is called from any
 // goroutine; wmu serialises the output. mu guards the request bookkeeping.
 type conn struct {
 	calls     CallHandler
 	direct    bool
 	callCtx   context.Context // parent of the calls served directly; done on Close
 	cancelAll context.CancelFunc
-	callWG    sync.WaitGroup // calls served directly, each in its own goroutine
+	callWG    sync.WaitGroup // calls served directly, inline or each in its own goroutine
 	detach    func()         // stops the server's notifications to this session
 
 	in       *bufio.Reader
@@ -109,10 +110,16 @@ type conn struct {
 	maxLine  int
 	log      zerolog.Logger
 
-	// Owned by readLoop.
+	// Owned by the goroutine that reads, readLoop's: a call served inline
+	// can hand reading (and these) to the takeover timer's goroutine.
 	line       []byte
 	initRead   bool // initialize was read (or made up), or the client speaks 2026-07-28
 	registered bool // the go-sdk was given the tools (RegisterWithSDK)
+
+	// inline is set while a call is served on the reading goroutine and
+	// nobody reads; takeover then hands reading to a new goroutine.
+	inline   atomic.Bool
+	takeover *time.Timer
 
 	toSDK    chan jsonrpc.Message
 	inputEnd chan struct{} // closed by readLoop at end of input
