@@ -418,7 +418,7 @@ func TestPolicyReloadOutsideSelection(t *testing.T) {
 	before := toolNames(t, cs)
 	writeAtomic(t, filepath.Join(e.manifests, "mail.json"), policyManifest(e.fb.Path(), "mail",
 		[2]string{"mail.search", annRO}, [2]string{"mail.send", annWrite}, [2]string{"mail.draft", ""}))
-	waitFor(t, func() bool { return strings.Count(cmd.stderr.String(), "manifests reloaded") >= 1 }, "reload")
+	waitFor(t, func() bool { return strings.Count(cmd.stderr.String(), "manifests reloaded added=") >= 1 }, "reload")
 	time.Sleep(300 * time.Millisecond) // a notification would have arrived by now
 	if n := changed.Load(); n != 0 {
 		t.Errorf("a reload outside --toolsets notes sent %d list_changed", n)
@@ -449,7 +449,9 @@ func TestPolicyDiscoverSeesReloads(t *testing.T) {
 	s := exec_(t, e, &changed, "--tool-mode", "discover")
 	writeAtomic(t, filepath.Join(e.manifests, "mail.json"), policyManifest(e.fb.Path(), "mail",
 		[2]string{"mail.search", annRO}, [2]string{"mail.draft", ""}))
-	waitFor(t, func() bool { return strings.Count(s.stderr.String(), "manifests reloaded") >= 1 }, "reload")
+	// The server's line, after the reload is applied (the watcher logs
+	// "manifests reloaded" when it has read the files, before).
+	waitFor(t, func() bool { return strings.Count(s.stderr.String(), "manifests reloaded added=") >= 1 }, "reload")
 	res := callTool(t, s.cs, "tairseach_search_tools", map[string]any{"query": "draft"})
 	if res.IsError || !strings.Contains(text(res), `"name":"tairseach_mail_draft"`) || strings.Contains(text(res), "mail_send") {
 		t.Errorf("search after the reload: %q", text(res))
