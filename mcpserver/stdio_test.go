@@ -380,3 +380,29 @@ func serveOverPipesWith(srv *Server, noDirect bool) (in *io.PipeWriter, out io.R
 	}()
 	return inW, outR, ch
 }
+
+// A 2026-07-28 client matches the acknowledgement of its subscriptions/listen,
+// and the notifications on it, by the id it gave the listen, which need not
+// be a number: the go-sdk's own number for the request must not leak out.
+func TestStdioListenSubscriptionIDIsTheClients(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	h := startStdio(t, &stdio.Transport{})
+	h.send(`{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{` + meta + `}}`)
+	if m := h.next(); m["id"] != "probe" || m["result"] == nil {
+		t.Fatalf("server/discover: %v", m)
+	}
+	h.send(`{"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{` + meta + `,"notifications":{"toolsListChanged":true}}}`)
+	ack := h.next()
+	params, _ := ack["params"].(map[string]any)
+	m, _ := params["_meta"].(map[string]any)
+	if ack["method"] != "notifications/subscriptions/acknowledged" || m["io.modelcontextprotocol/subscriptionId"] != "listen:0" {
+		t.Fatalf("acknowledgement: %v; want the subscriptionId \"listen:0\"", ack)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen:0"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping","params":{`+meta+`}}`)
+	for _, m := range h.rest() {
+		if m["id"] == "listen:0" {
+			t.Fatalf("the cancelled listen was answered: %v", m)
+		}
+	}
+}
