@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"os"
@@ -239,4 +240,204 @@ func checkShot(t *testing.T, isError bool, text string, types []string, image fu
 	if mime != "image/png" || sha != hex.EncodeToString(sum[:]) || size != len(want) {
 		t.Errorf("screen.capture image block: %s, %d bytes, sha256 %s; want image/png, the file's %d bytes", mime, size, sha, len(want))
 	}
+}
+
+// TestMCPInspectorResourcesPrompts drives the same journeys with MCP
+// Inspector's CLI, one process per call, over stdio (a bridge per call) and
+// over HTTP with the bearer token (one bridge), at 2025-11-25
+// (--protocol-era legacy) and 2026-07-28 (modern). One-shot calls cannot
+// wait for notifications: a new prompt file is checked by listing again.
+// The CLI reports a JSON-RPC error as exit 1 and {"error":{"message"}} on
+// stderr, without its numeric code; the codes are checked by the
+// TypeScript SDK and go-sdk tests.
+func TestMCPInspectorResourcesPrompts(t *testing.T) {
+	nm := nodeModules(t)
+	inspector := filepath.Join(nm, ".bin", "mcp-inspector")
+	for _, transport := range []string{"stdio", "http"} {
+		for _, era := range []struct{ version, flag string }{{"2025-11-25", "legacy"}, {"2026-07-28", "modern"}} {
+			t.Run(transport+"/"+era.version, func(t *testing.T) {
+				fe := newFeatureEnv(t)
+				startBackend(t, fe.socket)
+				logPath := filepath.Join(fe.logs, "proxy.log")
+				log := bigLog(t, logPath)
+				logURI := resources.FileURI(logPath)
+				// The server: after the options for stdio; before them for
+				// HTTP, where the variadic --prompt-args would take the URL.
+				var before, after []string
+				if transport == "stdio" {
+					after = append([]string{"--", bridgeBin}, fe.args(append(fe.flags(), "--log-level", "warn")...)...)
+				} else {
+					b := startHTTPDefault(t, fe.env, fe.flags()...)
+					before = []string{b.url, "--transport", "http", "--header", "Authorization: Bearer " + b.token}
+				}
+
+				// inspect runs one call and returns its result, or the
+				// message of its error and the exit status.
+				inspect := func(args ...string) (result json.RawMessage, errMsg string, code int) {
+					t.Helper()
+					call := strings.Join(args, " ")
+					full := append([]string{"--cli", "--protocol-era", era.flag, "--format", "json"}, before...)
+					full = append(append(full, args...), after...)
+					stdout, stderr, code := runNode(t, 60*time.Second, inspector, full...)
+					var out struct{ Result json.RawMessage }
+					if code == 0 {
+						if err := json.Unmarshal([]byte(stdout), &out); err != nil || out.Result == nil {
+							t.Fatalf("inspector %s: exit 0 but no result\nstdout:\n%.2000s\nstderr:\n%.2000s", call, stdout, stderr)
+						}
+						// A 2026-07-28 result names the server in its _meta and
+						// one of 2025-11-25 does not: the revision is the one
+						// asked for. (The CLI leaves _meta out of lists.)
+						modern := strings.Contains(string(out.Result), `"io.modelcontextprotocol/serverInfo"`)
+						if !strings.HasSuffix(args[1], "/list") && modern != (era.flag == "modern") {
+							t.Errorf("inspector %s --protocol-era %s: a result of the other revision: %.300s", call, era.flag, out.Result)
+						}
+						return out.Result, "", 0
+					}
+					for _, l := range strings.Split(stderr, "\n") {
+						var e struct{ Error struct{ Message string } }
+						if json.Unmarshal([]byte(l), &e) == nil && e.Error.Message != "" {
+							return nil, e.Error.Message, code
+						}
+					}
+					t.Fatalf("inspector %s: exit %d without an error message\nstdout:\n%.2000s\nstderr:\n%.2000s", call, code, stdout, stderr)
+					return nil, "", code
+				}
+				must := func(v any, args ...string) {
+					t.Helper()
+					res, msg, code := inspect(args...)
+					if code != 0 {
+						t.Fatalf("inspector %v: exit %d: %s", args, code, msg)
+					}
+					if err := json.Unmarshal(res, v); err != nil {
+						t.Fatalf("inspector %v: %v in %.500s", args, err, res)
+					}
+				}
+
+				var list struct {
+					Resources []struct{ URI, MimeType string }
+				}
+				must(&list, "--method", "resources/list")
+				var uris []string
+				for _, r := range list.Resources {
+					uris = append(uris, r.URI)
+				}
+				for _, want := range []string{logURI, resources.StatusURI, "tairseach://contacts", "tairseach://manifests/contacts"} {
+					if !strings.Contains(" "+strings.Join(uris, " ")+" ", " "+want+" ") {
+						t.Errorf("resources/list lacks %s: %v", want, uris)
+					}
+				}
+
+				type contents struct {
+					Contents []struct{ URI, MimeType, Text string }
+				}
+				var read contents
+				must(&read, "--method", "resources/read", "--uri", logURI)
+				if len(read.Contents) != 1 || read.Contents[0].URI != logURI || read.Contents[0].MimeType != "text/plain" {
+					t.Fatalf("resources/read of the log: %+v", read.Contents)
+				}
+				checkLogTail(t, read.Contents[0].Text, log)
+
+				var templates struct {
+					ResourceTemplates []struct{ URITemplate string }
+				}
+				must(&templates, "--method", "resources/templates/list")
+				if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "tairseach://contacts/{id}" {
+					t.Errorf("resources/templates/list: %+v", templates)
+				}
+
+				// The template's variable reaches the socket as contacts.get's params.
+				must(&read, "--method", "resources/read", "--uri", "tairseach://contacts/c-002")
+				var contact struct{ ID string }
+				if len(read.Contents) != 1 || json.Unmarshal([]byte(read.Contents[0].Text), &contact) != nil || contact.ID != "c-002" {
+					t.Errorf("tairseach://contacts/c-002: %+v", read.Contents)
+				}
+
+				type prompts struct{ Prompts []struct{ Name string } }
+				names := func() string {
+					var pl prompts
+					must(&pl, "--method", "prompts/list")
+					var n []string
+					for _, p := range pl.Prompts {
+						n = append(n, p.Name)
+					}
+					return " " + strings.Join(n, " ") + " "
+				}
+				if got := names(); !strings.Contains(got, " find-contact ") || !strings.Contains(got, " day-plan ") || !strings.Contains(got, " inbox-summary ") {
+					t.Errorf("prompts/list: %s", got)
+				}
+				var rendered tsPrompt
+				must(&rendered, "--method", "prompts/get", "--prompt-name", "find-contact", "--prompt-args", "who=Ada", "channel=email")
+				if len(rendered.Messages) != 1 || rendered.Messages[0].Role != "user" || rendered.Messages[0].Content.Text != findContactAda {
+					t.Errorf("prompts/get find-contact: %+v", rendered)
+				}
+
+				// A new prompt file is listed (by the running HTTP bridge once
+				// it has seen the file) and renders.
+				if err := os.WriteFile(filepath.Join(fe.prompts, "hello.md"), []byte(helloPrompt), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				for deadline := time.Now().Add(5 * time.Second); !strings.Contains(names(), " hello "); {
+					if time.Now().After(deadline) {
+						t.Fatal("prompts/list does not show the new prompt file after 5s")
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				must(&rendered, "--method", "prompts/get", "--prompt-name", "hello", "--prompt-args", "who=Ada")
+				if len(rendered.Messages) != 1 || rendered.Messages[0].Content.Text != "Say hello to Ada.\n" {
+					t.Errorf("prompts/get hello: %+v", rendered)
+				}
+
+				var shot struct {
+					IsError bool
+					Content []struct{ Type, Text, Data, MimeType string }
+				}
+				must(&shot, "--method", "tools/call", "--tool-name", "tairseach_screen_capture")
+				var types []string
+				for _, c := range shot.Content {
+					types = append(types, c.Type)
+				}
+				checkShot(t, shot.IsError, firstText(shot.Content), types, func() (string, string, int) {
+					for _, c := range shot.Content {
+						if c.Type == "image" {
+							b, err := base64.StdEncoding.DecodeString(c.Data)
+							if err != nil {
+								t.Errorf("the image block's data: %v", err)
+							}
+							sum := sha256.Sum256(b)
+							return c.MimeType, hex.EncodeToString(sum[:]), len(b)
+						}
+					}
+					return "", "", 0
+				})
+
+				for _, bad := range []struct {
+					name string
+					args []string
+					want string
+				}{
+					{"unknown URI", []string{"--method", "resources/read", "--uri", "tairseach://nothing"}, "Resource not found"},
+					{"escaping variable", []string{"--method", "resources/read", "--uri", "tairseach://contacts/..%2Fx"}, `template variable "id"`},
+					{"dot-dot variable", []string{"--method", "resources/read", "--uri", "tairseach://contacts/.."}, `template variable "id"`},
+					{"unknown prompt", []string{"--method", "prompts/get", "--prompt-name", "no-such-prompt"}, `unknown prompt "no-such-prompt"`},
+					{"missing argument", []string{"--method", "prompts/get", "--prompt-name", "find-contact"}, `missing required argument "who"`},
+					{"value outside the enum", []string{"--method", "prompts/get", "--prompt-name", "find-contact", "--prompt-args", "who=Ada", "channel=pigeon"}, `"channel"`},
+				} {
+					if _, msg, code := inspect(bad.args...); code != 1 || !strings.Contains(msg, bad.want) {
+						t.Errorf("%s: exit %d, %q; want exit 1 and an error naming %s", bad.name, code, msg, bad.want)
+					}
+				}
+			})
+		}
+	}
+}
+
+func firstText[T interface {
+	~struct{ Type, Text, Data, MimeType string }
+}](cs []T) string {
+	for _, c := range cs {
+		if s := struct{ Type, Text, Data, MimeType string }(c); s.Type == "text" {
+			return s.Text
+		}
+	}
+	return ""
 }
