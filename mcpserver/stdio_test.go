@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
@@ -404,5 +405,80 @@ func TestStdioListenSubscriptionIDIsTheClients(t *testing.T) {
 		if m["id"] == "listen:0" {
 			t.Fatalf("the cancelled listen was answered: %v", m)
 		}
+	}
+}
+
+// waitFeature declares one resource and one prompt, as the manifests'
+// features do.
+type waitFeature struct{}
+
+func (waitFeature) ServerOptions(o *mcp.ServerOptions) {
+	o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+	o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+}
+
+func (waitFeature) Attach(m *mcp.Server, _ func(manifest.Tool) string) {
+	m.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://r", Text: "r"}}}, nil
+	})
+	m.AddPrompt(&mcp.Prompt{Name: "p"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "p"}}}}, nil
+	})
+}
+
+// What the manifests declare (resources, templates, prompts) comes with
+// them: like tools/list, the requests for it wait for the first registry,
+// so that a client asking at once is not told of none.
+func TestResourceAndPromptRequestsWaitForManifests(t *testing.T) {
+	srv := New(Config{DefaultSocket: "/nonexistent.sock", Logger: zerolog.Nop(), Features: []Feature{waitFeature{}}}, nil)
+	defer srv.Close()
+	inW, outR, done := serveOverPipes(srv)
+	lines := make(chan map[string]any, 10)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			_ = json.Unmarshal(sc.Bytes(), &m)
+			lines <- m
+		}
+		close(lines)
+	}()
+	io.WriteString(inW, initLine+"\n")
+	select {
+	case m := <-lines:
+		if m["id"] != 0.0 || m["result"] == nil {
+			t.Fatalf("initialize: %v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no initialize result before the manifests loaded")
+	}
+	requests := []string{`"resources/list"`, `"resources/templates/list"`, `"resources/read","params":{"uri":"test://r"}`,
+		`"prompts/list"`, `"prompts/get","params":{"name":"p"}`}
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	for i, r := range requests {
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":`+itoa(i+1)+`,"method":`+r+`}`+"\n")
+	}
+	select {
+	case m := <-lines:
+		t.Fatalf("got %v before the manifests loaded; resource and prompt requests must wait for them", m)
+	case <-time.After(200 * time.Millisecond):
+	}
+	srv.Apply(registryOf(t, `{"id":"t","tools":[{"name":"a","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a":"t.a"}}}`))
+	for range requests {
+		select {
+		case m := <-lines:
+			if m["result"] == nil {
+				t.Errorf("after the first Apply: %v", m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a resource or prompt request still waits after the first Apply")
+		}
+	}
+	inW.Close()
+	for range lines {
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
