@@ -389,7 +389,7 @@ func TestMCPInspectorResourcesPrompts(t *testing.T) {
 
 				var shot struct {
 					IsError bool
-					Content []struct{ Type, Text, Data, MimeType string }
+					Content []contentBlock
 				}
 				must(&shot, "--method", "tools/call", "--tool-name", "tairseach_screen_capture")
 				var types []string
@@ -431,12 +431,13 @@ func TestMCPInspectorResourcesPrompts(t *testing.T) {
 	}
 }
 
-func firstText[T interface {
-	~struct{ Type, Text, Data, MimeType string }
-}](cs []T) string {
+// contentBlock is a content block of a tool result as the Inspector prints it.
+type contentBlock struct{ Type, Text, Data, MimeType string }
+
+func firstText(cs []contentBlock) string {
 	for _, c := range cs {
-		if s := struct{ Type, Text, Data, MimeType string }(c); s.Type == "text" {
-			return s.Text
+		if c.Type == "text" {
+			return c.Text
 		}
 	}
 	return ""
