@@ -113,6 +113,13 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			if method == "tools/list" || method == "tools/call" {
 				s.RegisterWithSDK()
 			}
+			if waitsForManifests[method] {
+				select {
+				case <-s.ready:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
 			return next(ctx, method, req)
 		}
 	})
@@ -120,6 +127,17 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		s.Apply(reg)
 	}
 	return s
+}
+
+// waitsForManifests are the requests, besides the tools', whose answer
+// depends on what the manifests declare (resources, templates, prompts and
+// their completions): like tools/list they wait for the first registry, so
+// that a client asking at once is not told of none and a read of a declared
+// resource is not "not found". The features are given each registry before
+// the server (serve), so they have it when the wait ends.
+var waitsForManifests = map[string]bool{
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true,
 }
 
 // Ready is closed once the server has a registry: tool requests wait for it.

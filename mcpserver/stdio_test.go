@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
@@ -379,4 +380,105 @@ func serveOverPipesWith(srv *Server, noDirect bool) (in *io.PipeWriter, out io.R
 		outW.Close()
 	}()
 	return inW, outR, ch
+}
+
+// A 2026-07-28 client matches the acknowledgement of its subscriptions/listen,
+// and the notifications on it, by the id it gave the listen, which need not
+// be a number: the go-sdk's own number for the request must not leak out.
+func TestStdioListenSubscriptionIDIsTheClients(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	h := startStdio(t, &stdio.Transport{})
+	h.send(`{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{` + meta + `}}`)
+	if m := h.next(); m["id"] != "probe" || m["result"] == nil {
+		t.Fatalf("server/discover: %v", m)
+	}
+	h.send(`{"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{` + meta + `,"notifications":{"toolsListChanged":true}}}`)
+	ack := h.next()
+	params, _ := ack["params"].(map[string]any)
+	m, _ := params["_meta"].(map[string]any)
+	if ack["method"] != "notifications/subscriptions/acknowledged" || m["io.modelcontextprotocol/subscriptionId"] != "listen:0" {
+		t.Fatalf("acknowledgement: %v; want the subscriptionId \"listen:0\"", ack)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen:0"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping","params":{`+meta+`}}`)
+	for _, m := range h.rest() {
+		if m["id"] == "listen:0" {
+			t.Fatalf("the cancelled listen was answered: %v", m)
+		}
+	}
+}
+
+// waitFeature declares one resource and one prompt, as the manifests'
+// features do.
+type waitFeature struct{}
+
+func (waitFeature) ServerOptions(o *mcp.ServerOptions) {
+	o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+	o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+}
+
+func (waitFeature) Attach(m *mcp.Server, _ func(manifest.Tool) string) {
+	m.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://r", Text: "r"}}}, nil
+	})
+	m.AddPrompt(&mcp.Prompt{Name: "p"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "p"}}}}, nil
+	})
+}
+
+// What the manifests declare (resources, templates, prompts) comes with
+// them: like tools/list, the requests for it wait for the first registry,
+// so that a client asking at once is not told of none.
+func TestResourceAndPromptRequestsWaitForManifests(t *testing.T) {
+	srv := New(Config{DefaultSocket: "/nonexistent.sock", Logger: zerolog.Nop(), Features: []Feature{waitFeature{}}}, nil)
+	defer srv.Close()
+	inW, outR, done := serveOverPipes(srv)
+	lines := make(chan map[string]any, 10)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			_ = json.Unmarshal(sc.Bytes(), &m)
+			lines <- m
+		}
+		close(lines)
+	}()
+	io.WriteString(inW, initLine+"\n")
+	select {
+	case m := <-lines:
+		if m["id"] != 0.0 || m["result"] == nil {
+			t.Fatalf("initialize: %v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no initialize result before the manifests loaded")
+	}
+	requests := []string{`"resources/list"`, `"resources/templates/list"`, `"resources/read","params":{"uri":"test://r"}`,
+		`"prompts/list"`, `"prompts/get","params":{"name":"p"}`}
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	for i, r := range requests {
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":`+itoa(i+1)+`,"method":`+r+`}`+"\n")
+	}
+	select {
+	case m := <-lines:
+		t.Fatalf("got %v before the manifests loaded; resource and prompt requests must wait for them", m)
+	case <-time.After(200 * time.Millisecond):
+	}
+	srv.Apply(registryOf(t, `{"id":"t","tools":[{"name":"a","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a":"t.a"}}}`))
+	for range requests {
+		select {
+		case m := <-lines:
+			if m["result"] == nil {
+				t.Errorf("after the first Apply: %v", m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a resource or prompt request still waits after the first Apply")
+		}
+	}
+	inW.Close()
+	for range lines {
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -101,14 +101,17 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 				feats.update(r.Registry)
 				o.warnEmptyToolsets(log, r.Registry)
 			})
+		// The first registry goes to the features before the server: the
+		// server's first ends the wait of the resource and prompt requests
+		// (mcpserver waitsForManifests).
 		if err != nil {
 			log.Error().Err(err).Msg("serving no tools")
-			srv.Apply(&manifest.Registry{})
 			feats.update(&manifest.Registry{})
+			srv.Apply(&manifest.Registry{})
 			return
 		}
-		srv.Apply(w.Registry())
 		feats.update(w.Registry())
+		srv.Apply(w.Registry())
 		wg.Go(func() {
 			for {
 				select {

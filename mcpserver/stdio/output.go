@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,7 +78,11 @@ func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 		case m.Error != nil:
 			err = c.writeErrorLine(r.raw, m.Error)
 		default:
-			err = c.writeResult(r.raw, m.Result, started)
+			result := m.Result
+			if r.method == "subscriptions/listen" {
+				result = withSubscriptionID(result, func(int64) json.RawMessage { return r.raw })
+			}
+			err = c.writeResult(r.raw, result, started)
 		}
 		return err
 	case *jsonrpc.Request:
@@ -85,6 +90,9 @@ func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 			c.mu.Lock()
 			c.outgoing[m.ID] = struct{}{}
 			c.mu.Unlock()
+		} else if p := withSubscriptionID(m.Params, c.clientID); !bytes.Equal(p, m.Params) {
+			m = &jsonrpc.Request{Method: m.Method, Params: p}
+			msg = m
 		}
 		if m.Method == "notifications/tools/list_changed" {
 			// A session of an earlier revision is told by Notify; one of
@@ -205,4 +213,52 @@ func (c *conn) Notify(method string) {
 	if err := c.writeLine([]byte(`{"jsonrpc":"2.0","method":"` + method + `","params":{}}`)); err != nil {
 		c.log.Debug().Err(err).Str("method", method).Msg("sending a notification")
 	}
+}
+
+// subscriptionIDKey is the _meta key by which the go-sdk names, in a
+// notification on a 2026-07-28 subscription and in the listen's result, the
+// subscriptions/listen request it belongs to.
+const subscriptionIDKey = "io.modelcontextprotocol/subscriptionId"
+
+// clientID returns the client's id of the request the go-sdk knows as n, or
+// nil once it is answered.
+func (c *conn) clientID(n int64) json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.reqs[n]; ok && r.raw != nil {
+		return r.raw
+	}
+	return nil
+}
+
+// withSubscriptionID returns obj, a JSON object, with the subscription id in
+// its _meta, the go-sdk's number for the listen request, replaced by the
+// client's own id: a client matches the acknowledgement and the
+// notifications of its listen by the id it gave it ("listen:0"). obj is
+// returned unchanged when it names no subscription or the request is gone.
+func withSubscriptionID(obj json.RawMessage, clientID func(n int64) json.RawMessage) json.RawMessage {
+	if !bytes.Contains(obj, []byte(subscriptionIDKey)) {
+		return obj
+	}
+	var o map[string]json.RawMessage
+	var meta map[string]json.RawMessage
+	var n int64
+	if json.Unmarshal(obj, &o) != nil || json.Unmarshal(o["_meta"], &meta) != nil ||
+		json.Unmarshal(meta[subscriptionIDKey], &n) != nil {
+		return obj
+	}
+	id := clientID(n)
+	if id == nil {
+		return obj
+	}
+	meta[subscriptionIDKey] = id
+	var err error
+	if o["_meta"], err = json.Marshal(meta); err != nil {
+		return obj
+	}
+	out, err := json.Marshal(o)
+	if err != nil {
+		return obj
+	}
+	return out
 }
