@@ -37,7 +37,7 @@ echo
 echo "\$ echo '$req' | bin/tairseach-mcp"
 echo "$req" | bin/tairseach-mcp
 echo
-echo "\$ go run ./scripts/democlient bin/tairseach-mcp    # an MCP client (the Go SDK's) starts the server, as Claude Desktop does"
-go run ./scripts/democlient bin/tairseach-mcp
+echo "\$ go run ./scripts/democlient bin/tairseach-mcp --prompts-dir manifests.example/prompts    # an MCP client (the Go SDK's) starts the server, as Claude Desktop does"
+go run ./scripts/democlient bin/tairseach-mcp --prompts-dir manifests.example/prompts
 echo
 echo "the backend is stopped; to keep one running, follow the README's \"Try it without the app\""

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -96,6 +97,10 @@ func demoPrompt(ctx context.Context, cs *mcp.ClientSession) error {
 	heading("prompts/list → %d prompts", len(prompts.Prompts))
 	for _, p := range prompts.Prompts {
 		fmt.Printf("  %s\t%s\n", p.Name, p.Description)
+	}
+	if !slices.ContainsFunc(prompts.Prompts, func(p *mcp.Prompt) bool { return p.Name == "find-contact" }) {
+		fmt.Println("  (find-contact is in manifests.example/prompts: pass --prompts-dir manifests.example/prompts)")
+		return nil
 	}
 	heading(`prompts/get find-contact {"who":"Anna","channel":"email"}`)
 	got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "find-contact", Arguments: map[string]string{"who": "Anna", "channel": "email"}})
