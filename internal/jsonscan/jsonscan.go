@@ -13,9 +13,11 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects accepted, the same
@@ -319,25 +321,24 @@ func skipLiteral(b []byte, i int, lit string) (int, error) {
 }
 
 // Key returns the text of a raw member name as Members reports it (between
-// its quotes), unescaping it if it has escapes.
+// its quotes), unescaping it if it has escapes, and with each byte that is
+// not UTF-8 replaced by U+FFFD, as encoding/json decodes it.
 func Key(key []byte) (string, error) {
-	for _, c := range key {
-		if c == '\\' {
-			var s string
-			q := make([]byte, 0, len(key)+2)
-			q = append(append(append(q, '"'), key...), '"')
-			err := json.Unmarshal(q, &s)
-			return s, err
-		}
+	if bytes.IndexByte(key, '\\') < 0 && utf8.Valid(key) {
+		return string(key), nil
 	}
-	return string(key), nil
+	var s string
+	q := make([]byte, 0, len(key)+2)
+	q = append(append(append(q, '"'), key...), '"')
+	err := json.Unmarshal(q, &s)
+	return s, err
 }
 
 // KeyIs reports whether the raw member name key is name, without allocating
 // when key has no escapes.
 func KeyIs(key []byte, name string) bool {
 	for _, c := range key {
-		if c == '\\' {
+		if c == '\\' || c >= utf8.RuneSelf {
 			s, err := Key(key)
 			return err == nil && s == name
 		}

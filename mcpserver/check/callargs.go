@@ -44,9 +44,10 @@ func Args(in *Input, args json.RawMessage) (json.RawMessage, string, error) {
 // that declared does not claim. args is not changed; the common case, none
 // present, costs a byte search and no allocation.
 func dropClientArgs(args json.RawMessage, declared func(string) bool) json.RawMessage {
+	// A name may be written with escapes (wait\u005ffor_previous).
 	present := false
 	for _, name := range clientAddedArgs {
-		if bytes.Contains(args, []byte(name)) && !declared(name) {
+		if (bytes.Contains(args, []byte(name)) || bytes.Contains(args, []byte(`\u`))) && !declared(name) {
 			present = true
 		}
 	}

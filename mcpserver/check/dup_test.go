@@ -47,3 +47,18 @@ func BenchmarkDuplicateKeyDeep(b *testing.B) {
 		}
 	}
 }
+
+// Names the backend reads as the same are the same: bytes that are not
+// UTF-8 decode to U+FFFD, as encoding/json decodes them; and a client-added
+// argument is dropped however its name is spelt.
+func TestDuplicateKeyDecodedAsTheBackendDoes(t *testing.T) {
+	for _, in := range []string{"{\"\xff\":1,\"\xfe\":2}", "{\"\xff\":1,\"\\ufffd\":2}"} {
+		if _, dup := duplicateKey([]byte(in)); !dup {
+			t.Errorf("duplicateKey(%q): no duplicate found", in)
+		}
+	}
+	got := dropClientArgs([]byte(`{"a":1,"wait\u005ffor_previous":true}`), func(string) bool { return false })
+	if string(got) != `{"a":1}` {
+		t.Errorf("an escaped wait_for_previous: %s", got)
+	}
+}
