@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -375,6 +376,57 @@ func TestConfirmationNotReplayable(t *testing.T) {
 	for i := 1; i < len(firsts); i++ {
 		if firsts[i] != firsts[0] {
 			t.Errorf("the input request differs by road:\n%s: %s\n%s: %s", roads[0].name, firsts[0], roads[i].name, firsts[i])
+		}
+	}
+}
+
+// End of input right after a request that will ask the client something,
+// or right after a listen: whatever the go-sdk has got to by then (the
+// elicitation not yet sent, the listen not yet acknowledged), the request
+// is answered at once, the listen with its result.
+func TestEndOfInputRacesAnAsk(t *testing.T) {
+	sock := startDemo(t)
+	for i := range 20 {
+		srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Confirm: []string{"demo.echo"}}, loadExample(t))
+		inW, outR, done := serveOverPipes(srv)
+		lines := make(chan string, 8)
+		go func() {
+			sc := bufio.NewScanner(outR)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+			`{"jsonrpc":"2.0","id":99,"result":{}}` + "\n" +
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_demo_echo","arguments":{"a":1}}}` + "\n"
+		if i%2 == 1 {
+			in = `{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n"
+		}
+		io.WriteString(inW, in)
+		inW.Close()
+		var last string
+		deadline := time.After(5 * time.Second)
+	read:
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					break read
+				}
+				last = l
+			case <-deadline:
+				t.Fatalf("run %d: still waiting 5 s after end of input; last line %s", i, last)
+			}
+		}
+		<-done
+		srv.Close()
+		switch {
+		case i%2 == 0 && !strings.Contains(last, `"id":1,"result"`) || i%2 == 0 && !strings.Contains(last, "not confirmed"):
+			t.Errorf("run %d: the confirmed call ended with %s", i, last)
+		case i%2 == 1 && !strings.Contains(last, `"id":"L","result"`):
+			t.Errorf("run %d: the listen ended with %s", i, last)
 		}
 	}
 }

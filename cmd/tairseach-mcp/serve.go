@@ -72,7 +72,11 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 			Logger:        log,
 		}
 	}
-	go watchShutdown(sig, served, o.shutdownGrace, func() {
+	var draining <-chan struct{}
+	if tr != nil {
+		draining = tr.Draining()
+	}
+	go watchShutdown(sig, served, draining, o.shutdownGrace, o.drainTimeout, func() {
 		if tr != nil {
 			tr.Hurry()
 		}
@@ -142,38 +146,49 @@ const defaultShutdownGrace = 2 * time.Second
 // exitNow ends the process; a variable so that a test can see it called.
 var exitNow = os.Exit
 
-// watchShutdown owns the end of the process after a stop signal. The
-// session gets the grace to answer what it can. A second signal hurries
-// the session (the calls in flight are answered and cancelled, so each is
-// recorded) and exits at once; so does the grace and half a second more
-// passing before serve returns (a client that no longer reads stdout blocks
-// every write); either way the audit log and the exporters are flushed. It returns when serve does (served closed).
-func watchShutdown(sig <-chan os.Signal, served <-chan struct{}, grace time.Duration, hurry, flush func(), log zerolog.Logger) {
-	select {
-	case <-served:
-		return
-	case <-sig: // the first: the session is ending within the grace
-	}
-	t := time.NewTimer(grace + 500*time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-served:
-		return
-	case <-sig:
-		log.Warn().Msg("second stop signal: exiting at once")
-		// The calls in flight are answered and cancelled, so that each is
-		// recorded; a stdout nobody reads may keep the answers back.
-		hurry()
+// watchShutdown owns the end of the process once the session is ending.
+// After a stop signal the session gets the grace to answer what it can; at
+// end of input, the drain timeout. A second signal hurries the session (the
+// calls in flight are answered and cancelled, so each is recorded) and
+// exits at once; so does the grace or the drain timeout, and half a second
+// more, passing before serve returns (a client that no longer reads stdout
+// blocks every write). Either way the audit log and the exporters are
+// flushed. draining is nil when nothing drains (HTTP).
+func watchShutdown(sig <-chan os.Signal, served, draining <-chan struct{}, grace, drain time.Duration, hurry, flush func(), log zerolog.Logger) {
+	var deadline <-chan time.Time
+	why := ""
+	signals := 0
+	for {
 		select {
 		case <-served:
 			return
-		case <-time.After(300 * time.Millisecond):
+		case <-draining:
+			draining = nil
+			if deadline == nil {
+				deadline, why = time.After(drain+500*time.Millisecond), "the drain timeout"
+			}
+			continue
+		case <-sig:
+			if signals++; signals == 1 {
+				deadline, why = time.After(grace+500*time.Millisecond), "the shutdown grace"
+				continue
+			}
+			log.Warn().Msg("second stop signal: exiting at once")
+			// The calls in flight are answered and cancelled, so that each
+			// is recorded; a stdout nobody reads may keep the answers back.
+			hurry()
+			select {
+			case <-served:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+		case <-deadline:
+			log.Warn().Msgf("the session did not end within %s (is the client still reading stdout?); exiting", why)
 		}
-	case <-t.C:
-		log.Warn().Dur("grace", grace).Msg("the session did not end within the shutdown grace (is the client still reading stdout?); exiting")
+		flush()
+		exitNow(1)
+		return
 	}
-	flush()
-	exitNow(1)
 }
 
 // applyReload hands a reloaded registry to the server and logs the outcome

@@ -40,6 +40,8 @@ func TestShutdownSequence(t *testing.T) {
 			answered: []any{0.0, 1.0}, calls: 1, exitBy: 1.5},
 		{name: "hanging call", lines: []string{init2025, initDone, slowCall}, answered: []any{0.0, 1.0}, calls: 1, exitBy: 4.5},
 		{name: "blocked stdout", noRead: true, lines: blobCalls(40), calls: 40, exitBy: 5},
+		// Before the SIGTERM: the drain timeout ends it, not a signal.
+		{name: "blocked stdout, drain timeout", noRead: true, args: []string{"--drain-timeout", "500ms"}, lines: blobCalls(40), calls: 40, exitBy: 1.9},
 	} {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
 			t.Parallel()

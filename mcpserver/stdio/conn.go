@@ -41,6 +41,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		reqs:      make(map[int64]*request),
 		keys:      make(map[string]int64),
 		drained:   make(chan struct{}),
+		more:      make(chan struct{}, 1),
 		closed:    make(chan struct{}),
 	}
 	c.takeover = time.AfterFunc(time.Hour, c.takeOver)
@@ -53,6 +54,10 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		t.hurry = make(chan struct{})
 	}
 	c.hurry = t.hurry
+	if t.drain == nil {
+		t.drain = make(chan struct{})
+	}
+	c.drain = t.drain
 	t.conn = c
 	t.connMu.Unlock()
 	go c.readLoop()
@@ -68,6 +73,18 @@ func (t *Transport) Bind(ss *mcp.ServerSession) {
 	if c != nil {
 		c.session.Store(ss)
 	}
+}
+
+// Draining is closed when the session has read its last line and waits
+// for the requests in flight (--drain-timeout), so that the process can
+// end even if a client that no longer reads stdout blocks every answer.
+func (t *Transport) Draining() <-chan struct{} {
+	t.connMu.Lock()
+	defer t.connMu.Unlock()
+	if t.drain == nil {
+		t.drain = make(chan struct{})
+	}
+	return t.drain
 }
 
 // Hurry ends the drain of a stopping session at once: the requests still
@@ -129,9 +146,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	select {
 	case <-c.stopping:
-		return nil, c.finish("stopping", c.grace)
+		return c.finish("stopping", c.grace)
 	default:
-		return nil, c.finish("stdin closed", c.drainFor)
+		return c.finish("stdin closed", c.drainFor)
 	}
 }
 
@@ -148,13 +165,15 @@ func (c *conn) ending() jsonrpc.Message {
 		c.endingBuilt = true
 		for n, r := range c.reqs {
 			if r.method == "subscriptions/listen" && !r.cancelled {
-				c.endingMsgs = append(c.endingMsgs, &jsonrpc.Request{Method: "notifications/cancelled",
-					Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d,"reason":"the client closed its input"}`, n))})
+				if r.acked {
+					c.endingMsgs = append(c.endingMsgs, endListen(n))
+				} else {
+					r.endOnAck = true
+				}
 			}
 		}
 		for id := range c.outgoing {
-			c.endingMsgs = append(c.endingMsgs, &jsonrpc.Response{ID: id,
-				Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client closed its input before answering"}})
+			c.endingMsgs = append(c.endingMsgs, unanswered(id))
 		}
 		clear(c.outgoing)
 	}
@@ -166,6 +185,29 @@ func (c *conn) ending() jsonrpc.Message {
 	return msg
 }
 
+// addEnding queues one more ending message once they were built, and
+// wakes the drain to hand it to the go-sdk. c.mu must be held.
+func (c *conn) addEnding(msg jsonrpc.Message) {
+	c.endingMsgs = append(c.endingMsgs, msg)
+	select {
+	case c.more <- struct{}{}:
+	default:
+	}
+}
+
+// endListen is the cancellation that ends the listen the go-sdk knows as n.
+func endListen(n int64) jsonrpc.Message {
+	return &jsonrpc.Request{Method: "notifications/cancelled",
+		Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d,"reason":"the client closed its input"}`, n))}
+}
+
+// unanswered is the response that ends a request of the server to a client
+// that can no longer answer.
+func unanswered(id jsonrpc.ID) jsonrpc.Message {
+	return &jsonrpc.Response{ID: id,
+		Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client closed its input before answering"}}
+}
+
 func (c *conn) stop() {
 	c.stopOnce.Do(func() { close(c.stopping) })
 }
@@ -173,55 +215,67 @@ func (c *conn) stop() {
 // finish is called once reading has ended. It waits until every request
 // read has been answered, the drain timeout passed, or the connection was
 // closed; requests still unanswered then get an error response.
-func (c *conn) finish(why string, limit time.Duration) error {
+func (c *conn) finish(why string, limit time.Duration) (jsonrpc.Message, error) {
 	c.mu.Lock()
 	c.eof = true
 	n := len(c.reqs)
 	if n == 0 {
 		c.closeDrained()
 	}
+	if c.drainStart.IsZero() {
+		// The first call: the drain begins. Later ones (after an ending
+		// message was handed over) keep its deadline.
+		if limit <= 0 {
+			limit = c.drainFor
+		}
+		c.drainWhy, c.drainStart = why, time.Now()
+		if limit > 0 {
+			c.drainDeadline = c.drainStart.Add(limit)
+		}
+		if n > 0 {
+			c.log.Debug().Int("pending", n).Str("why", why).Msg("answering requests in flight")
+		}
+		if why != "stopping" {
+			c.drainOnce.Do(func() { close(c.drain) })
+		}
+	}
 	c.mu.Unlock()
-	if n > 0 {
-		c.log.Debug().Int("pending", n).Str("why", why).Msg("answering requests in flight")
-	}
-	if limit <= 0 {
-		limit = c.drainFor
-	}
-	var timeout <-chan time.Time
-	var timer *time.Timer
-	if limit > 0 {
-		timer = time.NewTimer(limit)
-		defer timer.Stop()
-		timeout = timer.C
-	}
 	stopped := c.stopping
-	if why == "stopping" {
-		stopped = nil
-	}
+	hurried := false
 	for {
+		if c.drainWhy == "stopping" {
+			stopped = nil
+		}
+		var timeout <-chan time.Time
+		if !c.drainDeadline.IsZero() {
+			timer := time.NewTimer(time.Until(c.drainDeadline))
+			defer timer.Stop()
+			timeout = timer.C
+		}
 		select {
 		case <-c.drained:
-			return io.EOF
+			return nil, io.EOF
 		case <-c.closed:
-			return io.EOF
+			return nil, io.EOF
+		case <-c.more:
+			if msg := c.ending(); msg != nil {
+				return msg, nil
+			}
+			continue
 		case <-stopped:
 			// A signal while draining at end of input: the grace applies.
-			stopped, why = nil, "stopping"
-			if c.grace > 0 && (timer == nil || c.grace < limit) {
-				if timer != nil {
-					timer.Stop()
-				}
-				limit = c.grace
-				timer = time.NewTimer(limit)
-				defer timer.Stop()
-				timeout = timer.C
+			c.drainWhy = "stopping"
+			if d := time.Now().Add(c.grace); c.grace > 0 && (c.drainDeadline.IsZero() || d.Before(c.drainDeadline)) {
+				c.drainDeadline = d
 			}
 			continue
 		case <-timeout:
 		case <-c.hurry:
+			hurried = true
 		}
 		break
 	}
+	why = c.drainWhy
 	c.mu.Lock()
 	left := make([]*request, 0, len(c.reqs))
 	for id, r := range c.reqs {
@@ -235,18 +289,23 @@ func (c *conn) finish(why string, limit time.Duration) error {
 	// The calls still running are cancelled: each ends, and is recorded,
 	// at once; nobody reads their answers.
 	c.cancelAll()
+	waited := c.drainDeadline.Sub(c.drainStart).Round(time.Millisecond)
 	wait := "the drain timeout"
-	if why == "stopping" {
+	switch {
+	case hurried:
+		waited = time.Since(c.drainStart).Round(time.Millisecond)
+		wait = "the shutdown grace, cut short by a second stop signal,"
+	case why == "stopping":
 		wait = "the shutdown grace"
 	}
-	c.log.Warn().Int("unanswered", len(left)).Dur("waited", limit).Str("why", why).
+	c.log.Warn().Int("unanswered", len(left)).Dur("waited", waited).Str("why", why).
 		Msg("requests still running after " + wait + "; answering them with an error")
 	for _, r := range left {
 		c.writeErrorRawID(r.raw, jsonrpc.CodeInternalError, fmt.Sprintf(
 			"tairseach-mcp is shutting down (%s) and %s did not finish within %s (%s); restart the server and retry",
-			why, r.method, wait, limit))
+			why, r.method, wait, waited))
 	}
-	return io.EOF
+	return nil, io.EOF
 }
 
 // Close stops the session. It is safe to call more than once. It does not

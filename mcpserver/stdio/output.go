@@ -88,7 +88,13 @@ func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	case *jsonrpc.Request:
 		if m.ID.IsValid() {
 			c.mu.Lock()
-			c.outgoing[m.ID] = struct{}{}
+			if c.endingBuilt {
+				// Asked after the client closed its input: it can no
+				// longer answer.
+				c.addEnding(unanswered(m.ID))
+			} else {
+				c.outgoing[m.ID] = struct{}{}
+			}
 			c.mu.Unlock()
 		} else if p := withSubscriptionID(m.Params, c.clientID); !bytes.Equal(p, m.Params) {
 			m = &jsonrpc.Request{Method: m.Method, Params: p}
@@ -225,10 +231,19 @@ const subscriptionIDKey = "io.modelcontextprotocol/subscriptionId"
 func (c *conn) clientID(n int64) json.RawMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r, ok := c.reqs[n]; ok && r.raw != nil {
-		return r.raw
+	r, ok := c.reqs[n]
+	if !ok || r.raw == nil {
+		return nil
 	}
-	return nil
+	if !r.acked {
+		// The first notification of a listen is its acknowledgement: a
+		// listen the client's end of input is waiting for can now end.
+		r.acked = true
+		if r.endOnAck {
+			c.addEnding(endListen(n))
+		}
+	}
+	return r.raw
 }
 
 // withSubscriptionID returns obj, a JSON object, with the subscription id in

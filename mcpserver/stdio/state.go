@@ -73,6 +73,7 @@ type Transport struct {
 	connMu sync.Mutex
 	conn   *conn
 	hurry  chan struct{} // closed by Hurry
+	drain  chan struct{} // closed when the drain at end of input begins
 }
 
 // request is a request read from the client and not yet answered. The go-sdk
@@ -85,6 +86,10 @@ type request struct {
 	newProto  bool // carries a valid 2026-07-28 _meta
 	cancelled bool
 	cancel    context.CancelFunc // a call served directly
+	// A subscriptions/listen: acknowledged by the go-sdk, and to be ended
+	// once it is (the go-sdk answers a listen cancelled before its
+	// acknowledgement with an error, not its result).
+	acked, endOnAck bool
 }
 
 // conn is one stdio session.
@@ -140,18 +145,26 @@ type conn struct {
 
 	grace      time.Duration   // the drain after Stop
 	hurry      <-chan struct{} // closed when the drain must end at once
+	drain      chan struct{}   // closed (once, drainOnce) when the drain at end of input begins
+	drainOnce  sync.Once
 	lingerOnce sync.Once
 
 	mu          sync.Mutex
 	outgoing    map[jsonrpc.ID]struct{} // ids of the go-sdk's requests to the client, unanswered
 	endingBuilt bool
 	endingMsgs  []jsonrpc.Message
-	reqs        map[int64]*request // by the id the go-sdk knows
-	keys        map[string]int64   // the same, by the client's id
-	nextID      int64
-	initID      int64 // the go-sdk's id of the initialize that counts
-	eof         bool
-	drained     chan struct{} // closed once eof is set and reqs is empty
+	more        chan struct{} // a message was added to endingMsgs after they were built
+	// The drain, once it has begun: why, since when, and until when
+	// (zero: as long as the requests take).
+	drainWhy      string
+	drainStart    time.Time
+	drainDeadline time.Time
+	reqs          map[int64]*request // by the id the go-sdk knows
+	keys          map[string]int64   // the same, by the client's id
+	nextID        int64
+	initID        int64 // the go-sdk's id of the initialize that counts
+	eof           bool
+	drained       chan struct{} // closed once eof is set and reqs is empty
 
 	closeOnce sync.Once
 	closed    chan struct{}
