@@ -403,13 +403,20 @@ func (c *conn) serveDirectly(n int64, method string, p callParams, newProto bool
 	if !c.calls.HasTool(name) {
 		return false, true // the go-sdk answers with the right error
 	}
+	ss := c.session.Load()
+	if ss == nil {
+		// The go-sdk may answer initialize before Connect has returned and
+		// the session was bound: until it is, calls go to the go-sdk, which
+		// has it (to ask the user, to report progress).
+		return false, true
+	}
 	ctx, cancel := context.WithCancel(c.callCtx)
 	c.mu.Lock()
 	r := c.reqs[n]
 	r.cancel = cancel
 	alone := len(c.reqs) == 1
 	c.mu.Unlock()
-	dc := DirectCall{ID: r.raw, Name: name, Args: p.args, Meta: p.meta, NewProtocol: newProto, Session: c.session.Load()}
+	dc := DirectCall{ID: r.raw, Name: name, Args: p.args, Meta: p.meta, NewProtocol: newProto, Session: ss}
 	c.callWG.Add(1)
 	if alone && c.in.Buffered() == 0 {
 		return true, c.serveInline(ctx, cancel, n, dc)
