@@ -14,7 +14,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,121 +225,6 @@ func idKey(raw json.RawMessage) (string, bool) {
 		return fmt.Sprintf("n:%d", int64(v)), true
 	}
 	return "", false
-}
-
-// FuzzCheckArgs checks arbitrary arguments against the inputSchemas of the
-// real manifest corpus: checkArgs never panics, rejects whatever is not a
-// JSON object with the reason, and says the same as Server.CheckArgs.
-func FuzzCheckArgs(f *testing.F) {
-	dir := filepath.Join("..", "manifest", "testdata", "tairseach-manifests")
-	reg, err := manifest.Load(dir, manifest.Options{Prefix: "tairseach_"})
-	if err != nil {
-		f.Fatalf("the reference corpus is missing (%v): it lives in manifest/testdata/tairseach-manifests", err)
-	}
-	srv := New(Config{DefaultSocket: "/nonexistent.sock", Logger: zerolog.Nop()}, reg)
-	f.Cleanup(func() { srv.Close() })
-	routes := srv.routes.Load().byName
-	var names []string
-	for name, r := range routes {
-		if r.input != nil {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	if len(names) < 50 {
-		f.Fatalf("only %d tools with a compiled inputSchema in the corpus", len(names))
-	}
-
-	for i, name := range names {
-		f.Add(uint16(i), []byte(`{}`))
-		f.Add(uint16(i), exampleArgs(routes[name].tool.InputSchema))
-	}
-	addSeeds(f, "checkargs", func(data []byte) {
-		for i := range names {
-			f.Add(uint16(i), data)
-		}
-	})
-	f.Fuzz(func(t *testing.T, tool uint16, args []byte) {
-		name := names[int(tool)%len(names)]
-		r := routes[name]
-		msg, err := r.input.Check(args)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var v any
-		switch err := json.Unmarshal(args, &v); {
-		case err != nil:
-			if !strings.HasPrefix(msg, "not JSON: ") {
-				t.Fatalf("%s: args %q are not JSON, but checkArgs said %q", name, args, msg)
-			}
-			return
-		case !isObject(v):
-			if msg != "arguments must be a JSON object" {
-				t.Fatalf("%s: args %q are not an object, but checkArgs said %q", name, args, msg)
-			}
-		}
-		// Which of several wrong arguments is named depends on map order in
-		// jsonschema-go; whether the arguments are valid does not.
-		if again, _ := r.input.Check(args); (again == "") != (msg == "") {
-			t.Fatalf("%s: checkArgs(%q) said %q, then %q", name, args, msg, again)
-		}
-		if s := string(bytes.TrimSpace(args)); s != "" && s != "null" {
-			if got := srv.CheckArgs(name, args); (got == "") != (msg == "") {
-				t.Fatalf("%s: CheckArgs(%q) = %q, checkArgs = %q", name, args, got, msg)
-			}
-		}
-	})
-}
-
-func isObject(v any) bool {
-	_, ok := v.(map[string]any)
-	return ok
-}
-
-// exampleArgs makes arguments that a schema probably accepts: a value of the
-// right type for each required property, the first of an enum.
-func exampleArgs(schema json.RawMessage) []byte {
-	var s struct {
-		Required   []string `json:"required"`
-		Properties map[string]struct {
-			Type any   `json:"type"`
-			Enum []any `json:"enum"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return []byte(`{}`)
-	}
-	args := map[string]any{}
-	for _, name := range s.Required {
-		p := s.Properties[name]
-		if len(p.Enum) > 0 {
-			args[name] = p.Enum[0]
-			continue
-		}
-		typ, _ := p.Type.(string)
-		if types, ok := p.Type.([]any); ok && len(types) > 0 {
-			typ, _ = types[0].(string)
-		}
-		switch typ {
-		case "integer":
-			args[name] = 1
-		case "number":
-			args[name] = 1.5
-		case "boolean":
-			args[name] = true
-		case "array":
-			args[name] = []any{}
-		case "object":
-			args[name] = map[string]any{}
-		default:
-			args[name] = "x"
-		}
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return []byte(`{}`)
-	}
-	return b
 }
 
 // TestFuzzHelpers checks the test's own id bookkeeping.
