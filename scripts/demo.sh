@@ -4,20 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/tairseach-demo.XXXXXX")
-sock="$dir/tairseach.sock"
-backend_pid=
-cleanup() {
-  [ -n "$backend_pid" ] && kill "$backend_pid" 2>/dev/null && wait "$backend_pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT INT TERM
-
-echo "starting the demo backend on $sock"
-bin/tairseach-demo --socket "$sock" 2>"$dir/backend.log" &
-backend_pid=$!
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
-[ -S "$sock" ] || { cat "$dir/backend.log" >&2; echo "the demo backend did not start" >&2; exit 1; }
+. scripts/backend.sh
+echo "starting the demo backend"
+start_demo_backend demo
 
 echo "running: bin/tairseach-mcp --manifests manifests.example --socket $sock"
 echo "(the bridge's log lines go to stderr and are shown as they happen)"

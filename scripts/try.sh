@@ -5,19 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/tairseach-try.XXXXXX")
-sock="$dir/tairseach.sock"
-backend_pid=
-cleanup() {
-  [ -n "$backend_pid" ] && kill "$backend_pid" 2>/dev/null && wait "$backend_pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT INT TERM
-
-bin/tairseach-demo --socket "$sock" 2>"$dir/backend.log" &
-backend_pid=$!
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
-[ -S "$sock" ] || { cat "$dir/backend.log" >&2; echo "the demo backend did not start" >&2; exit 1; }
+. scripts/backend.sh
+start_demo_backend try
 echo "the demo backend serves a fictional address book on $sock"
 
 # What the README has you export by hand.
