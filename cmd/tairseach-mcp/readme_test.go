@@ -77,16 +77,7 @@ func TestReadmeTry(t *testing.T) {
 	binDir := filepath.Dir(bridgeBin)
 	home := t.TempDir()
 
-	var pinned string
-	pkg, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var deps struct{ Dependencies map[string]string }
-	if err := json.Unmarshal(pkg, &deps); err != nil {
-		t.Fatal(err)
-	}
-	pinned = deps.Dependencies["@modelcontextprotocol/inspector"]
+	pinned := pinnedNPM(t)["@modelcontextprotocol/inspector"]
 	inspector := filepath.Join(repoRoot, "scripts", "node_modules", ".bin", "inspector")
 	_, inspectorErr := os.Stat(inspector)
 
@@ -211,14 +202,7 @@ func TestReadmeLinksAndPins(t *testing.T) {
 		}
 	}
 
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pkg struct{ Dependencies map[string]string }
-	if err := json.Unmarshal(raw, &pkg); err != nil {
-		t.Fatal(err)
-	}
+	pinned := pinnedNPM(t)
 	npx := regexp.MustCompile(`npx(?:\s+-y)?\s+(@?[a-z0-9@/._-]+)`)
 	for p, text := range pages {
 		name, _ := filepath.Rel(repoRoot, p)
@@ -229,7 +213,7 @@ func TestReadmeLinksAndPins(t *testing.T) {
 				t.Errorf("%s: %q runs whatever npm has newest; pin it (scripts/package.json)", name, m[0])
 				continue
 			}
-			if want, ok := pkg.Dependencies[spec[:at]]; ok && spec[at+1:] != want {
+			if want, ok := pinned[spec[:at]]; ok && spec[at+1:] != want {
 				t.Errorf("%s: %q, but scripts/package.json pins %s", name, m[0], want)
 			}
 		}
@@ -280,14 +264,7 @@ func readmeCommands(t *testing.T) []readmeCommand {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var deps struct{ Dependencies map[string]string }
-	if err := json.Unmarshal(pkg, &deps); err != nil {
-		t.Fatal(err)
-	}
+	deps := pinnedNPM(t)
 	stripComment := regexp.MustCompile(`\s+# [^'"]*$`)
 	continued := regexp.MustCompile(`\\\n\s*`)
 	var cmds []readmeCommand
@@ -311,7 +288,7 @@ func readmeCommands(t *testing.T) []readmeCommand {
 			}
 			run := strings.Join(cur, "\n")
 			key := continued.ReplaceAllString(run, "")
-			for name, v := range deps.Dependencies {
+			for name, v := range deps {
 				key = strings.ReplaceAll(key, name+"@"+v+" ", name+"@PINNED ")
 			}
 			cmds = append(cmds, readmeCommand{heading: heading, run: run, key: key})
@@ -475,19 +452,12 @@ func TestReadmeCommands(t *testing.T) {
 	if err := os.Symlink(bridgeBin, filepath.Join(bin, "tairseach-mcp")); err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var deps struct{ Dependencies map[string]string }
-	if err := json.Unmarshal(pkg, &deps); err != nil {
-		t.Fatal(err)
-	}
+	deps := pinnedNPM(t)
 	var shim strings.Builder
 	shim.WriteString("#!/bin/sh\n# npx, offline: only the versions scripts/package.json pins, from scripts/node_modules\n[ \"$1\" = -y ] && shift\nspec=$1\nshift\ncase $spec in\n")
-	for _, name := range slices.Sorted(maps.Keys(deps.Dependencies)) {
+	for _, name := range slices.Sorted(maps.Keys(deps)) {
 		exe := filepath.Join(modules, ".bin", name[strings.LastIndex(name, "/")+1:])
-		fmt.Fprintf(&shim, "%q) exec %q \"$@\" ;;\n", name+"@"+deps.Dependencies[name], exe)
+		fmt.Fprintf(&shim, "%q) exec %q \"$@\" ;;\n", name+"@"+deps[name], exe)
 	}
 	shim.WriteString("*) echo \"npx: $spec is not pinned in scripts/package.json\" >&2; exit 127 ;;\nesac\n")
 	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(shim.String()), 0o755); err != nil {
@@ -567,4 +537,19 @@ func checkReadmeOutput(t *testing.T, o string, n int, name string, wants []strin
 			t.Errorf("%s: output lacks %q:\n%s", name, want, body)
 		}
 	}
+}
+
+// pinnedNPM is the npm packages scripts/package.json pins, name → version:
+// the clients the tests drive.
+func pinnedNPM(t *testing.T) map[string]string {
+	t.Helper()
+	pkg, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deps struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(pkg, &deps); err != nil {
+		t.Fatal(err)
+	}
+	return deps.Dependencies
 }
