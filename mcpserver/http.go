@@ -63,6 +63,9 @@ type HTTPConfig struct {
 	// DrainTimeout bounds how long shutdown waits for requests in flight;
 	// zero waits as long as they take.
 	DrainTimeout time.Duration
+	// Hurry, when closed, ends the drain at once (a second stop signal):
+	// the calls still running are cut off, and so recorded, before the exit.
+	Hurry <-chan struct{}
 	// Manifests is the manifests directory, as /healthz reports it.
 	Manifests string
 	// TokenHint says where a client finds the token ("the token in

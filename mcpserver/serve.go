@@ -205,11 +205,21 @@ func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg HTT
 
 	start := time.Now()
 	s.log.Info().Int64("in_flight", h.inFlight.Load()).Msg("shutting down: finishing the requests in flight")
-	drainCtx := context.Background()
+	drainCtx, hurried := context.WithCancel(context.Background())
+	defer hurried()
 	if cfg.DrainTimeout > 0 {
 		var cancel context.CancelFunc
 		drainCtx, cancel = context.WithTimeout(drainCtx, cfg.DrainTimeout)
 		defer cancel()
+	}
+	if cfg.Hurry != nil {
+		go func() {
+			select {
+			case <-cfg.Hurry:
+				hurried()
+			case <-drainCtx.Done(): // ended by its timeout, or by the return
+			}
+		}()
 	}
 	// Shutdown closes the listener and idle connections at once, then
 	// waits for the active ones: requests in flight, and event streams,
@@ -219,8 +229,12 @@ func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg HTT
 	h.waitIdle(drainCtx)
 	cutOff := drainCtx.Err() != nil
 	if cutOff {
+		why := "after the drain timeout"
+		if time.Since(start) < cfg.DrainTimeout {
+			why = "at a second stop signal"
+		}
 		s.log.Warn().Int64("in_flight", h.inFlight.Load()).Dur("drain_timeout", cfg.DrainTimeout).
-			Msg("requests still running after the drain timeout; cutting them off")
+			Msg("requests still running " + why + "; cutting them off")
 		// Closing the backend connections fails the calls still running,
 		// so that their handlers return and their sessions can close.
 		_ = srv.Close()

@@ -257,7 +257,7 @@ func readOrMakeTokenFile(path string, create bool) (token string, made bool, err
 }
 
 // serveHTTP serves srv over streamable HTTP until ctx is cancelled.
-func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerolog.Logger) error {
+func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, hurry <-chan struct{}, log zerolog.Logger) error {
 	h := &o.http
 	host, _, _ := net.SplitHostPort(h.listen) // checked by resolveHTTP
 	switch {
@@ -300,6 +300,7 @@ func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerol
 		DrainTimeout: min(o.drainTimeout, o.shutdownGrace),
 		Manifests:    o.manifests,
 		TokenHint:    tokenHint(h.tokenPath),
+		Hurry:        hurry,
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

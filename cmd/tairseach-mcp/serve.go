@@ -76,9 +76,12 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	if tr != nil {
 		draining = tr.Draining()
 	}
+	httpHurry := make(chan struct{}) // closed to hurry the HTTP transport's drain
 	go watchShutdown(sig, served, draining, o.shutdownGrace, o.drainTimeout, func() {
 		if tr != nil {
 			tr.Hurry()
+		} else {
+			close(httpHurry)
 		}
 	}, flush, log)
 	var srv *mcpserver.Server
@@ -133,7 +136,7 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	})
 
 	if o.transport == "http" {
-		return serveHTTP(ctx, o, srv, log)
+		return serveHTTP(ctx, o, srv, httpHurry, log)
 	}
 	return srv.ServeStdio(ctx, tr)
 }
