@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
@@ -109,5 +114,70 @@ func TestEditDescription(t *testing.T) {
 	}
 	if _, err := manifest.ParseFile("demo.json", out, manifest.Options{Prefix: prefix}); err != nil {
 		t.Errorf("edited manifest does not parse: %v", err)
+	}
+}
+
+// TestCollector exports through the exporters the bridge uses, configured
+// by the environment bridge+otel gets, and checks that they take the
+// collector's empty 200 for a success and that it counts what they sent.
+func TestCollector(t *testing.T) {
+	c, err := startCollector()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	for _, kv := range c.env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	base, err := c.snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	texp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp))
+	c.setTiming(true)
+	for range 700 { // more than one batch of 512
+		_, span := tp.Tracer("test").Start(ctx, "tools/call")
+		span.End()
+	}
+	c.setTiming(false)
+	st, err := c.drain(ctx, base, 700)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.sub(base); got.spans != 700 || got.traceReqs < 2 {
+		t.Errorf("after the drain: %d spans in %d requests, want 700 in at least 2", got.spans, got.traceReqs)
+	}
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Errorf("trace export: %v", err)
+	}
+
+	mexp, err := otlpmetrichttp.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)))
+	h, err := mp.Meter("test").Float64Histogram("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Record(ctx, 0.1)
+	if err := mp.Shutdown(ctx); err != nil {
+		t.Errorf("metric export: %v", err)
+	}
+
+	st, err = c.snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := st.sub(base)
+	if got.spans != 700 || got.metricReqs < 1 || got.bytes == 0 {
+		t.Errorf("got %+v, want 700 spans, a metric export and some bytes", got)
 	}
 }
