@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,8 @@ func TestBenchQuick(t *testing.T) {
 	}
 	t.Log("\n" + out.String())
 	got := out.String()
-	for _, want := range []string{"| call p50, sequential · 2025-11-25", "| result 1 MB, p50", "| reload: write → list_changed", "Targets: "} {
+	for _, want := range []string{"| call p50, sequential · 2025-11-25", "| result 1 MB, p50", "| reload: write → list_changed", "Targets: ",
+		"| bridge+audit |", "| calls/s, 8 callers · 2026-07-28", "Targets of the variants: ", "one per call", "trace exports ("} {
 		if !strings.Contains(got, want) {
 			t.Errorf("results lack %q", want)
 		}
@@ -117,6 +119,15 @@ func TestEditDescription(t *testing.T) {
 	}
 }
 
+func TestBridgeEnv(t *testing.T) {
+	got := bridgeEnv([]string{"PATH=/bin", "OTEL_EXPORTER_OTLP_ENDPOINT=http://x", "OTEL_SDK_DISABLED=true",
+		"TAIRSEACH_MCP_AUDIT_LOG=/tmp/a", "TAIRSEACH_MCP_CALL_TIMEOUT=1m", "HOME=/root"})
+	want := []string{"PATH=/bin", "TAIRSEACH_MCP_CALL_TIMEOUT=1m", "HOME=/root"}
+	if !slices.Equal(got, want) {
+		t.Errorf("bridgeEnv = %q, want %q", got, want)
+	}
+}
+
 // TestCollector exports through the exporters the bridge uses, configured
 // by the environment bridge+otel gets, and checks that they take the
 // collector's empty 200 for a success and that it counts what they sent.
@@ -179,5 +190,41 @@ func TestCollector(t *testing.T) {
 	got := st.sub(base)
 	if got.spans != 700 || got.metricReqs < 1 || got.bytes == 0 {
 		t.Errorf("got %+v, want 700 spans, a metric export and some bytes", got)
+	}
+}
+
+func TestVariantTable(t *testing.T) {
+	b := &bench{res: &results{vals: map[string]map[string][]float64{}, na: map[string]map[string]string{}}}
+	for _, proto := range []string{proto2025, proto2026} {
+		b.res.add(caseID("seq-p50", proto), bridge, 100)
+		b.res.add(caseID("seq-p50", proto), bridgeAudit, 105)
+		b.res.add(caseID("seq-p50", proto), bridgeOTel, 120)
+		b.res.add(caseID("cpu", proto), bridge, 80)
+		b.res.add(caseID("cpu", proto), bridgeAudit, 92)
+		b.res.add(caseID("cpu", proto), bridgeOTel, 200)
+		b.res.add(caseID("rate8", proto), bridge, 1000)
+		b.res.add(caseID("rate8", proto), bridgeAudit, 950)
+		b.res.add(caseID("rate8", proto), bridgeOTel, 900)
+	}
+	cell := func(id, who string, unit int) string {
+		x, _ := b.res.median(id, who)
+		return format(x, unit)
+	}
+	header, lines, met, missed := b.variantTable(cell)
+	if want := []string{"case", "bridge", "bridge+audit", "bridge+otel", "audit/bridge", "otel/bridge", "target", "met? (audit; otel)"}; !slices.Equal(header, want) {
+		t.Errorf("header %q, want %q", header, want)
+	}
+	if met != 4 || missed != 4 {
+		t.Errorf("%d met, %d missed; want 4 and 4 (the CPU rows have no target)", met, missed)
+	}
+	want := [][]string{
+		{"call p50, sequential · 2025-11-25", "100 µs", "105 µs", "120 µs", "1.05×", "1.20×", "≤ 1.1× bridge", "met; **missed**"},
+		{"server CPU per call, sequential · 2025-11-25", "80 µs", "92 µs", "200 µs", "1.15×", "2.50×", "", ""},
+		{"calls/s, 8 callers · 2025-11-25", "1,000/s", "950/s", "900/s", "0.95×", "0.90×", "≥ bridge ÷ 1.1", "met; **missed**"},
+	}
+	for i, w := range want {
+		if !slices.Equal(lines[i], w) {
+			t.Errorf("line %d: %q, want %q", i, lines[i], w)
+		}
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +27,16 @@ const (
 	bridge = "bridge"
 	peer   = "peer"
 )
+
+// The bridge with its observability on, measured beside the plain bridge
+// in the sequential and 8-caller call cases.
+const (
+	bridgeAudit = "bridge+audit" // --audit-log FILE
+	bridgeOTel  = "bridge+otel"  // OTLP/HTTP traces and metrics to the driver's collector
+)
+
+// variants are the bridge variants, in table order.
+var variants = []string{bridgeAudit, bridgeOTel}
 
 // Protocol versions the client asks for; "" is the go-sdk client's default,
 // 2026-07-28, the current MCP revision.
@@ -47,20 +59,42 @@ type session struct {
 	startup time.Duration // exec → initialize (or server/discover) result
 	proto   string        // the negotiated protocol version
 	stderr  *os.File
+
+	calls    atomic.Int64 // tools/call requests answered
+	audit    string       // bridge+audit: its --audit-log file
+	otelBase otlpStats    // bridge+otel: what the collector had before it started
 }
 
 // spawn starts contender who serving ts and connects to it at proto. A
 // non-nil onListChanged receives notifications/tools/list_changed.
 func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, onListChanged func()) (*session, error) {
-	var cmd *exec.Cmd
+	var (
+		cmd      *exec.Cmd
+		audit    string
+		otelBase otlpStats
+		err      error
+	)
 	terminate := 2 * time.Second
 	switch who {
 	case floor:
 		cmd = exec.Command(e.floor, "--manifests", ts.dir, "--prefix", prefix)
-	case bridge:
+	case bridge, bridgeAudit, bridgeOTel:
 		// strict: outputSchemas advertised and results sent as
 		// structuredContent too, as sdk-floor does, so both do the same work.
 		cmd = exec.Command(e.cfg.bridge, "--manifests", ts.dir, "--socket", e.socket, "--log-level", "warn", "--output-schemas=strict")
+		// No OTEL_* or audit settings from the environment: only the
+		// variants observe, each only as it says.
+		cmd.Env = bridgeEnv(os.Environ())
+		switch who {
+		case bridgeAudit:
+			audit = filepath.Join(e.tmp, fmt.Sprintf("audit-%d.jsonl", e.audits.Add(1)))
+			cmd.Args = append(cmd.Args, "--audit-log", audit)
+		case bridgeOTel:
+			if otelBase, err = e.collector.snapshot(); err != nil {
+				return nil, err
+			}
+			cmd.Env = append(cmd.Env, e.collector.env()...)
+		}
 	case peer:
 		if e.cfg.peer == "" {
 			return nil, errNA("mcp-host-rpc not installed")
@@ -95,9 +129,15 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
-		return nil, fmt.Errorf("starting %s with %s: %w\n%s", who, ts.name, err, e.logTail(who))
+		tail := e.logTail(who)
+		if who == bridgeOTel && strings.Contains(tail, "-tags notelemetry") {
+			return nil, errNA("this tairseach-mcp was built with -tags notelemetry, without the OTLP exporters")
+		}
+		return nil, fmt.Errorf("starting %s with %s: %w\n%s", who, ts.name, err, tail)
 	}
-	return &session{who: who, cs: cs, cmd: cmd, started: start, startup: took, proto: cs.InitializeResult().ProtocolVersion, stderr: f}, nil
+	s := &session{who: who, cs: cs, cmd: cmd, started: start, startup: took, proto: cs.InitializeResult().ProtocolVersion, stderr: f,
+		audit: audit, otelBase: otelBase}
+	return s, nil
 }
 
 // close ends the session and the server.
@@ -133,6 +173,7 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: calling %s: %w", s.who, tool, err)
 	}
+	s.calls.Add(1)
 	if res.IsError {
 		return nil, fmt.Errorf("%s: %s returned isError: %s", s.who, tool, resultText(res))
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,6 +36,9 @@ type env struct {
 
 	demo     *exec.Cmd
 	demoDone chan error
+
+	collector *collector   // bridge+otel's OTLP/HTTP receiver
+	audits    atomic.Int64 // bridge+audit files made
 }
 
 // toolSet is a manifests directory and what the peer needs to serve the
@@ -117,6 +121,9 @@ func newEnv(ctx context.Context, c config) (_ *env, err error) {
 
 	e.socket = filepath.Join(tmp, "d.sock")
 	if err := e.startDemo(ctx); err != nil {
+		return nil, err
+	}
+	if e.collector, err = startCollector(); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -208,8 +215,9 @@ func (e *env) startDemo(ctx context.Context) error {
 	}
 }
 
-// close stops the demo backend and removes the temp dir.
+// close stops the demo backend and the collector and removes the temp dir.
 func (e *env) close() {
+	e.collector.close()
 	if e.demo != nil && e.demo.Process != nil {
 		_ = e.demo.Process.Signal(syscall.SIGTERM)
 		select {

@@ -12,6 +12,13 @@
 //   - bridge: tairseach-mcp against the demo backend, --log-level warn.
 //   - peer: mcp-host-rpc (TypeScript SDK) against the same demo backend.
 //
+// Beside the bridge, in the sequential and 8-caller call cases only, two
+// variants of it: bridge+audit (--audit-log FILE in the run's temp dir,
+// checked for one line per call) and bridge+otel (traces and metrics over
+// OTLP/HTTP to a collector this program runs on 127.0.0.1, checked to have
+// received exports while the calls ran). They get a table of their own,
+// each against the plain bridge.
+//
 // The MCP contenders are spawned and driven with the go-sdk client over stdio
 // (mcp.CommandTransport), at protocol 2025-11-25 and, for the per-call cases,
 // again at the client's default (2026-07-28, the current revision). Every case runs each

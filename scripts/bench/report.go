@@ -103,6 +103,72 @@ func (b *bench) rows() []row {
 	return rs
 }
 
+// variantTargetFactor bounds a variant's time per call, as a factor of
+// the plain bridge's.
+const variantTargetFactor = 1.1
+
+// variantTable renders the variants' rows: each case of the bridge with
+// every variant beside it, their ratios to it and the targets.
+func (b *bench) variantTable(cell func(id, who string, unit int) string) (header []string, lines [][]string, met, missed int) {
+	header = append([]string{"case", bridge}, variants...)
+	for _, who := range variants {
+		header = append(header, strings.TrimPrefix(who, bridge+"+")+"/bridge")
+	}
+	header = append(header, "target", "met? ("+strings.ReplaceAll(strings.Join(variants, "; "), bridge+"+", "")+")")
+	for _, proto := range []string{proto2025, proto2026} {
+		l := protoLabel(proto)
+		for _, r := range []struct {
+			id, label string
+			unit      int
+			target    bool
+		}{
+			{caseID("seq-p50", proto), "call p50, sequential · " + l, unitMicros, true},
+			{caseID("cpu", proto), "server CPU per call, sequential · " + l, unitMicros, false},
+			{caseID("rate8", proto), "calls/s, 8 callers · " + l, unitRate, true},
+		} {
+			line := []string{r.label, cell(r.id, bridge, r.unit)}
+			for _, who := range variants {
+				line = append(line, cell(r.id, who, r.unit))
+			}
+			bv, bok := b.res.median(r.id, bridge)
+			var verdicts []string
+			for _, who := range variants {
+				x, ok := b.res.median(r.id, who)
+				if !bok || !ok || bv <= 0 {
+					line = append(line, "–")
+					verdicts = append(verdicts, "n/a")
+					continue
+				}
+				line = append(line, fmt.Sprintf("%.2f×", x/bv))
+				if !r.target {
+					continue
+				}
+				good := x <= variantTargetFactor*bv
+				if r.unit == unitRate {
+					good = x >= bv/variantTargetFactor
+				}
+				if good {
+					verdicts = append(verdicts, "met")
+					met++
+				} else {
+					verdicts = append(verdicts, "**missed**")
+					missed++
+				}
+			}
+			switch {
+			case !r.target:
+				line = append(line, "", "")
+			case r.unit == unitRate:
+				line = append(line, "≥ bridge ÷ "+strconv.FormatFloat(variantTargetFactor, 'f', -1, 64), strings.Join(verdicts, "; "))
+			default:
+				line = append(line, "≤ "+times(variantTargetFactor)+" bridge", strings.Join(verdicts, "; "))
+			}
+			lines = append(lines, line)
+		}
+	}
+	return header, lines, met, missed
+}
+
 // info describes the machine and the run.
 type info struct {
 	date, cpu, goVersion, node, bridgeVersion, loadStart string
@@ -160,27 +226,29 @@ func (b *bench) report(in info) string {
 		}
 		notes = append(notes, s)
 	}
+	// cell renders who's value of a case, or why there is none.
+	cell := func(id, who string, unit int) string {
+		if x, ok := b.res.median(id, who); ok {
+			return format(x, unit)
+		}
+		reason, ok := b.res.na[id][who]
+		switch {
+		case ok && reason == "":
+			return "–"
+		case strings.HasPrefix(reason, "n/a"):
+			return reason
+		case ok:
+			addNote(fmt.Sprintf("%s n/a: %s.", who, reason))
+			return "n/a"
+		}
+		return "?"
+	}
 	met, missed := 0, 0
 	for _, r := range b.rows() {
 		v := func(who string) (float64, bool) { return b.res.median(r.id, who) }
 		line := []string{r.label}
 		for _, who := range cols {
-			if x, ok := v(who); ok {
-				line = append(line, format(x, r.unit))
-				continue
-			}
-			reason, ok := b.res.na[r.id][who]
-			switch {
-			case ok && reason == "":
-				line = append(line, "–")
-			case strings.HasPrefix(reason, "n/a"):
-				line = append(line, reason)
-			case ok:
-				line = append(line, "n/a")
-				addNote(fmt.Sprintf("%s n/a: %s.", who, reason))
-			default:
-				line = append(line, "?")
-			}
+			line = append(line, cell(r.id, who, r.unit))
 		}
 		bv, bok := v(bridge)
 		for _, other := range []string{floor, raw, peer} {
@@ -226,9 +294,13 @@ func (b *bench) report(in info) string {
 		orUnknown(in.bridgeVersion), in.loadStart, loadavg(), in.took.Round(time.Second))
 	buf.WriteString(markdownTable(header, lines))
 	fmt.Fprintf(&buf, "\nTargets: %d met, %d missed.\n\n", met, missed)
+	vheader, vlines, vmet, vmissed := b.variantTable(cell)
+	buf.WriteString("The bridge with its audit log or its OpenTelemetry export on, in the same rounds and slices as the plain bridge above (see the notes):\n\n")
+	buf.WriteString(markdownTable(vheader, vlines))
+	fmt.Fprintf(&buf, "\nTargets of the variants: %d met, %d missed.\n\n", vmet, vmissed)
 
 	buf.WriteString("Notes:\n\n")
-	for _, n := range b.staticNotes() {
+	for _, n := range append(b.staticNotes(), b.variantNotes()...) {
 		fmt.Fprintf(&buf, "- %s\n", n)
 	}
 	for _, n := range append(b.res.notes, notes...) {
@@ -245,7 +317,7 @@ func (b *bench) staticNotes() []string {
 			echoArgs, b.cfg.seqCalls, b.cfg.warmup, b.cfg.tpCalls),
 		fmt.Sprintf("raw: this driver on the demo backend's socket, min(callers, %d) persistent connections (the bridge's pool size; the backend answers one request at a time per connection), each reply decoded with encoding/json.", rawPool),
 		"sdk-floor: a go-sdk stdio server registering the same tool definitions (loaded with the manifest package) whose handlers return at once from memory the same text and structuredContent the bridge returns. bridge: tairseach-mcp --log-level warn --output-schemas=strict on the demo backend (text plus structuredContent, results validated against the outputSchema). peer: mcp-host-rpc 0.4.0 (TypeScript SDK) on the same backend; it returns text only and publishes zod-derived input schemas without outputSchemas, so its tools/list is smaller.",
-		"Server CPU per call: CPU time of the processes behind the client during the sequential case (from /proc/PID/task/*/schedstat), divided by the calls: the demo backend for raw, the server for sdk-floor, the server plus the demo backend for bridge and peer.",
+		"Server CPU per call: CPU time of the processes behind the client during the sequential case (from /proc/PID/task/*/schedstat), divided by the calls: the demo backend for raw, the server for sdk-floor, the server plus the demo backend for bridge, its variants and peer.",
 		"Spawn → initialize: from exec to the initialize result, as the go-sdk client sees it (protocol 2025-11-25); spawn → first tools/list: from exec to the complete list, just after. Idle RSS: VmRSS of the server process " + idleWait.String() + " after initialize and one tools/list.",
 		fmt.Sprintf("Reload: os.WriteFile of demo.json with a changed description into the bridge's --manifests, to the client's ToolListChangedHandler; includes the bridge's %d ms debounce and the go-sdk's 10 ms one.", debounceMs),
 	}

@@ -41,6 +41,7 @@ type bench struct {
 	roundsDone int
 	noReload   bool // the bridge sent no list_changed once: skip the case
 	revision   int  // of the reload case's manifest edits
+	tally      variantTally
 }
 
 // results holds one value per case, contender and round, and why a
@@ -172,6 +173,8 @@ type caller func(ctx context.Context, w int) error
 
 // callCases runs the per-call cases at one protocol version: sequential
 // latency, throughput at 8 and 64 callers and, at 2025-11-25, result sizes.
+// The bridge variants run the sequential and 8-caller cases, interleaved
+// with the others, and are checked and stopped before the rest.
 func (b *bench) callCases(ctx context.Context, round int, proto string) error {
 	e, cfg := b.e, b.cfg
 	label := protoLabel(proto)
@@ -188,7 +191,7 @@ func (b *bench) callCases(ctx context.Context, round int, proto string) error {
 			s.close()
 		}
 	}()
-	for _, who := range []string{floor, bridge, peer} {
+	for _, who := range append([]string{floor, bridge, peer}, variants...) {
 		s, err := e.spawn(ctx, who, e.example, proto, nil)
 		var na errNA
 		if errors.As(err, &na) {
@@ -234,18 +237,20 @@ func (b *bench) callCases(ctx context.Context, round int, proto string) error {
 			return err
 		}
 	}
-	present := func() []string {
+	running := func(whos ...string) []string {
 		var out []string
-		for _, who := range order(round, raw, floor, bridge, peer) {
+		for _, who := range order(round, whos...) {
 			if who == raw || sessions[who] != nil {
 				out = append(out, who)
 			}
 		}
 		return out
-	}()
+	}
+	present := running(raw, floor, bridge, peer)
+	all := running(append([]string{raw, floor, bridge, peer}, variants...)...)
 
 	// Check what each returns, and warm up.
-	for _, who := range present {
+	for _, who := range all {
 		if err := b.checkEcho(ctx, who, sessions[who], raws[0]); err != nil {
 			return err
 		}
@@ -254,6 +259,9 @@ func (b *bench) callCases(ctx context.Context, round int, proto string) error {
 			if err := call(ctx, 0); err != nil {
 				return err
 			}
+		}
+		if err := b.settle(ctx, sessions[who]); err != nil {
+			return err
 		}
 	}
 
@@ -270,35 +278,51 @@ func (b *bench) callCases(ctx context.Context, round int, proto string) error {
 		}
 		return p
 	}
-	cpu := map[string]time.Duration{}
-	lat, elapsed, err := interleave(ctx, round, present, cfg.seqCalls, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
-		before := cpuTime(pids(who))
-		l, err := sequential(ctx, n, echo(who))
-		cpu[who] += cpuTime(pids(who)) - before
-		return l, err
+	// The CPU time is read again after settle, so that it includes what
+	// bridge+otel exports of a slice's spans once the slice is over.
+	cpu, cpuBefore := map[string]time.Duration{}, map[string]time.Duration{}
+	lat, elapsed, err := interleave(ctx, round, all, cfg.seqCalls, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
+		cpuBefore[who] = cpuTime(pids(who))
+		defer b.timing(who)()
+		return sequential(ctx, n, echo(who))
+	}, func(who string) error {
+		err := b.settle(ctx, sessions[who])
+		cpu[who] += cpuTime(pids(who)) - cpuBefore[who]
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	for _, who := range present {
+	for _, who := range all {
 		b.res.add(ids[0], who, micros(percentile(lat[who], 0.50)))
 		b.res.add(ids[1], who, micros(percentile(lat[who], 0.99)))
 		b.res.add(ids[2], who, float64(len(lat[who]))/elapsed[who].Seconds())
 		b.res.add(caseID("cpu", proto), who, micros(cpu[who])/float64(len(lat[who])))
 	}
 	for i, callers := range []int{8, 64} {
-		_, elapsed, err := interleave(ctx, round, present, cfg.tpCalls, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
+		whos := present
+		if callers == 8 {
+			whos = all
+		}
+		_, elapsed, err := interleave(ctx, round, whos, cfg.tpCalls, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
 			workers := callers
 			if who == raw {
 				workers = min(callers, rawPool) // one connection per worker
 			}
+			defer b.timing(who)()
 			return nil, concurrent(ctx, n, workers, echo(who))
-		})
+		}, func(who string) error { return b.settle(ctx, sessions[who]) })
 		if err != nil {
 			return err
 		}
-		for _, who := range present {
+		for _, who := range whos {
 			b.res.add(ids[3+i], who, float64(cfg.tpCalls)/elapsed[who].Seconds())
+		}
+		if callers == 8 {
+			// Done with the variants: check what they recorded and exported.
+			if err := b.finishVariants(sessions); err != nil {
+				return err
+			}
 		}
 	}
 	if proto == proto2025 {
@@ -317,7 +341,7 @@ func (b *bench) callCases(ctx context.Context, round int, proto string) error {
 			}
 			lat, _, err := interleave(ctx, round, who3, cfg.sizeCalls[i], func(ctx context.Context, who string, n int) ([]time.Duration, error) {
 				return sequential(ctx, n, callerFor(who, blobTool, blobMethod, args))
-			})
+			}, nil)
 			if err != nil {
 				return err
 			}
@@ -390,9 +414,11 @@ const numSlices = 4
 // interleave runs a case for each contender in whos: n calls each, in
 // slices, every slice taking the contenders in turn (in an order rotated by
 // round and slice), so that a burst of load elsewhere on the machine hits
-// them alike. It returns each contender's latencies and time spent.
+// them alike. A non-nil settle runs after each slice of a contender,
+// untimed. It returns each contender's latencies and time spent.
 func interleave(ctx context.Context, round int, whos []string, n int,
 	run func(ctx context.Context, who string, n int) ([]time.Duration, error),
+	settle func(who string) error,
 ) (map[string][]time.Duration, map[string]time.Duration, error) {
 	lat := map[string][]time.Duration{}
 	took := map[string]time.Duration{}
@@ -407,6 +433,11 @@ func interleave(ctx context.Context, round int, whos []string, n int,
 			}
 			took[who] += time.Since(start)
 			lat[who] = append(lat[who], l...)
+			if settle != nil {
+				if err := settle(who); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
 	}
 	return lat, took, nil

@@ -89,7 +89,7 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 			_, err := kept[who].listAll(ctx)
 			return err
 		})
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}
