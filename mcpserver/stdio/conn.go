@@ -44,8 +44,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		more:      make(chan struct{}, 1),
 		closed:    make(chan struct{}),
 	}
-	c.takeover = time.AfterFunc(time.Hour, c.takeOver)
-	c.takeover.Stop()
+	c.watch = newInlineWatch(c.readLoop)
 	if t.Calls != nil {
 		c.detach = t.Calls.Attach(c)
 	}
@@ -316,7 +315,7 @@ func (c *conn) Close() error {
 			c.detach()
 		}
 		c.cancelAll()
-		c.takeover.Stop()
+		c.watch.stop()
 		close(c.closed)
 		if cl, ok := c.rawIn.(io.Closer); ok {
 			go func() { _ = cl.Close() }()

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -429,42 +428,23 @@ func (c *conn) serveDirectly(n int64, method string, p callParams, newProto bool
 	return true, true
 }
 
-// takeoverAfter is how long a call served inline keeps the input unread:
-// a call that takes longer hands reading to a new goroutine, which then
-// sees the call's cancellation and the requests sent meanwhile. (A timer
-// this short may fire up to a millisecond late on an idle process.)
-const takeoverAfter = 200 * time.Microsecond
-
 // serveInline serves a call on the reading goroutine. A client that waits
 // for each answer before it sends the next request (nothing else in
 // flight, nothing more read) would otherwise have each call handed to a new
 // goroutine, on another thread, with a fresh stack to grow: tens of
 // microseconds a call. Nothing reads the input meanwhile, so a call that
-// outlasts takeoverAfter hands reading to a new goroutine (the takeover
-// timer's), which then sees its cancellation as it would for a call in its
-// own goroutine. It reports whether the calling goroutine still reads:
-// false once reading was handed over.
+// outlasts a tick or two of the inline watch hands reading to a new
+// goroutine (the watch's timer's), which then sees its cancellation as it
+// would for a call in its own goroutine. It reports whether the calling
+// goroutine still reads: false once reading was handed over.
 func (c *conn) serveInline(ctx context.Context, cancel context.CancelFunc, n int64, dc DirectCall) bool {
 	defer c.callWG.Done()
 	defer cancel()
-	c.inline.Store(true)
-	c.takeover.Reset(takeoverAfter)
+	ticket := c.watch.begin()
 	res := c.calls.CallDirect(ctx, dc)
-	// Whoever clears inline first reads on: this goroutine or the timer's.
-	reading := c.inline.CompareAndSwap(true, false)
-	if reading {
-		c.takeover.Stop()
-	}
+	reading := c.watch.end(ticket)
 	c.answer(n, res) // nil when cancelled: nothing is sent
 	return reading
-}
-
-// takeOver is the takeover timer's function: if a call is still served
-// inline, its goroutine stops reading and this one reads on.
-func (c *conn) takeOver() {
-	if c.inline.CompareAndSwap(true, false) {
-		c.readLoop()
-	}
 }
 
 // callParams are the members of a request's params the dispatcher looks

@@ -116,15 +116,14 @@ type conn struct {
 	log      zerolog.Logger
 
 	// Owned by the goroutine that reads, readLoop's: a call served inline
-	// can hand reading (and these) to the takeover timer's goroutine.
+	// can hand reading (and these) to the inline watch's goroutine.
 	line       []byte
 	initRead   bool // initialize was read (or made up), or the client speaks 2026-07-28
 	registered bool // the go-sdk was given the tools (RegisterWithSDK)
 
-	// inline is set while a call is served on the reading goroutine and
-	// nobody reads; takeover then hands reading to a new goroutine.
-	inline   atomic.Bool
-	takeover *time.Timer
+	// watch hands reading on from a call served inline on the reading
+	// goroutine that lasts.
+	watch *inlineWatch
 
 	toSDK    chan jsonrpc.Message
 	inputEnd chan struct{} // closed by readLoop at end of input
