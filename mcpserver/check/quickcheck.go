@@ -1,10 +1,14 @@
 package check
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"regexp"
+	"strconv"
 	"unicode/utf8"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
 
 // quickCheck accepts arguments that an inputSchema certainly accepts, in a
@@ -190,93 +194,226 @@ func (q *quickCheck) set(k string, v json.RawMessage) bool {
 	return true
 }
 
-// accepts reports whether v, as decoded by encoding/json into an any, is
-// certainly valid.
-func (q *quickCheck) accepts(v any) bool {
-	if q.types != 0 && q.types&jsonTypeOf(v) == 0 {
+// accepts reports whether the JSON value b is certainly valid. It reads b
+// as encoding/json would decode it into an any (numbers as float64,
+// strings unescaped, bytes that are not UTF-8 as U+FFFD), without decoding
+// it: no allocation for the usual arguments. Invalid JSON is never accepted
+// (the full check then says what is wrong with it), and neither is an
+// object that repeats a member name with different verdicts.
+func (q *quickCheck) accepts(b []byte) bool {
+	i := jsonscan.SkipSpace(b, 0)
+	if i >= len(b) {
 		return false
 	}
-	if q.enum != nil && !q.inEnum(v) {
+	c := b[i]
+	var kind uint8
+	var num float64
+	switch {
+	case c == 'n':
+		kind = typeNull
+	case c == 't' || c == 'f':
+		kind = typeBoolean
+	case c == '"':
+		kind = typeString
+	case c == '[':
+		kind = typeArray
+	case c == '{':
+		kind = typeObject
+	default:
+		end, err := jsonscan.Skip(b, i)
+		if err != nil || jsonscan.SkipSpace(b, end) != len(b) {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(b[i:end]), 64) // as encoding/json does
+		if err != nil {
+			return false
+		}
+		num, kind = f, typeNumber
+		if _, frac := math.Modf(f); frac == 0 {
+			kind |= typeInteger
+		}
+	}
+	if q.types != 0 && q.types&kind == 0 {
 		return false
 	}
-	switch v := v.(type) {
-	case float64:
-		if q.minimum != nil && v < *q.minimum || q.maximum != nil && v > *q.maximum ||
-			q.exclusiveMinimum != nil && v <= *q.exclusiveMinimum || q.exclusiveMaximum != nil && v >= *q.exclusiveMaximum {
+	switch kind {
+	case typeNull, typeBoolean:
+		if end, err := jsonscan.Skip(b, i); err != nil || jsonscan.SkipSpace(b, end) != len(b) {
 			return false
 		}
-	case string:
-		if q.minLength >= 0 || q.maxLength >= 0 {
-			n := utf8.RuneCountInString(v)
-			if q.minLength >= 0 && n < q.minLength || q.maxLength >= 0 && n > q.maxLength {
-				return false
+		if q.enum != nil {
+			var v any
+			if c != 'n' {
+				v = c == 't'
 			}
+			return q.inEnum(v)
 		}
-		if q.pattern != nil && !q.pattern.MatchString(v) {
+	case typeString:
+		return q.acceptsString(b[i:])
+	case typeArray:
+		return q.acceptsArray(b[i:])
+	case typeObject:
+		return q.acceptsObject(b[i:])
+	default: // a number
+		if q.enum != nil && !q.inEnum(num) {
 			return false
 		}
-	case []any:
-		if q.minItems >= 0 && len(v) < q.minItems || q.maxItems >= 0 && len(v) > q.maxItems {
+		if q.minimum != nil && num < *q.minimum || q.maximum != nil && num > *q.maximum ||
+			q.exclusiveMinimum != nil && num <= *q.exclusiveMinimum || q.exclusiveMaximum != nil && num >= *q.exclusiveMaximum {
 			return false
-		}
-		if q.items != nil {
-			for _, e := range v {
-				if !q.items.accepts(e) {
-					return false
-				}
-			}
-		}
-	case map[string]any:
-		for _, name := range q.required {
-			if _, ok := v[name]; !ok {
-				return false
-			}
-		}
-		for name, e := range v {
-			p, ok := q.properties[name]
-			switch {
-			case ok:
-				if !p.accepts(e) {
-					return false
-				}
-			case q.closed:
-				return false
-			case q.additional != nil:
-				if !q.additional.accepts(e) {
-					return false
-				}
-			}
 		}
 	}
 	return true
 }
 
-// jsonTypeOf returns the type bits v matches: an integral number is both an
-// integer and a number.
-func jsonTypeOf(v any) uint8 {
-	switch v := v.(type) {
-	case nil:
-		return typeNull
-	case bool:
-		return typeBoolean
-	case float64:
-		if _, frac := math.Modf(v); frac == 0 {
-			return typeInteger | typeNumber
+// acceptsArgs reports whether the arguments b, which must be one JSON
+// object, are certainly valid.
+func (q *quickCheck) acceptsArgs(b []byte) bool {
+	return jsonscan.Kind(b) == "object" && numbersFit(b) && q.accepts(b)
+}
+
+// numbersFit reports whether every number in the JSON text b fits a
+// float64, as encoding/json requires of a number it decodes into an any,
+// wherever the schema leaves it unchecked. Only a number with an exponent
+// or of more than 15 characters can overflow.
+func numbersFit(b []byte) bool {
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			end, err := jsonscan.Skip(b, i)
+			if err != nil {
+				return false
+			}
+			i = end
+		case c == '-' || c >= '0' && c <= '9':
+			start, long := i, false
+			for i < len(b) && (b[i] >= '0' && b[i] <= '9' || b[i] == '-' || b[i] == '+' || b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+				long = long || b[i] == 'e' || b[i] == 'E'
+				i++
+			}
+			if long || i-start > 15 {
+				if _, err := strconv.ParseFloat(string(b[start:i]), 64); err != nil {
+					return false
+				}
+			}
+		default:
+			i++
 		}
-		return typeNumber
-	case string:
-		return typeString
-	case []any:
-		return typeArray
-	case map[string]any:
-		return typeObject
 	}
-	return 0
+	return true
+}
+
+// acceptsString checks the JSON string b (white space after it at most).
+func (q *quickCheck) acceptsString(b []byte) bool {
+	end, err := jsonscan.Skip(b, 0)
+	if err != nil || jsonscan.SkipSpace(b, end) != len(b) {
+		return false
+	}
+	text := b[1 : end-1]
+	if bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
+		var s string // escapes or bytes encoding/json replaces: let it decode
+		if json.Unmarshal(b[:end], &s) != nil {
+			return false
+		}
+		text = []byte(s)
+	}
+	if q.enum != nil && !q.inEnumString(text) {
+		return false
+	}
+	if q.minLength >= 0 || q.maxLength >= 0 {
+		n := utf8.RuneCount(text)
+		if q.minLength >= 0 && n < q.minLength || q.maxLength >= 0 && n > q.maxLength {
+			return false
+		}
+	}
+	return q.pattern == nil || q.pattern.Match(text)
+}
+
+// acceptsArray checks the JSON array b (white space after it at most).
+func (q *quickCheck) acceptsArray(b []byte) bool {
+	if q.enum != nil {
+		return false // enums hold scalars only
+	}
+	n := 0
+	i := jsonscan.SkipSpace(b, 1)
+	if i < len(b) && b[i] == ']' {
+		i++
+	} else {
+		for {
+			end, err := jsonscan.Skip(b, i)
+			if err != nil {
+				return false
+			}
+			if q.items != nil && !q.items.accepts(b[i:end]) {
+				return false
+			}
+			n++
+			i = jsonscan.SkipSpace(b, end)
+			if i < len(b) && b[i] == ',' {
+				i = jsonscan.SkipSpace(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == ']' {
+				i++
+				break
+			}
+			return false
+		}
+	}
+	if jsonscan.SkipSpace(b, i) != len(b) {
+		return false
+	}
+	return (q.minItems < 0 || n >= q.minItems) && (q.maxItems < 0 || n <= q.maxItems)
+}
+
+// acceptsObject checks the JSON object b.
+func (q *quickCheck) acceptsObject(b []byte) bool {
+	if q.enum != nil || len(q.required) > 64 {
+		return false
+	}
+	var found uint64 // bit i: required[i] is present
+	ok := true
+	err := jsonscan.Members(b, func(rawKey, value []byte) bool {
+		key := rawKey
+		if bytes.IndexByte(rawKey, '\\') >= 0 || !utf8.Valid(rawKey) {
+			s, err := jsonscan.Key(rawKey)
+			if err != nil {
+				ok = false
+				return false
+			}
+			key = []byte(s)
+		}
+		for i, name := range q.required {
+			if name == string(key) {
+				found |= 1 << i
+			}
+		}
+		p, declared := q.properties[string(key)]
+		switch {
+		case declared:
+			ok = p.accepts(value)
+		case q.closed:
+			ok = false
+		case q.additional != nil:
+			ok = q.additional.accepts(value)
+		}
+		return ok
+	})
+	return err == nil && ok && found == 1<<len(q.required)-1
 }
 
 func (q *quickCheck) inEnum(v any) bool {
 	for _, e := range q.enum {
 		if e == v { // scalars of the same dynamic type compare by value
+			return true
+		}
+	}
+	return false
+}
+
+func (q *quickCheck) inEnumString(text []byte) bool {
+	for _, e := range q.enum {
+		if s, ok := e.(string); ok && s == string(text) {
 			return true
 		}
 	}

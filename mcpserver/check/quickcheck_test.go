@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
@@ -45,14 +46,26 @@ func FuzzQuickCheck(f *testing.F) {
 		if err != nil {
 			return // such a schema leaves the arguments unchecked anyway
 		}
+		accepted := q.acceptsArgs(args)
 		v, msg := decodeArgs(args)
 		if msg != "" {
+			if accepted && jsonscan.Valid(args) {
+				t.Fatalf("quick check accepted %s, which encoding/json refuses: %s", args, msg)
+			}
+			if accepted && !jsonscan.Valid(args) {
+				t.Fatalf("quick check accepted %s, which is not JSON", args)
+			}
 			return
 		}
-		if q.accepts(v) {
-			if msg := validateArgs(full, v); msg != "" {
-				t.Fatalf("quick check accepted %s against %s; jsonschema-go says %s", args, schema, msg)
-			}
+		verdict := validateArgs(full, v)
+		if accepted && verdict != "" {
+			t.Fatalf("quick check accepted %s against %s; jsonschema-go says %s", args, schema, verdict)
+		}
+		// It reads the bytes as encoding/json decodes them: on arguments
+		// that name each member once, it says yes to all jsonschema-go
+		// accepts, or valid calls would pay for the full check.
+		if _, dup := duplicateKey(args); !dup && !accepted && verdict == "" {
+			t.Fatalf("quick check refused %s against %s, which jsonschema-go accepts", args, schema)
 		}
 	})
 }
@@ -81,7 +94,7 @@ func TestQuickCheckCoversCorpus(t *testing.T) {
 		if err := json.Unmarshal(args, &v); err != nil {
 			t.Fatal(err)
 		}
-		if validateArgs(full, v) == "" && !q.accepts(v) {
+		if validateArgs(full, v) == "" && !q.acceptsArgs(args) {
 			t.Errorf("%s: quick check refused valid arguments %s", tool.Name, args)
 		}
 	}
@@ -100,16 +113,18 @@ func TestQuickCheckVerdicts(t *testing.T) {
 		{2, `{"a":["x",null],"z":false}`, true}, {2, `{"a":[]}`, false}, {2, `{"z":"no"}`, false},
 		{3, `{"o":{"p":2.5}}`, true}, {3, `{"o":{"q":1}}`, false},
 		{4, `{"f":"anything","any":{"deep":[1]}}`, true},
+		// read from the bytes as encoding/json decodes them
+		{1, `{"s":"a\u0062c"}`, true}, {1, `{"s":"a\u0042c"}`, false}, {0, `{"\u006e":1}`, true},
+		{0, `{"n":1e0}`, true}, {0, ` { "n" : 10 , "x" : 1E-1 } `, true}, {0, `{"n":1e400}`, false},
+		{0, `{"n":1,}`, false}, {0, `{"n":1} x`, false}, {0, `{"n":01}`, false}, {1, "{\"s\":\"a\xffb\"}", false},
+		{1, `{"e":null,"c":2.0}`, true}, {1, `{"e":nul}`, false}, {2, `{"a":["x",]}`, false},
+		{3, `{"o":{"p":1},"o":{"q":1}}`, false}, {4, `{"any":[{"x":1e400}]}`, false}, {4, `{"any":"1e400"}`, true},
 	} {
 		q := newQuickCheck(json.RawMessage(quickSchemas[tt.schema]))
 		if q == nil {
 			t.Fatalf("schema %d: no quick check", tt.schema)
 		}
-		v, msg := decodeArgs(json.RawMessage(tt.args))
-		if msg != "" {
-			t.Fatal(msg)
-		}
-		if got := q.accepts(v); got != tt.ok {
+		if got := q.acceptsArgs([]byte(tt.args)); got != tt.ok {
 			t.Errorf("schema %d, %s: accepts = %v, want %v", tt.schema, tt.args, got, tt.ok)
 		}
 	}

@@ -106,12 +106,12 @@ func NewOutput(schema json.RawMessage) *Output { return &Output{raw: schema} }
 // not compile leaves the arguments unchecked and returns why (validate
 // reports it to the operator).
 func (l *Input) Check(args json.RawMessage) (problem string, uncompiled error) {
+	if q := l.quickCheck(); q != nil && q.acceptsArgs(args) {
+		return "", nil
+	}
 	v, msg := decodeArgs(args)
 	if msg != "" {
 		return msg, nil
-	}
-	if q := l.quickCheck(); q != nil && q.accepts(v) {
-		return "", nil
 	}
 	in, err := l.inputCheck()
 	if err != nil {
