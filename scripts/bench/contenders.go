@@ -149,22 +149,33 @@ func (s *session) close() {
 	s.stderr.Close()
 }
 
-// rssMiB reads the server's VmRSS from /proc.
-func (s *session) rssMiB() (float64, error) {
+// rssMiB reads the server's VmRSS and RssAnon (its private memory: the
+// resident pages that are not the executable's or other files') from /proc.
+func (s *session) rssMiB() (rss, anon float64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	found := 0
 	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				return 0, fmt.Errorf("parsing VmRSS %q: %w", rest, err)
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"VmRSS:", &rss}, {"RssAnon:", &anon}} {
+			if rest, ok := strings.CutPrefix(line, f.name); ok {
+				kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+				if err != nil {
+					return 0, 0, fmt.Errorf("parsing %s %q: %w", f.name, rest, err)
+				}
+				*f.v = float64(kb) / 1024
+				found++
 			}
-			return float64(kb) / 1024, nil
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc/PID/status")
+	if found != 2 {
+		return 0, 0, errors.New("no VmRSS or RssAnon in /proc/PID/status")
+	}
+	return rss, anon, nil
 }
 
 // call makes one tools/call and fails on an isError result.

@@ -266,38 +266,45 @@ func (b *bench) callCases(ctx context.Context, round int, proto string) error {
 	}
 
 	echo := func(who string) caller { return callerFor(who, echoTool, echoMethod, echoArgs) }
-	// The CPU time the processes behind the client spend: the server and,
-	// for all but sdk-floor, the demo backend.
-	pids := func(who string) []int {
+	// The CPU time the processes behind the client spend: the server (for
+	// raw, the demo backend) and, for the contenders that call it, the
+	// demo backend as well.
+	server := func(who string) []int {
 		if who == raw {
 			return []int{e.demo.Process.Pid}
 		}
-		p := []int{sessions[who].cmd.Process.Pid}
-		if who != floor {
-			p = append(p, e.demo.Process.Pid)
-		}
-		return p
+		return []int{sessions[who].cmd.Process.Pid}
 	}
+	usesBackend := func(who string) bool { return who != raw && who != floor }
 	// The CPU time is read again after settle, so that it includes what
 	// bridge+otel exports of a slice's spans once the slice is over.
 	cpu, cpuBefore := map[string]time.Duration{}, map[string]time.Duration{}
+	backend, backendBefore := map[string]time.Duration{}, map[string]time.Duration{}
 	lat, elapsed, err := interleave(ctx, round, all, cfg.seqCalls, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
-		cpuBefore[who] = cpuTime(pids(who))
+		cpuBefore[who] = cpuTime(server(who))
+		backendBefore[who] = cpuTime([]int{e.demo.Process.Pid})
 		defer b.timing(who)()
 		return sequential(ctx, n, echo(who))
 	}, func(who string) error {
 		err := b.settle(ctx, sessions[who])
-		cpu[who] += cpuTime(pids(who)) - cpuBefore[who]
+		cpu[who] += cpuTime(server(who)) - cpuBefore[who]
+		backend[who] += cpuTime([]int{e.demo.Process.Pid}) - backendBefore[who]
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	for _, who := range all {
+		n := float64(len(lat[who]))
 		b.res.add(ids[0], who, micros(percentile(lat[who], 0.50)))
 		b.res.add(ids[1], who, micros(percentile(lat[who], 0.99)))
-		b.res.add(ids[2], who, float64(len(lat[who]))/elapsed[who].Seconds())
-		b.res.add(caseID("cpu", proto), who, micros(cpu[who])/float64(len(lat[who])))
+		b.res.add(ids[2], who, n/elapsed[who].Seconds())
+		b.res.add(caseID("cpu", proto), who, micros(cpu[who])/n)
+		if usesBackend(who) {
+			b.res.add(caseID("cpu+backend", proto), who, micros(cpu[who]+backend[who])/n)
+		} else {
+			b.res.setNA(who, "", caseID("cpu+backend", proto))
+		}
 	}
 	for i, callers := range []int{8, 64} {
 		whos := present

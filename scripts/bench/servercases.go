@@ -16,7 +16,7 @@ import (
 func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 	cfg := b.cfg
 	t := time.Now()
-	startID, firstID, rssID, listID := "startup@"+ts.name, "firstlist@"+ts.name, "rss@"+ts.name, "list@"+ts.name
+	startID, firstID, rssID, anonID, listID := "startup@"+ts.name, "firstlist@"+ts.name, "rss@"+ts.name, "anon@"+ts.name, "list@"+ts.name
 	nList := cfg.listCalls[0]
 	if ts.tools >= 1000 {
 		nList = cfg.listCalls[1]
@@ -38,7 +38,7 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 			s, err := b.e.spawn(ctx, who, ts, proto2025, nil)
 			var na errNA
 			if errors.As(err, &na) {
-				b.res.setNA(who, string(na), startID, firstID, rssID, listID)
+				b.res.setNA(who, string(na), startID, firstID, rssID, anonID, listID)
 				skip[who] = true
 				continue
 			}
@@ -72,11 +72,12 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 		return ctx.Err()
 	}
 	for who, s := range kept {
-		mib, err := s.rssMiB()
+		rss, anon, err := s.rssMiB()
 		if err != nil {
 			return fmt.Errorf("%s: %w", who, err)
 		}
-		b.res.add(rssID, who, mib)
+		b.res.add(rssID, who, rss)
+		b.res.add(anonID, who, anon)
 	}
 	var up []string
 	for _, who := range []string{floor, bridge, peer} {
@@ -96,7 +97,7 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 	for _, who := range up {
 		b.res.add(listID, who, micros(percentile(lat[who], 0.5)))
 	}
-	for _, id := range []string{startID, firstID, rssID, listID} {
+	for _, id := range []string{startID, firstID, rssID, anonID, listID} {
 		b.res.setNA(raw, "", id)
 	}
 	cfg.logf("round %d: startup, RSS and tools/list with %s in %s", round+1, ts.name, since(t))
