@@ -6,7 +6,6 @@
 package observe
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -121,25 +120,6 @@ func (a *Audit) Lost() int {
 	return a.lost
 }
 
-// auditLine is one record. Field order is the line's.
-type auditLine struct {
-	Time        string              `json:"time"`
-	Transport   string              `json:"transport"`
-	Session     string              `json:"session,omitempty"`
-	Client      *mcp.Implementation `json:"client,omitempty"`
-	Protocol    string              `json:"protocol,omitempty"`
-	RequestID   json.RawMessage     `json:"request_id,omitempty"`
-	Tool        string              `json:"tool"`
-	Method      string              `json:"method,omitempty"`
-	Socket      string              `json:"socket,omitempty"`
-	ArgsSHA256  string              `json:"args_sha256"`
-	Args        json.RawMessage     `json:"args,omitempty"`
-	Outcome     string              `json:"outcome"`
-	Code        *int64              `json:"code,omitempty"`
-	DurationMs  float64             `json:"duration_ms"`
-	ResultBytes int                 `json:"result_bytes"`
-}
-
 // record writes the line of one finished call. A failure is logged, never
 // returned: the call itself has succeeded or failed already.
 func (a *Audit) record(o *Call, res *mcp.CallToolResult) {
@@ -169,10 +149,13 @@ func (a *Audit) record(o *Call, res *mcp.CallToolResult) {
 	if a.args {
 		l.Args = canon
 	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		a.log.Warn().Err(err).Str("tool", o.tool).Msg("audit log: encoding the record")
-		return
+	b, ok := appendLine(make([]byte, 0, 512), &l)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(l); err != nil {
+			a.log.Warn().Err(err).Str("tool", o.tool).Msg("audit log: encoding the record")
+			return
+		}
 	}
 	b = append(b, '\n')
 	a.write(b)
@@ -230,23 +213,4 @@ func (a *Audit) rotate() error {
 		return fmt.Errorf("rotating the audit log: %w", err)
 	}
 	return a.open()
-}
-
-// canonicalJSON re-encodes a JSON value with object keys sorted and no
-// spaces, numbers as written, so that equal arguments hash equally however
-// the client spaced or ordered them.
-func canonicalJSON(b json.RawMessage) []byte {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return b
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
-		return b
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

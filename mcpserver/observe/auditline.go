@@ -1,0 +1,266 @@
+package observe
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+)
+
+// auditLine is one record. Field order is the line's. appendLine writes it
+// as json.Marshal would, byte for byte (TestAuditLineBytes), without
+// reflection: the audit log is written once a call.
+type auditLine struct {
+	Time        string              `json:"time"`
+	Transport   string              `json:"transport"`
+	Session     string              `json:"session,omitempty"`
+	Client      *mcp.Implementation `json:"client,omitempty"`
+	Protocol    string              `json:"protocol,omitempty"`
+	RequestID   json.RawMessage     `json:"request_id,omitempty"`
+	Tool        string              `json:"tool"`
+	Method      string              `json:"method,omitempty"`
+	Socket      string              `json:"socket,omitempty"`
+	ArgsSHA256  string              `json:"args_sha256"`
+	Args        json.RawMessage     `json:"args,omitempty"`
+	Outcome     string              `json:"outcome"`
+	Code        *int64              `json:"code,omitempty"`
+	DurationMs  float64             `json:"duration_ms"`
+	ResultBytes int                 `json:"result_bytes"`
+}
+
+// lastClient caches the encoding of the last clientInfo recorded: a
+// session's calls share one.
+var lastClient atomic.Pointer[encodedClient]
+
+type encodedClient struct {
+	impl *mcp.Implementation
+	json []byte
+}
+
+// appendLine appends l as json.Marshal writes it, or reports false for
+// what it leaves to json.Marshal (a duration it would write with an
+// exponent, a request id or arguments that are not valid JSON).
+func appendLine(b []byte, l *auditLine) ([]byte, bool) {
+	str := func(b []byte, name, v string, omitEmpty bool) []byte {
+		if omitEmpty && v == "" {
+			return b
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), name...), `":`...)
+		return jsonenc.AppendString(b, v, true)
+	}
+	raw := func(b []byte, name string, v json.RawMessage) ([]byte, bool) {
+		if len(v) == 0 {
+			return b, true
+		}
+		if !jsonscan.Valid(v) {
+			return b, false
+		}
+		b = append(append(append(b, `,"`...), name...), `":`...)
+		return appendCompactHTML(b, v), true
+	}
+	if d := l.DurationMs; d != 0 && (math.Abs(d) < 1e-6 || math.Abs(d) >= 1e21) || math.IsNaN(d) || math.IsInf(d, 0) {
+		return b, false
+	}
+	b = append(b, '{')
+	b = str(b, "time", l.Time, false)
+	b = str(b, "transport", l.Transport, false)
+	b = str(b, "session", l.Session, true)
+	if l.Client != nil {
+		c := lastClient.Load()
+		if c == nil || c.impl != l.Client {
+			j, err := json.Marshal(l.Client)
+			if err != nil {
+				return b, false
+			}
+			c = &encodedClient{l.Client, j}
+			lastClient.Store(c)
+		}
+		b = append(append(b, `,"client":`...), c.json...)
+	}
+	b = str(b, "protocol", l.Protocol, true)
+	var ok bool
+	if b, ok = raw(b, "request_id", l.RequestID); !ok {
+		return b, false
+	}
+	b = str(b, "tool", l.Tool, false)
+	b = str(b, "method", l.Method, true)
+	b = str(b, "socket", l.Socket, true)
+	b = str(b, "args_sha256", l.ArgsSHA256, false)
+	if b, ok = raw(b, "args", l.Args); !ok {
+		return b, false
+	}
+	b = str(b, "outcome", l.Outcome, false)
+	if l.Code != nil {
+		b = strconv.AppendInt(append(b, `,"code":`...), *l.Code, 10)
+	}
+	b = strconv.AppendFloat(append(b, `,"duration_ms":`...), l.DurationMs, 'f', -1, 64)
+	b = strconv.AppendInt(append(b, `,"result_bytes":`...), int64(l.ResultBytes), 10)
+	return append(b, '}'), true
+}
+
+// appendCompactHTML appends the valid JSON v without white space and with
+// '<', '>', '&', U+2028 and U+2029 escaped, as json.Marshal writes a
+// json.RawMessage.
+func appendCompactHTML(b, v []byte) []byte {
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case inString && c == '\\':
+			b = append(b, c, v[i+1])
+			i++
+			continue
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		case c == '<' || c == '>' || c == '&':
+			b = append(b, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+			continue
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
+			b = append(b, '\\', 'u', '2', '0', '2', "0123456789abcdef"[v[i+2]&0xf])
+			i += 2
+			continue
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// canonicalJSON re-encodes a JSON value with object keys sorted and no
+// spaces, numbers as written, so that equal arguments hash equally however
+// the client spaced or ordered them: what encoding/json writes of the value
+// decoded (with UseNumber) into an any, without HTML escaping; b itself
+// when it is not JSON.
+func canonicalJSON(b json.RawMessage) []byte {
+	if jsonscan.Valid(b) {
+		if out, ok := appendCanonical(make([]byte, 0, len(b)), b); ok {
+			return out
+		}
+	}
+	return canonicalSlow(b)
+}
+
+// canonicalSlow is canonicalJSON through encoding/json: for what
+// appendCanonical leaves to it (a member name twice in one object, which
+// the decoder resolves, the last one winning; JSON too deep; not JSON).
+func canonicalSlow(b json.RawMessage) []byte {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return b
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return b
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+type member struct{ key, value []byte }
+
+// appendCanonical appends the canonical form of the valid JSON value v
+// (white space around it allowed), or reports false.
+func appendCanonical(b, v []byte) ([]byte, bool) {
+	v = v[jsonscan.SkipSpace(v, 0):]
+	switch v[0] {
+	case '{':
+		var ms []member
+		ok := true
+		if err := jsonscan.Members(v, func(key, value []byte) bool {
+			if !clean(key) {
+				s, err := jsonscan.Key(key)
+				if err != nil {
+					ok = false
+					return false
+				}
+				key = []byte(s)
+			}
+			ms = append(ms, member{key, value})
+			return true
+		}); err != nil || !ok {
+			return b, false
+		}
+		slices.SortFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
+		b = append(b, '{')
+		for i, m := range ms {
+			if i > 0 {
+				if bytes.Equal(ms[i-1].key, m.key) {
+					return b, false // the decoder keeps the last
+				}
+				b = append(b, ',')
+			}
+			b = append(jsonenc.AppendString(b, string(m.key), false), ':')
+			if b, ok = appendCanonical(b, m.value); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	case '[':
+		b = append(b, '[')
+		i := jsonscan.SkipSpace(v, 1)
+		for n := 0; i < len(v) && v[i] != ']'; n++ {
+			end, err := jsonscan.Skip(v, i)
+			if err != nil {
+				return b, false
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendCanonical(b, v[i:end]); !ok {
+				return b, false
+			}
+			i = jsonscan.SkipSpace(v, end)
+			if i < len(v) && v[i] == ',' {
+				i = jsonscan.SkipSpace(v, i+1)
+			}
+		}
+		return append(b, ']'), true
+	case '"':
+		end, err := jsonscan.Skip(v, 0)
+		if err != nil {
+			return b, false
+		}
+		s := v[1 : end-1]
+		if !clean(s) {
+			var t string
+			if json.Unmarshal(v[:end], &t) != nil {
+				return b, false
+			}
+			s = []byte(t)
+		}
+		return jsonenc.AppendString(b, string(s), false), true
+	default: // numbers as written (UseNumber), true, false, null
+		end, err := jsonscan.Skip(v, 0)
+		if err != nil {
+			return b, false
+		}
+		return append(b, v[:end]...), true
+	}
+}
+
+// clean reports whether the text of a raw JSON string is what it decodes
+// to: no escapes, and UTF-8.
+func clean(s []byte) bool {
+	for _, c := range s {
+		if c == '\\' || c >= 0x80 {
+			return bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s)
+		}
+	}
+	return true
+}

@@ -1,0 +1,60 @@
+package observe
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The audit line is written by hand; it must be what json.Marshal writes
+// of the record, byte for byte, for every field empty or odd.
+func TestAuditLineBytes(t *testing.T) {
+	code := int64(-32603)
+	odd := "a<b>&c\u2028d\"e\\f\x01g\xffh é"
+	clients := []*mcp.Implementation{nil, {Name: "claude-code", Version: "2.1.0"}, {Name: odd, Version: odd, Title: "T"}}
+	for _, l := range []auditLine{
+		{Time: "2026-11-25T15:51:46.522117281Z", Transport: "stdio", Tool: "tairseach_demo_echo", ArgsSHA256: "ab", Outcome: "ok", DurationMs: 0.658, ResultBytes: 162},
+		{Time: "t", Transport: "http", Session: "s1", Protocol: "2025-11-25", RequestID: json.RawMessage(`"id <1>"`), Tool: odd,
+			Method: "demo.echo", Socket: "/tmp/s.sock", ArgsSHA256: "cd", Args: json.RawMessage(`{"a":"<x>&\u2028","b":[1,2.5e3]}`),
+			Outcome: "error", Code: &code, DurationMs: 12345.001, ResultBytes: 0},
+		{Time: "t", Transport: "cli", RequestID: json.RawMessage(` 9007199254740993 `), Args: json.RawMessage("{ \"x\" : \"\\u2029\" }"), Outcome: "refused", DurationMs: 0},
+		{Time: "t", Transport: "stdio", RequestID: json.RawMessage(`-0`), Outcome: "unanswered", DurationMs: 1e-3, ResultBytes: 1 << 40},
+	} {
+		for _, c := range clients {
+			l.Client = c
+			want, err := json.Marshal(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := appendLine(nil, &l)
+			if !ok {
+				t.Fatalf("appendLine refused %+v", l)
+			}
+			if string(got) != string(want) {
+				t.Errorf("appendLine wrote\n%s\njson.Marshal writes\n%s", got, want)
+			}
+		}
+	}
+	for _, d := range []float64{1e21, 1e-7} {
+		if _, ok := appendLine(nil, &auditLine{DurationMs: d}); ok {
+			t.Errorf("appendLine took duration %g, which json.Marshal writes with an exponent", d)
+		}
+	}
+}
+
+// canonicalJSON walks the bytes; canonicalSlow is encoding/json. They
+// must agree on every input, so that a call hashes the same either way.
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, s := range []string{`{ "b": 1.50, "a": {"d": [1, 2], "c": "<x>"} }`, `{}`, `[]`, `not json`, `{"a":1,"a":2}`,
+		`{"\u0062":1,"a":[true,false,null,"\u2028\ud800"]}`, "{\"\xff\":\"\xfe\"}", `{"a":1} x`, ` "s" `, `-0.0e+5`,
+		`{"query":"anna","limit":5,"fields":["name","email"]}`, `[[[[{"z":{"y":[]}}]]]]`, `{"é":1,"e":2,"E":3}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, want := canonicalJSON(b), canonicalSlow(b)
+		if string(got) != string(want) {
+			t.Fatalf("canonicalJSON(%q) = %q, encoding/json: %q", b, got, want)
+		}
+	})
+}
