@@ -35,6 +35,11 @@ type Telemetry struct {
 	duration metric.Float64Histogram
 }
 
+// spanHandOnDelay is how long an ended span waits to be handed to the
+// batch span processor with the others (see spanBuffer); the batch
+// processor then waits OTEL_BSP_SCHEDULE_DELAY (5 s) to export.
+const spanHandOnDelay = 5 * time.Millisecond
+
 // StartTelemetry starts the OTLP/HTTP exporters configured by the standard
 // OTEL_* environment. Call it only when TelemetryWanted; Shutdown flushes.
 func StartTelemetry(ctx context.Context, version string) (*Telemetry, error) {
@@ -52,7 +57,8 @@ func StartTelemetry(ctx context.Context, version string) (*Telemetry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OpenTelemetry trace exporter: %w", err)
 	}
-	t := &Telemetry{traces: sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp), sdktrace.WithResource(res))}
+	batcher := newSpanBuffer(sdktrace.NewBatchSpanProcessor(texp), spanHandOnDelay)
+	t := &Telemetry{traces: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res))}
 	t.tracer = t.traces.Tracer("github.com/geilt/tairseach-mcp/mcpserver", trace.WithInstrumentationVersion(version))
 	var meter metric.Meter
 	if e := os.Getenv("OTEL_METRICS_EXPORTER"); e == "" || e == "otlp" {
