@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,15 +33,6 @@ type auditLine struct {
 	Code        *int64              `json:"code,omitempty"`
 	DurationMs  float64             `json:"duration_ms"`
 	ResultBytes int                 `json:"result_bytes"`
-}
-
-// lastClient caches the encoding of the last clientInfo recorded: a
-// session's calls share one.
-var lastClient atomic.Pointer[encodedClient]
-
-type encodedClient struct {
-	impl *mcp.Implementation
-	json []byte
 }
 
 // appendLine appends l as json.Marshal writes it, or reports false for
@@ -76,17 +66,12 @@ func appendLine(b []byte, l *auditLine) ([]byte, bool) {
 	b = str(b, "time", l.Time, false)
 	b = str(b, "transport", l.Transport, false)
 	b = str(b, "session", l.Session, true)
-	if l.Client != nil {
-		c := lastClient.Load()
-		if c == nil || c.impl != l.Client {
-			j, err := json.Marshal(l.Client)
-			if err != nil {
-				return b, false
-			}
-			c = &encodedClient{l.Client, j}
-			lastClient.Store(c)
+	if l.Client != nil { // the go-sdk's type, whose fields are its own
+		j, err := json.Marshal(l.Client)
+		if err != nil {
+			return b, false
 		}
-		b = append(append(b, `,"client":`...), c.json...)
+		b = append(append(b, `,"client":`...), j...)
 	}
 	b = str(b, "protocol", l.Protocol, true)
 	var ok bool
@@ -145,7 +130,7 @@ func appendCompactHTML(b, v []byte) []byte {
 // when it is not JSON.
 func canonicalJSON(b json.RawMessage) []byte {
 	if jsonscan.Valid(b) {
-		if out, ok := appendCanonical(make([]byte, 0, len(b)), b); ok {
+		if out, ok := appendCanonical(make([]byte, 0, len(b)), b, 0); ok {
 			return out
 		}
 	}
@@ -154,7 +139,8 @@ func canonicalJSON(b json.RawMessage) []byte {
 
 // canonicalSlow is canonicalJSON through encoding/json: for what
 // appendCanonical leaves to it (a member name twice in one object, which
-// the decoder resolves, the last one winning; JSON too deep; not JSON).
+// the decoder resolves, the last one winning; nesting deeper than
+// canonicalDepth; not JSON).
 func canonicalSlow(b json.RawMessage) []byte {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
@@ -173,10 +159,18 @@ func canonicalSlow(b json.RawMessage) []byte {
 
 type member struct{ key, value []byte }
 
+// canonicalDepth is the deepest nesting appendCanonical walks: each level
+// scans its value again (Members, Skip), so its work is the size times the
+// depth; deeper arguments go to encoding/json, which reads them once.
+const canonicalDepth = 16
+
 // appendCanonical appends the canonical form of the valid JSON value v
-// (white space around it allowed), or reports false.
-func appendCanonical(b, v []byte) ([]byte, bool) {
+// (white space around it allowed), at nesting depth, or reports false.
+func appendCanonical(b, v []byte, depth int) ([]byte, bool) {
 	v = v[jsonscan.SkipSpace(v, 0):]
+	if depth >= canonicalDepth && (v[0] == '{' || v[0] == '[') {
+		return b, false
+	}
 	switch v[0] {
 	case '{':
 		var ms []member
@@ -205,7 +199,7 @@ func appendCanonical(b, v []byte) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(jsonenc.AppendString(b, string(m.key), false), ':')
-			if b, ok = appendCanonical(b, m.value); !ok {
+			if b, ok = appendCanonical(b, m.value, depth+1); !ok {
 				return b, false
 			}
 		}
@@ -222,7 +216,7 @@ func appendCanonical(b, v []byte) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			var ok bool
-			if b, ok = appendCanonical(b, v[i:end]); !ok {
+			if b, ok = appendCanonical(b, v[i:end], depth+1); !ok {
 				return b, false
 			}
 			i = jsonscan.SkipSpace(v, end)

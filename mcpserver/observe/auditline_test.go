@@ -58,3 +58,46 @@ func FuzzCanonicalJSON(f *testing.F) {
 		}
 	})
 }
+
+// Each level the one-pass canonical form walks scans its value again, so
+// nesting deeper than canonicalDepth goes to encoding/json, which reads it
+// once: a deeply nested argument must not cost the size times the depth.
+func TestCanonicalDeepGoesToEncodingJSON(t *testing.T) {
+	nest := func(depth int) []byte {
+		b := []byte(`{"a":`)
+		for range depth {
+			b = append(b, '[')
+		}
+		b = append(b, `"x"`...)
+		for range depth {
+			b = append(b, ']')
+		}
+		return append(b, '}')
+	}
+	if _, ok := appendCanonical(nil, nest(canonicalDepth-2), 0); !ok {
+		t.Errorf("appendCanonical refused %d levels of nesting", canonicalDepth-1)
+	}
+	if _, ok := appendCanonical(nil, nest(canonicalDepth), 0); ok {
+		t.Errorf("appendCanonical walked %d levels of nesting; past %d it must leave them to encoding/json", canonicalDepth+1, canonicalDepth)
+	}
+	deep := nest(5000)
+	if got, want := canonicalJSON(deep), canonicalSlow(deep); string(got) != string(want) {
+		t.Errorf("canonicalJSON of 5,000 levels differs from encoding/json's")
+	}
+}
+
+// A clientInfo is written as it is when the call is recorded, even if the
+// same value was recorded before with other fields.
+func TestAuditLineClientAsRecorded(t *testing.T) {
+	impl := &mcp.Implementation{Name: "first", Version: "1"}
+	l := auditLine{Time: "t", Transport: "stdio", Client: impl, Outcome: "ok"}
+	if _, ok := appendLine(nil, &l); !ok {
+		t.Fatal("appendLine refused the record")
+	}
+	impl.Name = "second"
+	got, _ := appendLine(nil, &l)
+	want, _ := json.Marshal(l)
+	if string(got) != string(want) {
+		t.Errorf("appendLine wrote\n%s\njson.Marshal writes\n%s", got, want)
+	}
+}
