@@ -56,7 +56,7 @@ var typeBits = map[string]uint8{
 // (jsonschema-go does not assert "format").
 var annotations = map[string]bool{
 	"description": true, "title": true, "default": true, "examples": true, "format": true,
-	"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true, "$schema": true,
+	"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true,
 }
 
 // newQuickCheck compiles schema, or returns nil if it uses keywords or
@@ -150,6 +150,11 @@ func (q *quickCheck) set(k string, v json.RawMessage) bool {
 		return count(&q.minItems)
 	case "maxItems":
 		return count(&q.maxItems)
+	case "$schema":
+		// jsonschema-go's Validate refuses every instance under any other.
+		var sv string
+		return json.Unmarshal(v, &sv) == nil && (sv == "" || sv == "http://json-schema.org/draft-07/schema#" ||
+			sv == "https://json-schema.org/draft-07/schema#" || sv == "https://json-schema.org/draft/2020-12/schema")
 	case "pattern":
 		var p string
 		if json.Unmarshal(v, &p) != nil {
