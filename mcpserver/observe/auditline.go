@@ -98,29 +98,9 @@ func appendLine(b []byte, l *auditLine) ([]byte, bool) {
 // '<', '>', '&', U+2028 and U+2029 escaped, as json.Marshal writes a
 // json.RawMessage.
 func appendCompactHTML(b, v []byte) []byte {
-	inString := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case inString && c == '\\':
-			b = append(b, c, v[i+1])
-			i++
-			continue
-		case c == '"':
-			inString = !inString
-		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			continue
-		case c == '<' || c == '>' || c == '&':
-			b = append(b, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
-			continue
-		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
-			b = append(b, '\\', 'u', '2', '0', '2', "0123456789abcdef"[v[i+2]&0xf])
-			i += 2
-			continue
-		}
-		b = append(b, c)
-	}
-	return b
+	buf := bytes.NewBuffer(b)
+	json.HTMLEscape(buf, jsonscan.Compact(v))
+	return buf.Bytes()
 }
 
 // canonicalJSON re-encodes a JSON value with object keys sorted and no
