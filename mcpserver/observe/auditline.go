@@ -39,14 +39,12 @@ type auditLine struct {
 // what it leaves to json.Marshal (a duration it would write with an
 // exponent, a request id or arguments that are not valid JSON).
 func appendLine(b []byte, l *auditLine) ([]byte, bool) {
+	// Every member but the first, time, which is never empty.
 	str := func(b []byte, name, v string, omitEmpty bool) []byte {
 		if omitEmpty && v == "" {
 			return b
 		}
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, '"'), name...), `":`...)
+		b = append(append(append(b, `,"`...), name...), `":`...)
 		return jsonenc.AppendString(b, v, true)
 	}
 	raw := func(b []byte, name string, v json.RawMessage) ([]byte, bool) {
@@ -62,8 +60,7 @@ func appendLine(b []byte, l *auditLine) ([]byte, bool) {
 	if d := l.DurationMs; d != 0 && (math.Abs(d) < 1e-6 || math.Abs(d) >= 1e21) || math.IsNaN(d) || math.IsInf(d, 0) {
 		return b, false
 	}
-	b = append(b, '{')
-	b = str(b, "time", l.Time, false)
+	b = jsonenc.AppendString(append(b, `{"time":`...), l.Time, true)
 	b = str(b, "transport", l.Transport, false)
 	b = str(b, "session", l.Session, true)
 	if l.Client != nil { // the go-sdk's type, whose fields are its own

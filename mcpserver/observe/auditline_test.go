@@ -27,11 +27,11 @@ func TestAuditLineBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := appendLine(nil, &l)
+			got, ok := appendLine([]byte("prefix"), &l)
 			if !ok {
 				t.Fatalf("appendLine refused %+v", l)
 			}
-			if string(got) != string(want) {
+			if got = got[len("prefix"):]; string(got) != string(want) {
 				t.Errorf("appendLine wrote\n%s\njson.Marshal writes\n%s", got, want)
 			}
 		}
