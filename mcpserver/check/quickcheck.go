@@ -211,20 +211,9 @@ func (q *quickCheck) accepts(b []byte) bool {
 		return false
 	}
 	c := b[i]
-	var kind uint8
+	kind := typeBits[jsonscan.Kind(b[i:])]
 	var num float64
-	switch {
-	case c == 'n':
-		kind = typeNull
-	case c == 't' || c == 'f':
-		kind = typeBoolean
-	case c == '"':
-		kind = typeString
-	case c == '[':
-		kind = typeArray
-	case c == '{':
-		kind = typeObject
-	default:
+	if kind == typeNumber {
 		end, err := jsonscan.Skip(b, i)
 		if err != nil || jsonscan.SkipSpace(b, end) != len(b) {
 			return false
@@ -233,7 +222,7 @@ func (q *quickCheck) accepts(b []byte) bool {
 		if err != nil {
 			return false
 		}
-		num, kind = f, typeNumber
+		num = f
 		if _, frac := math.Modf(f); frac == 0 {
 			kind |= typeInteger
 		}
