@@ -174,16 +174,6 @@ func (e *roadEnv) lastAudit() map[string]any {
 	return m
 }
 
-func resultText(res *mcp.CallToolResult) string {
-	if res == nil || len(res.Content) == 0 {
-		return ""
-	}
-	if t, ok := res.Content[0].(*mcp.TextContent); ok {
-		return t.Text
-	}
-	return ""
-}
-
 // Every road a tools/call can take meets every rule: a tool the policy
 // hides is refused; a confirmed tool asks the user (once per call: an
 // answer is never reused) and is refused for a client that cannot ask;

@@ -27,12 +27,19 @@ type routeTable struct {
 	list   []byte // the tools/list result
 	listed int    // tools in list
 
-	hidden   map[string]string // MCP name → why the policy hides it
-	tools    map[string][]byte // tools served → their definition as clients see it
-	order    []string          // the tools served, in name order
-	toolsets map[string]bool   // every toolset of the registry, hidden or not
-	discover *discovery        // the discovery tools, in --tool-mode discover
+	hidden map[string]string // MCP name → why the policy hides it
+	// byMethod are the routes served by socket method, in name order, and
+	// hiddenByMethod the tools hidden: what a feature request resolves to.
+	byMethod       map[string][]*route
+	hiddenByMethod map[string][]hiddenTool
+	tools          map[string][]byte // tools served → their definition as clients see it
+	order          []string          // the tools served, in name order
+	toolsets       map[string]bool   // every toolset of the registry, hidden or not
+	discover       *discovery        // the discovery tools, in --tool-mode discover
 }
+
+// hiddenTool is a tool the policy hides, and why.
+type hiddenTool struct{ name, file, why string }
 
 // Change counts what Apply did to the visible tool list.
 type Change struct {

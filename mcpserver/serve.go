@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -50,17 +51,17 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	return nil
 }
 
-// CallDirect implements CallHandler: it fills in the ToolCall from the
+// CallDirect implements CallHandler: it fills in the Request from the
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
-	c := &ToolCall{Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", RequestID: string(d.ID)}}
+	c := &Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}}
 	if ss := d.Session; ss != nil {
 		c.Peer = ss
 		if p := ss.InitializeParams(); p != nil {
 			c.Info.Client, c.Info.Protocol, c.Caps = p.ClientInfo, p.ProtocolVersion, p.Capabilities
 		}
 	}
-	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.calls.obs.On() || s.cfg.ProgressInterval > 0 || s.calls.confirms != nil) {
+	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.pipe.obs.On() || s.cfg.ProgressInterval > 0 || s.pipe.confirms != nil) {
 		var m struct {
 			Progress any                     `json:"progressToken"`
 			Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
@@ -76,11 +77,11 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 				}
 			}
 		}
-		if s.calls.obs.On() {
+		if s.pipe.obs.On() {
 			_ = json.Unmarshal(d.Meta, &c.Info.Meta)
 		}
 	}
-	res := s.calls.run(ctx, c)
+	res := s.pipe.run(ctx, c)
 	if res == nil {
 		return nil
 	}
@@ -337,7 +338,7 @@ func (s *Server) narrowedServer(h Policy) (*Server, error) {
 	cfg.Logger = s.log.With().Str("selection", key).Logger()
 	c := New(cfg, nil)
 	// Apply calls c.Apply with s.mu held, as here: c's clients are s's.
-	c.clients, c.calls.slots = s.clients, s.calls.slots
+	c.clients, c.pipe.slots = s.clients, s.pipe.slots
 	c.Apply(s.reg)
 	if s.narrowed == nil {
 		s.narrowed = map[string]*Server{}

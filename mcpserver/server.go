@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -40,7 +41,7 @@ type Server struct {
 
 	routes atomic.Pointer[routeTable] // read on every call
 	ready  chan struct{}              // closed by the first Apply
-	calls  *calls                     // the pipeline of every tools/call
+	pipe   *pipeline                  // the one road of every request that reaches the backend
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
@@ -69,7 +70,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[stdio.Notifier]struct{}),
 	}
-	s.calls = &calls{
+	s.pipe = &pipeline{
 		cfg:    &s.cfg,
 		log:    s.log,
 		routes: &s.routes,
@@ -78,7 +79,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		obs:    observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
 	}
 	if len(cfg.Confirm) > 0 {
-		s.calls.confirms = newConfirmations()
+		s.pipe.confirms = newConfirmations()
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
@@ -94,12 +95,14 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	}
+	view := backend.View{Road: s, Hides: cfg.Policy.Hides}
+	register := make([]func(*mcp.Server), 0, len(cfg.Features))
 	for _, f := range cfg.Features {
-		f.ServerOptions(opts)
+		register = append(register, f.Attach(opts, view))
 	}
 	s.mcp = mcp.NewServer(impl, opts)
-	for _, f := range cfg.Features {
-		f.Attach(s.mcp, cfg.Policy.Hides)
+	for _, r := range register {
+		r(s.mcp)
 	}
 	// Tool requests reach the SDK only from sessions whose tools were
 	// registered with it; this guards any path that was missed.
@@ -153,7 +156,7 @@ func (s *Server) MCP() *mcp.Server {
 // Close closes the backend connections and stops the background checks of
 // results.
 func (s *Server) Close() error {
-	s.calls.checks.stop()
+	s.pipe.checks.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.clients {
@@ -173,7 +176,8 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	oldIn, oldOut := s.inputs, s.outputs
 	s.inputs = make(map[string]*check.Input, len(oldIn))
 	s.outputs = make(map[string]*check.Output, len(oldOut))
-	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]string{}, toolsets: map[string]bool{}}
+	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]string{}, toolsets: map[string]bool{},
+		byMethod: map[string][]*route{}, hiddenByMethod: map[string][]hiddenTool{}}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
 	var ch Change
@@ -181,6 +185,7 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		table.toolsets[ToolsetOf(t)] = true
 		if why := s.cfg.Policy.Hides(t); why != "" {
 			table.hidden[t.Name] = why
+			table.hiddenByMethod[t.Method] = append(table.hiddenByMethod[t.Method], hiddenTool{t.Name, t.File, why})
 			continue
 		}
 		def, r, err := s.prepare(t)
@@ -212,6 +217,7 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		}
 		table.byName[t.Name] = r
 		table.order = append(table.order, t.Name)
+		table.byMethod[t.Method] = append(table.byMethod[t.Method], r)
 		defs[t.Name] = def
 		visible[t.Name] = b
 		if o, ok := old.byName[t.Name]; ok && string(s.visible[t.Name]) == string(b) &&
@@ -383,7 +389,7 @@ func (s *Server) CheckArgs(name string, args json.RawMessage) string {
 
 // handle is the go-sdk handler of every tool it lists.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if res := s.calls.run(ctx, sdkCall(req)); res != nil {
+	if res := s.pipe.run(ctx, sdkCall(req)); res != nil {
 		return res, nil
 	}
 	// Cancelled by the client: the transport drops the response.
@@ -394,7 +400,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 // pipeline as a client's call, with no session to report progress on or to
 // ask the user through. It returns nil when ctx was cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
-	return s.calls.run(ctx, &ToolCall{Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}})
+	return s.pipe.run(ctx, &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}})
 }
 
 // notRegistered answers, for the go-sdk, a tools/call of a tool it does not
@@ -410,7 +416,7 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if !ok || call.Params == nil {
 		return nil
 	}
-	if s.calls.waitReady(ctx) != nil {
+	if s.pipe.waitReady(ctx) != nil {
 		return nil
 	}
 	table := s.routes.Load()
@@ -421,7 +427,7 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if !hidden && !(table.discover != nil && served) && !discovery {
 		return nil
 	}
-	res := s.calls.run(ctx, sdkCall(call))
+	res := s.pipe.run(ctx, sdkCall(call))
 	if res == nil {
 		return nil // cancelled: the go-sdk's own handler answers
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 )
 
@@ -52,7 +53,10 @@ type fakeBackend struct {
 	calls []string
 }
 
-func (b *fakeBackend) call(_ context.Context, _, method string, params json.RawMessage) (json.RawMessage, error) {
+// Do stands in for the server's road, which the features' own tests do
+// not exercise: it applies no rule.
+func (b *fakeBackend) Do(_ context.Context, r *backend.Request) (json.RawMessage, error) {
+	method, params := r.Method, r.Params
 	b.mu.Lock()
 	b.calls = append(b.calls, method+" "+string(params))
 	b.mu.Unlock()
@@ -73,11 +77,11 @@ type harness struct {
 func start(t *testing.T, logs string, hides func(manifest.Tool) string) *harness {
 	t.Helper()
 	h := &harness{backend: &fakeBackend{}, updated: make(chan string, 64), changed: make(chan struct{}, 64)}
-	h.set = resources.New(resources.Config{LogsDir: logs, MaxBytes: 1024, Call: h.backend.call, Poll: 20 * time.Millisecond, Version: "test"})
+	h.set = resources.New(resources.Config{LogsDir: logs, MaxBytes: 1024, Poll: 20 * time.Millisecond, Version: "test"})
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
-	h.set.ServerOptions(opts)
+	register := h.set.Attach(opts, backend.View{Road: h.backend, Hides: hides})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t"}, opts)
-	h.set.Attach(srv, hides)
+	register(srv)
 	h.set.Update(registry(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
