@@ -67,6 +67,7 @@ func (b *fakeBackend) Do(_ context.Context, r *backend.Request) (json.RawMessage
 }
 
 type harness struct {
+	srv     *mcp.Server
 	set     *resources.Set
 	cs      *mcp.ClientSession
 	backend *fakeBackend
@@ -82,6 +83,7 @@ func start(t *testing.T, logs string, hides func(manifest.Tool) string) *harness
 	register := h.set.Attach(opts, backend.View{Road: h.backend, Hides: hides})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t"}, opts)
 	register(srv)
+	h.srv = srv
 	h.set.Update(registry(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -207,6 +209,45 @@ func TestReadTailRefuses(t *testing.T) {
 		case <-time.After(2 * time.Second):
 			t.Fatalf("%s: blocked", p)
 		}
+	}
+}
+
+// A subscription is its session's: another session's unsubscribe of the
+// same URI, which it never subscribed to, does not end it.
+func TestSubscriptionsAreTheSessions(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "proxy.log")
+	os.WriteFile(log, []byte("start\n"), 0o600)
+	h := start(t, dir, nil)
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := h.srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	other, err := mcp.NewClient(&mcp.Implementation{Name: "other"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	uri := resources.FileURI(log)
+	if err := h.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("more\n")
+	f.Close()
+	select {
+	case u := <-h.updated:
+		if u != uri {
+			t.Fatalf("updated %s", u)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("another session's unsubscribe silenced this session's subscription")
 	}
 }
 
