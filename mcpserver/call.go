@@ -143,10 +143,27 @@ func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, 
 	case c.failure != nil:
 		return nil, c.failure
 	case res.IsError:
-		text := resultText(res)
+		text := ResultText(res)
 		return nil, &backend.Refused{Rule: refusedBy(text), Message: text}
 	}
-	return json.RawMessage(resultText(res)), nil
+	return json.RawMessage(ResultText(res)), nil
+}
+
+// Refusal names the rule that refused a call whose result is res, or ""
+// when res is not a refusal of the pipeline (a success, the backend's own
+// error): for the CLI, whose exit status tells them apart.
+func Refusal(res *mcp.CallToolResult) backend.Rule {
+	if res == nil || !res.IsError {
+		return ""
+	}
+	text := ResultText(res)
+	if strings.HasPrefix(text, "tool ") && strings.Contains(text, " is hidden by ") {
+		return backend.RuleHidden
+	}
+	if r := refusedBy(text); r != backend.RuleOther {
+		return r
+	}
+	return ""
 }
 
 // refusedBy names the rule of a refusal the pipeline wrote.
@@ -171,8 +188,8 @@ func refusedBy(text string) backend.Rule {
 	return backend.RuleOther
 }
 
-// resultText is the text of a result's first block.
-func resultText(res *mcp.CallToolResult) string {
+// ResultText is the text of a result's first block.
+func ResultText(res *mcp.CallToolResult) string {
 	if res != nil && len(res.Content) > 0 {
 		if t, ok := res.Content[0].(*mcp.TextContent); ok {
 			return t.Text

@@ -140,7 +140,7 @@ func hiddenMessage(name, reason string) string {
 	if strings.Contains(reason, "X-MCP-") {
 		return fmt.Sprintf("tool %s is %s; connect without that header to use the tool", name, reason)
 	}
-	return fmt.Sprintf("tool %s is %s; restart without it to use the tool", name, reason)
+	return fmt.Sprintf("tool %s is %s; start tairseach-mcp without it to use the tool", name, reason)
 }
 
 func (p Policy) flagName(flag, header string) string {

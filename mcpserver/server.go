@@ -372,21 +372,6 @@ func (s *Server) Lookup(name string) (manifest.Tool, bool) {
 	return r.tool, true
 }
 
-// CheckArgs reports what is wrong with args for tool name, or "" when they
-// match its inputSchema (or the tool is unknown, or its schema could not be
-// compiled). Call checks the same before calling.
-func (s *Server) CheckArgs(name string, args json.RawMessage) string {
-	r, ok := s.routes.Load().byName[name]
-	if !ok {
-		return ""
-	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	msg, _ := r.input.Check(args)
-	return msg
-}
-
 // handle is the go-sdk handler of every tool it lists.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if res := s.pipe.run(ctx, sdkCall(req)); res != nil {
