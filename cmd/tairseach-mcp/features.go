@@ -72,9 +72,9 @@ func (o *options) newFeatures(cfg *mcpserver.Config, srv func() *mcpserver.Serve
 		res: resources.New(resources.Config{
 			LogsDir: o.features.logsDir, MaxBytes: o.features.resourceMaxBytes, ManifestsDir: o.manifests,
 			Version: versionString(),
-			Ping:   func(ctx context.Context) error { return srv().PingDefault(ctx) },
-			Socket: func() string { return srv().SocketPath() },
-			Logger: log.With().Str("feature", "resources").Logger(),
+			Ping:    func(ctx context.Context) error { return srv().PingDefault(ctx) },
+			Socket:  func() string { return srv().SocketPath() },
+			Logger:  log.With().Str("feature", "resources").Logger(),
 		}),
 		prompts: prompts.New(prompts.Config{Dir: o.features.promptsDir,
 			Logger: log.With().Str("feature", "prompts").Logger()}),
