@@ -17,9 +17,12 @@ import (
 )
 
 // pipeline is the one road every request that reaches the backend goes
-// through, whatever its kind (pipeline.go). It reads the Server's route
-// table and owns what only requests use: the slots of requests in flight,
-// the observer, the confirmations asked, the background checks of results.
+// through, whatever its kind and whichever policy it is served under
+// (pipeline.go). There is one per process: the servers of HTTP header
+// selections share their parent's, and a request names the route table
+// of its policy (Request.view). It owns what only requests use: the slots
+// of requests in flight, the observer, the confirmations asked (one key),
+// the background checks of results.
 type pipeline struct {
 	cfg      *Config
 	log      zerolog.Logger
@@ -65,6 +68,10 @@ type Request struct {
 	// to an input request of an earlier round of this call.
 	InputResponses mcp.InputResponseMap
 	RequestState   string
+
+	// view is the route table of the policy the request is served under:
+	// a header selection's; nil is the server's own.
+	view *atomic.Pointer[routeTable]
 
 	// failure is the socket call's error, kept for a feature request,
 	// whose answer is the backend's own error.
@@ -126,7 +133,7 @@ func from(c *Request, req mcp.Request, meta mcp.Meta) {
 // pipeline of every tool call, under this server's policy (a header
 // selection's, for the sessions of its selection).
 func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
-	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest}
+	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, view: &s.routes}
 	if br.From != nil {
 		var meta map[string]any
 		if p := br.From.GetParams(); p != nil {

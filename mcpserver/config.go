@@ -127,6 +127,8 @@ type Feature interface {
 	// function that registers onto the server once it exists. v is the
 	// server's road and its sessions' tool policy.
 	Attach(o *mcp.ServerOptions, v backend.View) (register func(*mcp.Server))
+	// Detach forgets a server registered onto, which is no longer served.
+	Detach(*mcp.Server)
 }
 
 // Media, if set in Config, may add a content block after the text of a tool

@@ -53,6 +53,9 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		return nil
 	}
 	table := p.routes.Load()
+	if c.view != nil {
+		table = c.view.Load()
+	}
 	var r *route
 	if c.isTool() {
 		r, res = p.resolve(table, c)

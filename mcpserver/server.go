@@ -53,6 +53,7 @@ type Server struct {
 	attached  map[stdio.Notifier]struct{} // stdio sessions served directly
 	reg       *manifest.Registry          // the registry applied last
 	narrowed  map[string]*Server          // by Policy.Key: servers of HTTP header selections (policy_http.go)
+	lastUsed  atomic.Int64                // a header selection's server: its last request, in Unix nanoseconds
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
@@ -374,7 +375,9 @@ func (s *Server) Lookup(name string) (manifest.Tool, bool) {
 
 // handle is the go-sdk handler of every tool it lists.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if res := s.pipe.run(ctx, sdkCall(req)); res != nil {
+	c := sdkCall(req)
+	c.view = &s.routes
+	if res := s.pipe.run(ctx, c); res != nil {
 		return res, nil
 	}
 	// Cancelled by the client: the transport drops the response.
@@ -385,7 +388,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 // pipeline as a client's call, with no session to report progress on or to
 // ask the user through. It returns nil when ctx was cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
-	return s.pipe.run(ctx, &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}})
+	return s.pipe.run(ctx, &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, view: &s.routes})
 }
 
 // notRegistered answers, for the go-sdk, a tools/call of a tool it does not
@@ -412,7 +415,9 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if !hidden && !(table.discover != nil && served) && !discovery {
 		return nil
 	}
-	res := s.pipe.run(ctx, sdkCall(call))
+	c := sdkCall(call)
+	c.view = &s.routes
+	res := s.pipe.run(ctx, c)
 	if res == nil {
 		return nil // cancelled: the go-sdk's own handler answers
 	}

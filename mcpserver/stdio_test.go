@@ -418,6 +418,8 @@ func (waitFeature) Attach(o *mcp.ServerOptions, _ backend.View) func(*mcp.Server
 	return register
 }
 
+func (waitFeature) Detach(*mcp.Server) {}
+
 func register(m *mcp.Server) {
 	m.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://r", Text: "r"}}}, nil

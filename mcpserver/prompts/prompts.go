@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -102,6 +103,14 @@ func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
 		s.servers = append(s.servers, a)
 		s.sync(a)
 	}
+}
+
+// Detach forgets m, a server no longer served: its prompts are no
+// longer kept in step with reloads.
+func (s *Set) Detach(m *mcp.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.servers = slices.DeleteFunc(s.servers, func(a *attachment) bool { return a.m == m })
 }
 
 // Update follows a manifest reload.

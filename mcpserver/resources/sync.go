@@ -46,6 +46,14 @@ func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
 	}
 }
 
+// Detach forgets m, a server no longer served: its resources are no
+// longer kept in step with reloads.
+func (s *Set) Detach(m *mcp.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.servers = slices.DeleteFunc(s.servers, func(a *attachment) bool { return a.m == m })
+}
+
 // Update follows a manifest reload: declared resources are registered anew
 // (clients are told the list changed only if it did), and subscribers of
 // the status and manifests are told they changed.
