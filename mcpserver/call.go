@@ -13,6 +13,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
@@ -33,6 +34,9 @@ type pipeline struct {
 	confirms *confirmations // the input requests asked of 2026-07-28 clients
 	checks   checker        // checks results against unadvertised outputSchemas
 	warned   sync.Map       // tool name → struct{}: its result mismatch was logged
+	// refreshGrants is the tracker of the macOS permissions while they
+	// are tracked: a call refused for a permission has them read again.
+	refreshGrants atomic.Pointer[*permissions.Tracker]
 }
 
 // newProtocol is the revision whose requests carry their client in _meta

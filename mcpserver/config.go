@@ -90,6 +90,14 @@ type Config struct {
 	Features []Feature
 	// Media, if set, adds an image block to results that point to one.
 	Media Media
+
+	// HideUngranted leaves out the tools whose macOS permission the app
+	// does not hold (denied, restricted, not determined), once the grants
+	// are read (grants.go): what cannot work is not offered.
+	HideUngranted bool
+	// PermissionsInterval is the longest time between two reads of the
+	// grants while they are tracked (TrackPermissions); 0 is a minute.
+	PermissionsInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -129,6 +137,9 @@ type Feature interface {
 	Attach(o *mcp.ServerOptions, v backend.View) (register func(*mcp.Server))
 	// Detach forgets a server registered onto, which is no longer served.
 	Detach(*mcp.Server)
+	// Resync brings every server registered onto in step with its policy,
+	// which changed without a reload (the macOS permissions did).
+	Resync()
 }
 
 // Media, if set in Config, may add a content block after the text of a tool

@@ -16,6 +16,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -58,7 +59,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	}
 	var r *route
 	if c.isTool() {
-		r, res = p.resolve(table, c)
+		r, res = p.resolve(ctx, table, c)
 	} else {
 		r, res = p.resolveMethod(table, c)
 	}
@@ -124,6 +125,9 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 			return check.ErrorResult(fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
 				r.tool.Method, p.cfg.MaxResultBytes+replyMargin, p.cfg.MaxResultBytes))
 		}
+		if _, denied := permissions.FromError(err); denied {
+			p.nudgeGrants() // the app refused for a permission: read them again
+		}
 		if !c.isTool() {
 			c.failure = err
 		}
@@ -158,10 +162,17 @@ func (p *pipeline) reply(r *route, out json.RawMessage) *mcp.CallToolResult {
 const replyEnvelope = 8 << 10
 
 // resolve finds the route of a call. A hidden tool is refused with the
-// reason; a discovery tool's search and describe are answered here; a
+// reason (a tool left out for a permission with how to grant it, after
+// offering to ask macOS for it); a discovery tool's search and describe are answered here; a
 // call_tool call becomes a call of its target, which then goes through the
 // rest of the pipeline as a call of it by name would.
-func (p *pipeline) resolve(table *routeTable, c *Request) (*route, *mcp.CallToolResult) {
+func (p *pipeline) resolve(ctx context.Context, table *routeTable, c *Request) (*route, *mcp.CallToolResult) {
+	if b, ok := table.blocked[c.Name]; ok {
+		p.log.Debug().Str("tool", c.Name).Str("permission", b.perm).Msg("call of a tool left out for a permission")
+		ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+		defer cancel()
+		return nil, p.askForPermission(ctx, c, table, b)
+	}
 	if why, ok := table.hidden[c.Name]; ok {
 		p.log.Debug().Str("tool", c.Name).Str("reason", why).Msg("call of a hidden tool refused")
 		return nil, check.ErrorResult(hiddenMessage(c.Name, why))
@@ -248,6 +259,12 @@ func (p *pipeline) waitReady(ctx context.Context) error {
 // A completion runs while the user types: it takes only a tool annotated
 // readOnlyHint whose calls need no confirmation.
 func (p *pipeline) resolveMethod(table *routeTable, c *Request) (*route, *mcp.CallToolResult) {
+	if c.Kind == backend.Permissions {
+		if r := table.internal[c.Method]; r != nil {
+			return r, nil
+		}
+		return nil, check.ErrorResult(fmt.Sprintf("unknown method: no manifest maps %s", c.Method))
+	}
 	var found *route
 	for _, r := range table.byMethod[c.Method] {
 		if c.Manifest != "" && r.tool.File != c.Manifest {

@@ -117,7 +117,7 @@ func (s *Server) narrowedServer(h Policy) (*Server, error) {
 	// Its requests take s's pipeline under c's policy: one set of slots,
 	// one confirmation key, one checker of results.
 	c.pipe.checks.stop()
-	c.clients, c.pipe = s.clients, s.pipe
+	c.clients, c.pipe, c.grants = s.clients, s.pipe, s.grants
 	c.Apply(s.reg)
 	if s.narrowed == nil {
 		s.narrowed = map[string]*Server{}

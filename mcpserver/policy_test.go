@@ -191,3 +191,4 @@ func (f *countingFeature) Attach(*mcp.ServerOptions, backend.View) func(*mcp.Ser
 }
 
 func (f *countingFeature) Detach(*mcp.Server) { f.detached++ }
+func (f *countingFeature) Resync()            {}

@@ -22,6 +22,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,8 +41,11 @@ type Server struct {
 	info []byte // serverInfo as JSON
 
 	routes atomic.Pointer[routeTable] // read on every call
-	ready  chan struct{}              // closed by the first Apply
-	pipe   *pipeline                  // the one road of every request that reaches the backend
+	// grants are the macOS permissions as last read (grants.go); shared
+	// with the servers of header selections.
+	grants *atomic.Pointer[permissions.Grants]
+	ready  chan struct{} // closed by the first Apply
+	pipe   *pipeline     // the one road of every request that reaches the backend
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
@@ -70,6 +74,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[stdio.Notifier]struct{}),
+		grants:   new(atomic.Pointer[permissions.Grants]),
 	}
 	s.pipe = &pipeline{
 		cfg:    &s.cfg,
@@ -96,7 +101,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	}
-	view := backend.View{Road: s, Hides: cfg.Policy.Hides}
+	view := backend.View{Road: s, Hides: s.hides}
 	register := make([]func(*mcp.Server), 0, len(cfg.Features))
 	for _, f := range cfg.Features {
 		register = append(register, f.Attach(opts, view))
@@ -124,7 +129,17 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 					return nil, ctx.Err()
 				}
 			}
-			return next(ctx, method, req)
+			res, err := next(ctx, method, req)
+			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && s.cfg.HideUngranted {
+				// The model is told what is not offered for want of a
+				// permission, when the grants are known by then.
+				if line := s.unavailable(); line != "" {
+					cp := *ir
+					cp.Instructions += line
+					res = &cp
+				}
+			}
+			return res, err
 		}
 	})
 	if reg != nil {
@@ -170,6 +185,13 @@ func (s *Server) Close() error {
 // changed are removed and re-added, so an unchanged registry sends no
 // notifications/tools/list_changed; a change of routing alone is silent.
 func (s *Server) Apply(reg *manifest.Registry) Change {
+	ch := s.apply(reg)
+	s.pipe.nudgeGrants() // new manifests may map permissions.list anew
+	return ch
+}
+
+// apply is Apply, without reading the grants again.
+func (s *Server) apply(reg *manifest.Registry) Change {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -178,13 +200,22 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	s.inputs = make(map[string]*check.Input, len(oldIn))
 	s.outputs = make(map[string]*check.Output, len(oldOut))
 	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]string{}, toolsets: map[string]bool{},
-		byMethod: map[string][]*route{}, hiddenByMethod: map[string][]hiddenTool{}}
+		byMethod: map[string][]*route{}, hiddenByMethod: map[string][]hiddenTool{}, blocked: map[string]blockedTool{}, internal: map[string]*route{}}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
 	var ch Change
 	for _, t := range reg.Tools {
 		table.toolsets[ToolsetOf(t)] = true
-		if why := s.cfg.Policy.Hides(t); why != "" {
+		if (t.Method == methodPermissionsList || t.Method == methodPermissionsRequest) && table.internal[t.Method] == nil {
+			if _, r, err := s.prepare(t); err == nil {
+				r.input, r.confirm = cachedSchema(s.inputs, oldIn, t.InputSchema, check.NewInput), false
+				table.internal[t.Method] = r
+			}
+		}
+		if why := s.hides(t); why != "" {
+			if perm, status, blocked := s.blocked(t); blocked && s.cfg.Policy.Hides(t) == "" {
+				table.blocked[t.Name] = blockedTool{t.Name, perm, status}
+			}
 			table.hidden[t.Name] = why
 			table.hiddenByMethod[t.Method] = append(table.hiddenByMethod[t.Method], hiddenTool{t.Name, t.File, why})
 			continue
@@ -266,7 +297,7 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	s.visible, s.defs = visible, defs
 	s.reg = reg
 	for _, n := range s.narrowed {
-		n.Apply(reg)
+		n.apply(reg)
 	}
 	select {
 	case <-s.ready:

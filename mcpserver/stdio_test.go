@@ -419,6 +419,7 @@ func (waitFeature) Attach(o *mcp.ServerOptions, _ backend.View) func(*mcp.Server
 }
 
 func (waitFeature) Detach(*mcp.Server) {}
+func (waitFeature) Resync()            {}
 
 func register(m *mcp.Server) {
 	m.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

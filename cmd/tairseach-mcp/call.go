@@ -125,6 +125,7 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 
 	// The call takes the road of every request: the policy and the
 	// argument check refuse it there, with the words a client gets.
+	o.readPermissions(srv)
 	res := srv.Call(cmd.Context(), tool.Name, args)
 	if res == nil {
 		return fmt.Errorf("%s: interrupted before the result arrived", tool.Name)

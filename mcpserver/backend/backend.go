@@ -28,6 +28,11 @@ const (
 	Resource   Kind = "resource"   // resources/read of a fixed resource
 	Template   Kind = "template"   // resources/read of a URI of a declared template
 	Completion Kind = "completion" // completion/complete from a method
+	// Permissions is the server's own: reading the macOS permissions, and
+	// asking macOS for one the user agreed to be asked about. It is not
+	// a client's request of a tool, so no session's policy applies, but
+	// only the methods a manifest maps are called.
+	Permissions Kind = "permissions"
 )
 
 // Request is one request of a feature for the backend.

@@ -105,6 +105,16 @@ func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
 	}
 }
 
+// Resync brings every server's prompts in step with its policy, which
+// changed without a reload.
+func (s *Set) Resync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.servers {
+		s.sync(a)
+	}
+}
+
 // Detach forgets m, a server no longer served: its prompts are no
 // longer kept in step with reloads.
 func (s *Set) Detach(m *mcp.Server) {
