@@ -12,6 +12,9 @@ import (
 // lists those the served tools need and do not have, with how to grant
 // each: the tools that need them are not offered (--hide-ungranted).
 func (d *doctor) checkPermissions(ctx context.Context, reg *manifest.Registry) {
+	if reg == nil {
+		return
+	}
 	mapped := false
 	for _, t := range reg.Tools {
 		mapped = mapped || t.Method == "permissions.list"
