@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strconv"
 
@@ -397,4 +398,39 @@ func spaced(compact []byte) []byte {
 		}
 	}
 	return out
+}
+
+func marshalEntry(e any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(e)
+	return bytes.TrimSpace(buf.Bytes())
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// member is one member of a JSON object, kept in file order.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// encodeObject is ms as one compact JSON object.
+func encodeObject(ms []member) json.RawMessage {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(marshalEntry(m.key))
+		buf.WriteByte(':')
+		_ = json.Compact(&buf, m.value)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
 }
