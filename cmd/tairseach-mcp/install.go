@@ -37,8 +37,9 @@ TAIRSEACH_* environment variables, which the client would not see.
 
 Only the entry is written: other servers and settings, comments, trailing commas and the
 layout of the file stay as they were, and uninstall takes out exactly what install put in.
-Before its first change to a file, install copies it to FILE` + backupSuffix + ` (kept, never
-replaced). Running the command again when the entry is already there changes nothing.
+Before each change to a file, install copies it to FILE` + backupSuffix + `, then to
+FILE` + backupSuffix + `.2, .3…, never replacing one. Running the command again when the
+entry is already there changes nothing and makes no backup.
 --print shows the file as it would be written and writes nothing at all.
 
 With --transport http, clients that reach servers by URL (claude-code, cursor, vscode,
@@ -77,8 +78,8 @@ func newUninstallCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "uninstall CLIENT",
 		Short: "Remove tairseach from an MCP client's configuration",
 		Long: `Remove the "tairseach" server from an MCP client's configuration file. Nothing else in the
-file changes: after install and uninstall it is as it was, byte for byte. Before its first change
-to a file, the command copies it to FILE` + backupSuffix + ` (kept, never replaced).`,
+file changes: after install and uninstall it is as it was, byte for byte. Before the change, the
+command copies the file to its next backup, as install does (FILE` + backupSuffix + `, .2…).`,
 		Args:              exactClient,
 		ValidArgsFunction: completeClient,
 		RunE: func(_ *cobra.Command, args []string) error {

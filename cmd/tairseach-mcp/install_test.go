@@ -382,24 +382,6 @@ func TestInstallCases(t *testing.T) {
 		}
 	})
 
-	t.Run("changed flags: updated, and the one backup kept", func(t *testing.T) {
-		installHome(t)
-		path := configPathOf(t, "cursor")
-		writeFixture(t, path, fixtures["mcpServers"])
-		for _, prefix := range []string{"a_", "b_", "c_"} {
-			if _, stderr, code := cli("", "--prefix", prefix, "install", "cursor"); code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-		}
-		if _, stderr, code := cli("", "uninstall", "cursor"); code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		files, _ := dirSnapshot(t, filepath.Dir(path))
-		if len(files) != 2 || files["mcp.json"+backupSuffix] != fixtures["mcpServers"] || files["mcp.json"] != fixtures["mcpServers"] {
-			t.Errorf("want mcp.json as it was and one backup of it; files: %v", files)
-		}
-	})
-
 	t.Run("--config through a symlink", func(t *testing.T) {
 		home := installHome(t)
 		real := filepath.Join(home, "dotfiles", "claude.json")
