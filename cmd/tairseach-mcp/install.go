@@ -1,12 +1,13 @@
 package main
 
 // install and uninstall: add one "tairseach" entry to an MCP client's
-// configuration file, or take it out, leaving every other byte of the file
-// as it was (install_json.go, install_toml.go). The clients are in
-// install_clients.go, the entry in install_entry.go, the writing and the
-// backups in install_write.go.
+// configuration file, or set the members of it that install owns, or take
+// it out, leaving every other byte of the file as it was (install_json.go,
+// install_toml.go). The clients are in install_clients.go, the entry in
+// install_entry.go, the writing and the backups in install_write.go.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,8 +36,10 @@ func newInstallCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
 starts this binary (by its absolute path) with the flags given here, and those set through
 TAIRSEACH_* environment variables, which the client would not see.
 
-Only the entry is written: other servers and settings, comments, trailing commas and the
-layout of the file stay as they were, and uninstall takes out exactly what install put in.
+Only the members install owns are written: command and args, or the URL and the
+Authorization header, and the type. What you added to the entry (env, disabled, timeouts,
+trust…), other servers and settings, comments, trailing commas and the layout of the file
+stay as they were, and uninstall after a first install gives the file back as it was.
 Before each change to a file, install copies it to FILE` + backupSuffix + `, then to
 FILE` + backupSuffix + `.2, .3…, never replacing one. Running the command again when the
 entry is already there changes nothing and makes no backup.
@@ -109,12 +112,12 @@ func exactClient(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-// clientFile is a client's file parsed for editing its tairseach entry,
-// given in the file's own language (a JSON value, a TOML table).
+// clientFile is a client's file parsed for editing its tairseach entry.
 type clientFile interface {
-	// entry reports whether the file has the entry, and whether it is e.
-	entry(e []byte) (found, same bool, err error)
-	set(e []byte) error
+	has() (bool, error)
+	// set makes the entry have fields: only those members of the entry
+	// change, and nothing else in the file.
+	set(fields []field) error
 	remove() error
 	bytes() []byte
 }
@@ -180,12 +183,14 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if err != nil {
 		return err
 	}
-	enc := c.encode(entry)
-	found, same, err := cf.doc.entry(enc)
+	found, err := cf.doc.has()
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
-	if same && !f.print {
+	if err := cf.doc.set(c.fields(entry)); err != nil {
+		return fmt.Errorf("%s: %w", cf.shown, err)
+	}
+	if cf.data != nil && bytes.Equal(cf.doc.bytes(), cf.data) && !f.print {
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
 		}
@@ -195,9 +200,6 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	verb := "added"
 	if found {
 		verb = "updated"
-	}
-	if err := cf.doc.set(enc); err != nil {
-		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
 	if entry.token != "" && cf.data != nil && cf.mode&0o077 != 0 {
 		if f.print {
@@ -245,7 +247,7 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	found, _, err := cf.doc.entry(nil)
+	found, err := cf.doc.has()
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,28 +28,103 @@ type serverEntry struct {
 	token   string
 }
 
-// encode is e in the client's file format and words.
-func (c mcpClient) encode(e serverEntry) []byte {
+// field is a member of the entry that install owns. With a value (a
+// string, a []string) the entry has it so; with sub it is an object of
+// which install owns those members only (the headers, of which it owns
+// Authorization), and which goes when that leaves it empty; with neither,
+// the entry does not have it. Every other member is the user's, and stays.
+type field struct {
+	key   string
+	value any
+	sub   []field
+}
+
+// absent reports whether the entry must not have f.
+func (f field) absent() bool { return f.value == nil && f.sub == nil }
+
+// present are the members of fs that the entry has, as a new entry has
+// them: without absent ones, nor objects of absent members only.
+func present(fs []field) []field {
+	var out []field
+	for _, f := range fs {
+		if f.value != nil || len(present(f.sub)) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// mergeEntry is the entry have, decoded (nil for none), with fields set:
+// the entry as it decodes after install. The members install does not own
+// are have's.
+func mergeEntry(have map[string]any, fields []field) map[string]any {
+	out := maps.Clone(have)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for _, f := range fields {
+		switch v := f.value.(type) {
+		case string:
+			out[f.key] = v
+		case []string:
+			a := make([]any, len(v))
+			for i, s := range v {
+				a[i] = s
+			}
+			out[f.key] = a
+		default:
+			if f.sub == nil {
+				delete(out, f.key)
+				break
+			}
+			sub, _ := out[f.key].(map[string]any)
+			if sub = mergeEntry(sub, f.sub); len(sub) > 0 {
+				out[f.key] = sub
+			} else {
+				delete(out, f.key)
+			}
+		}
+	}
+	return out
+}
+
+// fields are the members of e that install owns, in the client's words and
+// in the order of a new entry; those of the other form (command and args,
+// or the address and headers) are absent, and so is the type of a client
+// that does not take one.
+func (c mcpClient) fields(e serverEntry) []field {
+	typ, command, args := field{key: "type"}, field{key: "command"}, field{key: "args"}
+	address, headers := field{key: c.urlKey}, field{key: "headers"}
 	if c.toml {
-		return tomlEntry(c.key, e, c.urlKey)
-	}
-	var ms []member
-	typ := "stdio"
-	if e.url != "" {
-		typ = "http"
-	}
-	if c.typed {
-		ms = append(ms, member{"type", marshalEntry(typ)})
+		headers.key = "http_headers"
 	}
 	if e.url == "" {
-		ms = append(ms, member{"command", marshalEntry(e.command)}, member{"args", marshalEntry(e.args)})
-		return encodeObject(ms)
+		command.value, args.value = e.command, e.args
+	} else {
+		address.value = e.url
+		auth := field{key: "Authorization"}
+		if e.token != "" {
+			auth.value = "Bearer " + e.token
+		}
+		headers.sub = []field{auth}
 	}
-	ms = append(ms, member{c.urlKey, marshalEntry(e.url)})
-	if e.token != "" {
-		ms = append(ms, member{"headers", encodeObject([]member{{"Authorization", marshalEntry("Bearer " + e.token)}})})
+	if c.typed {
+		typ.value = "stdio"
+		if e.url != "" {
+			typ.value = "http"
+		}
 	}
-	return encodeObject(ms)
+	fs := []field{command, args}
+	if !c.toml {
+		fs = append([]field{typ}, fs...)
+	}
+	if c.urlKey != "" {
+		fs = append(fs, address)
+	}
+	if c.urlKey != "url" {
+		fs = append(fs, field{key: "url"}) // another client's word for the address: Gemini CLI's SSE one
+	}
+	return append(fs, headers)
 }
 
 // buildEntry is the client's entry for this binary and these flags, and

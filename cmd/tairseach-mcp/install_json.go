@@ -2,8 +2,10 @@ package main
 
 // The JSON client files (Claude Desktop, Claude Code, Cursor, VS Code,
 // Windsurf, Gemini CLI), edited as their owners write them: JSONC, with
-// comments and trailing commas, kept byte for byte outside the member that
-// install adds and uninstall takes out again.
+// comments and trailing commas, kept byte for byte outside the members of
+// the entry that install owns, which it sets, adds or takes out, and the
+// entry that uninstall takes out. The layout of what is added is in
+// install_json_layout.go.
 
 import (
 	"bytes"
@@ -111,25 +113,17 @@ func (f *jsonFile) servers() (i int, obj *hujson.Object, err error) {
 	return -1, nil, fmt.Errorf("%q is %s, not an object of servers; fix it or move the file aside", f.key, kindName(root.Members[i].Value.Value.Kind()))
 }
 
-// entry reports whether the file has a tairseach entry, and whether it is
-// e and the only one.
-func (f *jsonFile) entry(e []byte) (found, same bool, err error) {
+// has reports whether the file has a tairseach entry.
+func (f *jsonFile) has() (bool, error) {
 	_, obj, err := f.servers()
-	if err != nil || obj == nil {
-		return false, false, err
-	}
-	k := lastMember(obj, entryName)
-	if k < 0 {
-		return false, false, nil
-	}
-	v := obj.Members[k].Value.Clone()
-	v.Standardize()
-	return true, countMembers(obj, entryName) == 1 && sameJSON(v.Pack(), e), nil
+	return obj != nil && lastMember(obj, entryName) >= 0, err
 }
 
-// set writes e as the tairseach entry: in place of the one there, or as a
-// new last member of the server map, which is added when missing.
-func (f *jsonFile) set(e []byte) error {
+// set makes the tairseach entry have fields, adding it as the last member
+// of the server map (and the map when missing) when there is none. An entry
+// there keeps every member install does not own, as it was.
+func (f *jsonFile) set(fields []field) error {
+	e := jsonEntry(fields)
 	if f.root == nil {
 		var buf bytes.Buffer
 		_ = json.Indent(&buf, encodeObject([]member{{f.key, encodeObject([]member{{entryName, e}})}}), "", f.unit)
@@ -149,7 +143,7 @@ func (f *jsonFile) set(e []byte) error {
 	rootIndent := f.indentOf(root, "")
 	switch {
 	case i < 0: // no server map
-		return f.insert(root, f.key, encodeObject([]member{{entryName, e}}), "")
+		return f.insert(root, len(root.Members), f.key, encodeObject([]member{{entryName, e}}), "")
 	case obj == nil: // "mcpServers": null
 		v, err := f.render(encodeObject([]member{{entryName, e}}), rootIndent, f.multiline)
 		if err != nil {
@@ -159,19 +153,93 @@ func (f *jsonFile) set(e []byte) error {
 		return nil
 	}
 	parent := indentAfterLastNewline(root.Members[i].Name.BeforeExtra)
+	dedupe(obj, entryName)
 	k := lastMember(obj, entryName)
 	if k < 0 {
-		return f.insert(obj, entryName, e, parent)
+		return f.insert(obj, len(obj.Members), entryName, e, parent)
 	}
-	v, err := f.render(e, f.indentOf(obj, parent), f.spansLines(obj))
+	indent := f.indentOf(obj, parent)
+	if entry, ok := obj.Members[k].Value.Value.(*hujson.Object); ok {
+		return f.merge(entry, fields, indent)
+	}
+	v, err := f.render(e, indent, f.spansLines(obj))
 	if err != nil {
 		return err
 	}
 	obj.Members[k].Value.Value = v.Value
-	// A JSON object holds one value per name: the earlier ones go.
-	for j := k - 1; j >= 0; j-- {
-		if memberName(obj, j) == entryName {
-			removeMember(obj, j)
+	return nil
+}
+
+// merge makes obj, an entry or its headers, whose own member is at indent
+// parent, have fields, and leaves its other members as they are. A member
+// added goes after the owned one before it in fields, or before the first
+// owned one kept, or where the first one taken out was, or last.
+func (f *jsonFile) merge(obj *hujson.Object, fields []field, parent string) error {
+	gone := -1 // where the first owned member taken out was
+	taken := func(k int) {
+		removeMember(obj, k)
+		if gone < 0 || k < gone {
+			gone = k
+		}
+	}
+	for _, fd := range fields {
+		dedupe(obj, fd.key)
+		k := lastMember(obj, fd.key)
+		if k < 0 {
+			continue
+		}
+		m := &obj.Members[k]
+		switch sub, isObject := m.Value.Value.(*hujson.Object); {
+		case fd.absent():
+			taken(k)
+		case fd.sub != nil && isObject:
+			n := len(sub.Members)
+			if err := f.merge(sub, fd.sub, indentAfterLastNewline(m.Name.BeforeExtra)); err != nil {
+				return err
+			}
+			if len(sub.Members) == 0 && n > 0 {
+				taken(k)
+			}
+		case fd.sub != nil && len(present(fd.sub)) == 0:
+			taken(k)
+		default:
+			old := m.Value.Clone()
+			old.Standardize()
+			if sameJSON(old.Pack(), jsonValue(fd)) {
+				continue
+			}
+			indent := indentAfterLastNewline(m.Name.BeforeExtra)
+			if indent == "" {
+				indent = f.indentOf(obj, parent)
+			}
+			// A value keeps its layout, on one line or on lines of its own;
+			// an empty [] or {} has none, and takes the entry's.
+			packed := hujson.Value{Value: m.Value.Value}.Pack()
+			multi := bytes.Contains(packed, []byte("\n"))
+			if empty := string(bytes.Join(bytes.Fields(packed), nil)); empty == "[]" || empty == "{}" {
+				multi = f.spansLines(obj)
+			}
+			v, err := f.render(jsonValue(fd), indent, multi)
+			if err != nil {
+				return err
+			}
+			m.Value.Value = v.Value
+		}
+	}
+	for j, fd := range fields {
+		if lastMember(obj, fd.key) >= 0 || len(present([]field{fd})) == 0 {
+			continue
+		}
+		at := len(obj.Members)
+		if k := lastOwned(obj, fields[:j]); k >= 0 {
+			at = k + 1
+		} else if k := firstOwned(obj, fields[j+1:]); k >= 0 {
+			at = k
+		} else if gone >= 0 {
+			at = min(gone, at)
+		}
+		if err := f.insert(obj, at, fd.key, jsonValue(fd), parent); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -196,208 +264,6 @@ func (f *jsonFile) bytes() []byte {
 		return nil
 	}
 	return f.root.Pack()
-}
-
-// indentOf is the indentation of obj's members: that of its last member,
-// or one level more than parent's.
-func (f *jsonFile) indentOf(obj *hujson.Object, parent string) string {
-	if n := len(obj.Members); n > 0 && bytes.Contains(obj.Members[n-1].Name.BeforeExtra, []byte("\n")) {
-		return indentAfterLastNewline(obj.Members[n-1].Name.BeforeExtra)
-	}
-	return parent + f.unit
-}
-
-// spansLines reports whether obj's members go on lines of their own.
-func (f *jsonFile) spansLines(obj *hujson.Object) bool {
-	if !f.multiline || len(obj.Members) == 0 || bytes.Contains(obj.AfterExtra, []byte("\n")) {
-		return f.multiline
-	}
-	for _, m := range obj.Members {
-		if bytes.Contains(m.Name.BeforeExtra, []byte("\n")) {
-			return true
-		}
-	}
-	return false
-}
-
-// render is compact JSON laid out for a member at indent: on lines of
-// its own, or on one line.
-func (f *jsonFile) render(compact []byte, indent string, multi bool) (hujson.Value, error) {
-	var buf bytes.Buffer
-	if multi {
-		_ = json.Indent(&buf, compact, indent, f.unit)
-		if f.newline != "\n" {
-			return hujson.Parse(bytes.ReplaceAll(buf.Bytes(), []byte("\n"), []byte(f.newline)))
-		}
-	} else {
-		buf.Write(spaced(compact))
-	}
-	return hujson.Parse(buf.Bytes())
-}
-
-// insert appends the member name: value to obj, whose own member sits at
-// parent indentation, as the file lays its members out: on a line of its
-// own before the closing brace (comments and blank lines there stay where
-// they are), with a trailing comma when the file has one.
-func (f *jsonFile) insert(obj *hujson.Object, name string, value []byte, parent string) error {
-	n := len(obj.Members)
-	multi := f.spansLines(obj)
-	indent := f.indentOf(obj, parent)
-	v, err := f.render(value, indent, multi)
-	if err != nil {
-		return err
-	}
-	v.BeforeExtra = hujson.Extra(" ")
-	var before hujson.Extra
-	tail := obj.AfterExtra
-	nl := bytes.LastIndexByte(tail, '\n')
-	if nl > 0 && tail[nl-1] == '\r' {
-		nl-- // the line break is \r\n
-	}
-	switch {
-	case !multi && n > 1 && isBlank(obj.Members[n-1].Name.BeforeExtra):
-		before = join(obj.Members[n-1].Name.BeforeExtra) // as after the other commas
-	case !multi && n > 0:
-		before = hujson.Extra(" ")
-		if len(obj.Members[0].Value.BeforeExtra) == 0 {
-			before = hujson.Extra{} // {"a":1}: no spaces
-		}
-	case !multi:
-		before = hujson.Extra{}
-	case nl >= 0:
-		before = join(tail[:nl], []byte(f.newline+indent))
-		obj.AfterExtra = join(tail[nl:])
-	case n == 0:
-		before = join(trimBlank(tail), []byte(f.newline+indent))
-		obj.AfterExtra = hujson.Extra(f.newline + parent)
-	default: // the closing brace ends the last member's line
-		before = hujson.Extra(f.newline + indent)
-	}
-	m := hujson.ObjectMember{Name: hujson.Value{BeforeExtra: before, Value: hujson.String(name)}, Value: v}
-	if n > 0 && obj.Members[n-1].Value.AfterExtra != nil {
-		m.Value.AfterExtra = hujson.Extra{} // keep the trailing comma
-	}
-	obj.Members = append(obj.Members, m)
-	return nil
-}
-
-// removeMember takes member k out of obj, undoing insert: the comments
-// and blank lines around it stay, and so does a trailing comma.
-func removeMember(obj *hujson.Object, k int) {
-	m := obj.Members[k]
-	kept := dropIndent(m.Name.BeforeExtra)
-	n := len(obj.Members)
-	switch {
-	case k < n-1:
-		next := &obj.Members[k+1].Name
-		if isBlank(next.BeforeExtra) && !bytes.Contains(next.BeforeExtra, []byte("\n")) {
-			next.BeforeExtra = join(m.Name.BeforeExtra) // inline: the next member moves up
-		} else {
-			next.BeforeExtra = join(kept, next.BeforeExtra)
-		}
-	case k > 0:
-		prev := &obj.Members[k-1].Value
-		if m.Value.AfterExtra != nil {
-			if prev.AfterExtra == nil {
-				prev.AfterExtra = hujson.Extra{}
-			}
-			obj.AfterExtra = join(kept, obj.AfterExtra)
-		} else {
-			obj.AfterExtra = join(prev.AfterExtra, kept, obj.AfterExtra)
-			prev.AfterExtra = nil
-		}
-	default:
-		obj.AfterExtra = join(kept, obj.AfterExtra)
-		if isBlank(obj.AfterExtra) {
-			obj.AfterExtra = nil // {}
-		}
-	}
-	obj.Members = append(obj.Members[:k:k], obj.Members[k+1:]...)
-}
-
-func memberName(obj *hujson.Object, i int) string {
-	if lit, ok := obj.Members[i].Name.Value.(hujson.Literal); ok {
-		return lit.String()
-	}
-	return ""
-}
-
-func lastMember(obj *hujson.Object, name string) int {
-	for i := len(obj.Members) - 1; i >= 0; i-- {
-		if memberName(obj, i) == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func countMembers(obj *hujson.Object, name string) int {
-	n := 0
-	for i := range obj.Members {
-		if memberName(obj, i) == name {
-			n++
-		}
-	}
-	return n
-}
-
-// join concatenates into a new slice: the parts may alias the file.
-func join(parts ...[]byte) hujson.Extra {
-	var out hujson.Extra
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	if out == nil {
-		out = hujson.Extra{}
-	}
-	return out
-}
-
-// indentAfterLastNewline is the indentation after the last newline of extra, or "" when
-// that line holds more than spaces and tabs.
-func indentAfterLastNewline(extra []byte) string {
-	i := bytes.LastIndexByte(extra, '\n')
-	if i < 0 {
-		return ""
-	}
-	if s := extra[i+1:]; isBlank(s) {
-		return string(s)
-	}
-	return ""
-}
-
-// dropIndent removes the newline and indentation that put a member on a
-// line of its own, or the spaces before an inline one.
-func dropIndent(extra []byte) []byte {
-	if i := bytes.LastIndexByte(extra, '\n'); i >= 0 && isBlank(extra[i+1:]) {
-		return bytes.TrimSuffix(extra[:i], []byte("\r"))
-	}
-	return trimBlank(extra)
-}
-
-func trimBlank(b []byte) []byte { return bytes.TrimRight(b, " \t\r\n") }
-
-func isBlank(b []byte) bool { return len(bytes.Trim(b, " \t\r\n")) == 0 }
-
-// spaced is compact JSON with a space after each comma and colon, for a
-// member on one line.
-func spaced(compact []byte) []byte {
-	var out []byte
-	inString, escaped := false, false
-	for _, c := range compact {
-		out = append(out, c)
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case !inString && (c == ',' || c == ':'):
-			out = append(out, ' ')
-		}
-	}
-	return out
 }
 
 func marshalEntry(e any) json.RawMessage {
@@ -433,4 +299,21 @@ func encodeObject(ms []member) json.RawMessage {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes()
+}
+
+// jsonEntry is a new entry of fields, as compact JSON.
+func jsonEntry(fields []field) json.RawMessage {
+	var ms []member
+	for _, f := range present(fields) {
+		ms = append(ms, member{f.key, jsonValue(f)})
+	}
+	return encodeObject(ms)
+}
+
+// jsonValue is f's value as a new entry has it.
+func jsonValue(f field) json.RawMessage {
+	if f.sub != nil {
+		return jsonEntry(f.sub)
+	}
+	return marshalEntry(f.value)
 }

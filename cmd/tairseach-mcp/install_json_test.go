@@ -4,7 +4,9 @@ package main
 // install and uninstall on any file.
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +37,7 @@ func TestParseJSONFile(t *testing.T) {
 // TestJSONLayouts adds the entry to server maps laid out every way, and
 // takes it out again.
 func TestJSONLayouts(t *testing.T) {
-	entry := []byte(`{"command":"/bin/ts","args":["--a"]}`)
+	fields := []field{{key: "command", value: "/bin/ts"}, {key: "args", value: []string{"--a"}}}
 	for _, tt := range []struct {
 		in, installed string
 		back          string // after uninstall, when not in
@@ -85,7 +87,7 @@ func TestJSONLayouts(t *testing.T) {
 			t.Errorf("%q: %v", tt.in, err)
 			continue
 		}
-		if err := f.set(entry); err != nil {
+		if err := f.set(fields); err != nil {
 			t.Errorf("%q: set: %v", tt.in, err)
 			continue
 		}
@@ -97,8 +99,11 @@ func TestJSONLayouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if found, same, err := f.entry(entry); !found || !same || err != nil {
-			t.Errorf("%q: entry() = %v, %v, %v after install", tt.in, found, same, err)
+		if found, err := f.has(); !found || err != nil {
+			t.Errorf("%q: has() = %v, %v after install", tt.in, found, err)
+		}
+		if err := f.set(fields); err != nil || string(f.bytes()) != tt.installed {
+			t.Errorf("%q: set again: %v\n%q", tt.in, err, f.bytes())
 		}
 		if err := f.remove(); err != nil {
 			t.Fatal(err)
@@ -113,10 +118,87 @@ func TestJSONLayouts(t *testing.T) {
 	}
 }
 
+// TestJSONMerge sets the members install owns in entries laid out every
+// way, with members of the user's: those stay, with their comments, and
+// what install adds is laid out as the entry is.
+func TestJSONMerge(t *testing.T) {
+	cursor, _ := findClient("cursor")
+	stdio := cursor.fields(serverEntry{command: "/bin/ts", args: []string{"--a"}})
+	http := cursor.fields(serverEntry{url: "http://h/mcp", token: "t"})
+	noAuth := cursor.fields(serverEntry{url: "http://h/mcp"})
+	for _, tt := range []struct {
+		name, in, want string
+		fields         []field
+	}{
+		{
+			name:   "on one line: args after command",
+			fields: stdio,
+			in:     `{"mcpServers": {"tairseach": {"command": "/old", "disabled": true}}}`,
+			want:   `{"mcpServers": {"tairseach": {"command": "/bin/ts", "args": ["--a"], "disabled": true}}}`,
+		},
+		{
+			name:   "compact",
+			fields: stdio,
+			in:     `{"mcpServers":{"tairseach":{"env":{},"command":"/old"}}}`,
+			want:   `{"mcpServers":{"tairseach":{"env":{},"command":"/bin/ts","args": ["--a"]}}}`,
+		},
+		{
+			name:   "an empty [] takes the entry's layout",
+			fields: stdio,
+			in:     "{\n  \"mcpServers\": {\n    \"tairseach\": {\n      \"command\": \"/old\",\n      \"args\": [],\n      \"env\": {}\n    }\n  }\n}\n",
+			want:   "{\n  \"mcpServers\": {\n    \"tairseach\": {\n      \"command\": \"/bin/ts\",\n      \"args\": [\n        \"--a\"\n      ],\n      \"env\": {}\n    }\n  }\n}\n",
+		},
+		{
+			name:   "HTTP to stdio: where the address was; comments and trailing commas stay",
+			fields: stdio,
+			in:     "{\n  \"mcpServers\": {\n    \"tairseach\": {\n      // where it runs\n      \"url\": \"http://old/mcp\",\n      \"headers\": {\"Authorization\": \"Bearer x\"},\n      \"disabled\": true, // for now\n    },\n  },\n}\n",
+			want:   "{\n  \"mcpServers\": {\n    \"tairseach\": {\n      \"command\": \"/bin/ts\",\n      \"args\": [\n        \"--a\"\n      ],\n      // where it runs\n      \"disabled\": true, // for now\n    },\n  },\n}\n",
+		},
+		{
+			name:   "stdio to HTTP: duplicates go",
+			fields: http,
+			in:     "{\n  \"mcpServers\": {\n    \"tairseach\": {\n      \"command\": \"a\",\n      \"env\": {},\n      \"command\": \"b\"\n    }\n  }\n}\n",
+			want:   "{\n  \"mcpServers\": {\n    \"tairseach\": {\n      \"env\": {},\n      \"url\": \"http://h/mcp\",\n      \"headers\": {\n        \"Authorization\": \"Bearer t\"\n      }\n    }\n  }\n}\n",
+		},
+		{
+			name:   "no token: the Authorization header goes, and headers with it when empty",
+			fields: noAuth,
+			in:     `{"mcpServers": {"tairseach": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer x"}, "env": {}}}}`,
+			want:   `{"mcpServers": {"tairseach": {"url": "http://h/mcp", "env": {}}}}`,
+		},
+		{
+			name:   "no token: a header of the user's stays",
+			fields: noAuth,
+			in:     `{"mcpServers": {"tairseach": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer x", "X": "y"}, "env": {}}}}`,
+			want:   `{"mcpServers": {"tairseach": {"url": "http://h/mcp", "headers": {"X": "y"}, "env": {}}}}`,
+		},
+		{
+			name:   "headers that are no object, and a type, which Cursor's entries do not have",
+			fields: http,
+			in:     `{"mcpServers": {"tairseach": {"url": "http://h/mcp", "headers": "bad", "type": "sse"}}}`,
+			want:   `{"mcpServers": {"tairseach": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer t"}}}}`,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := parseJSONFile([]byte(tt.in), "mcpServers")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.set(tt.fields); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(f.bytes()); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
 // FuzzJSONFile: whatever the file, install and uninstall never panic,
-// write a file that parses with the entry as meant, and leave the rest's
-// values as they were; a non-empty server map without the entry comes back
-// byte for byte.
+// write a file that parses with the entry as meant (the members install
+// owns set, the others as they were), switch the entry between stdio and
+// HTTP, change nothing when run again, and leave the rest's values as they
+// were; a non-empty server map without the entry comes back byte for byte.
 func FuzzJSONFile(f *testing.F) {
 	for _, s := range fixtures {
 		f.Add(s)
@@ -124,9 +206,19 @@ func FuzzJSONFile(f *testing.F) {
 	for _, rt := range roundTrips {
 		f.Add(rt.file)
 	}
+	for _, k := range keeps {
+		if k.client != "codex" {
+			f.Add(k.before)
+		}
+	}
 	f.Add("{\n  \"mcpServers\": {\"a\": 1,}, // x\n}")
 	f.Add("{\"mcpServers\": {\"tairseach\": 1, \"tairseach\": 2}}")
-	entry := []byte(`{"command":"/bin/ts","args":["--a"]}`)
+	f.Add(`{"mcpServers": {"tairseach": {"url": "x", "env": {}, "command": "a", "command": "b", "headers": {"X": "y"}}}}`)
+	c, _ := findClient("claude-code")
+	entries := [][]field{
+		c.fields(serverEntry{command: "/bin/ts", args: []string{"--a"}}),
+		c.fields(serverEntry{url: "http://127.0.0.1:8765/mcp", token: "t"}),
+	}
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, key := range []string{"mcpServers", "servers"} {
 			jf, err := parseJSONFile([]byte(in), key)
@@ -138,16 +230,22 @@ func FuzzJSONFile(f *testing.F) {
 				return
 			}
 			exact := obj != nil && len(obj.Members) > 0 && lastMember(obj, entryName) < 0
-			if err := jf.set(entry); err != nil {
-				t.Fatalf("set: %v", err)
-			}
-			installed := jf.bytes()
-			jf, err = parseJSONFile(installed, key)
-			if err != nil {
-				t.Fatalf("the installed file does not parse: %v\n%s", err, installed)
-			}
-			if found, same, err := jf.entry(entry); !found || !same || err != nil {
-				t.Fatalf("entry() = %v, %v, %v:\n%s", found, same, err, installed)
+			installed := []byte(in)
+			for _, fields := range entries {
+				old, _ := decodedEntry(t, installed, key).(map[string]any)
+				if err := jf.set(fields); err != nil {
+					t.Fatalf("set: %v", err)
+				}
+				installed = jf.bytes()
+				if jf, err = parseJSONFile(installed, key); err != nil {
+					t.Fatalf("the installed file does not parse: %v\n%s", err, installed)
+				}
+				if got, want := decodedEntry(t, installed, key), mergeEntry(old, fields); !reflect.DeepEqual(got, any(want)) {
+					t.Fatalf("the entry reads %v, want %v:\n%s", got, want, installed)
+				}
+				if err := jf.set(fields); err != nil || string(jf.bytes()) != string(installed) {
+					t.Fatalf("set again: %v\n%s\nwant\n%s", err, jf.bytes(), installed)
+				}
 			}
 			if err := jf.remove(); err != nil {
 				t.Fatal(err)
@@ -187,4 +285,20 @@ func valuesWithout(t *testing.T, data []byte, key string) []byte {
 	}
 	b, _ := json.Marshal(doc)
 	return b
+}
+
+// decodedEntry is the tairseach entry of a JSONC file, decoded as a JSON
+// parser reads it; nil when there is none.
+func decodedEntry(t *testing.T, data []byte, key string) any {
+	t.Helper()
+	std, err := hujson.Standardize(slices.Clone(data))
+	if err != nil || len(bytes.TrimSpace(std)) == 0 {
+		return nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(std, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, std)
+	}
+	servers, _ := doc[key].(map[string]any)
+	return servers[entryName]
 }

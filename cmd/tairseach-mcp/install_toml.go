@@ -2,15 +2,18 @@ package main
 
 // Codex's config.toml. No Go TOML library writes a file back with its
 // comments and layout, so the [mcp_servers.tairseach] table is edited as
-// text: its lines are found with go-toml's parser, replaced or cut out, and
-// the result is decoded again and compared with the file before: the rest
-// must decode to the same values, the entry to the one meant, or the file
-// is left alone.
+// text: the lines of its keys that install owns are found with go-toml's
+// parser, and changed, added or cut out; every other line stays. The result
+// is decoded again and compared with the file before: the rest must decode
+// to the same values, the entry to the one meant, or the file is left
+// alone.
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -48,24 +51,57 @@ func decodeTOML(data []byte) (map[string]any, error) {
 	return doc, nil
 }
 
-// tomlEntry is the entry's table, as install writes it.
-func tomlEntry(key string, e serverEntry, urlKey string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "[%s.%s]\n", key, entryName)
-	if e.url == "" {
-		fmt.Fprintf(&b, "command = %s\n", tomlString(e.command))
-		quoted := make([]string, len(e.args))
-		for i, a := range e.args {
-			quoted[i] = tomlString(a)
+// tomlEntry is a new entry of fields: its table, as install writes it.
+func tomlEntry(key string, fields []field) []byte {
+	nl := []byte("\n")
+	return slices.Concat([]byte(tomlHeader(key)), nl, tomlLines(fields, mergeEntry(nil, fields), nl))
+}
+
+// tomlHeader is the header of the entry's table.
+func tomlHeader(key string) string { return "[" + key + "." + entryName + "]" }
+
+// tomlLines are the lines of the members of fields that entry has, with its
+// values.
+func tomlLines(fields []field, entry map[string]any, nl []byte) []byte {
+	var b []byte
+	for _, f := range fields {
+		if v, ok := entry[f.key]; ok {
+			b = slices.Concat(b, []byte(tomlKey(f.key)+" = "+tomlValue(v)), nl)
 		}
-		fmt.Fprintf(&b, "args = [%s]\n", strings.Join(quoted, ", "))
-		return b.Bytes()
 	}
-	fmt.Fprintf(&b, "%s = %s\n", urlKey, tomlString(e.url))
-	if e.token != "" {
-		fmt.Fprintf(&b, "http_headers = { Authorization = %s }\n", tomlString("Bearer "+e.token))
+	return b
+}
+
+// tomlValue is v, a decoded value, written as TOML: tables inline.
+func tomlValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return tomlString(v)
+	case []any:
+		items := make([]string, len(v))
+		for i, x := range v {
+			items[i] = tomlValue(x)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case map[string]any:
+		items := make([]string, 0, len(v))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			items = append(items, tomlKey(k)+" = "+tomlValue(v[k]))
+		}
+		return "{ " + strings.Join(items, ", ") + " }"
 	}
-	return b.Bytes()
+	b, _ := toml.Marshal(map[string]any{"v": v}) // numbers, booleans, dates
+	return strings.TrimSpace(strings.TrimPrefix(string(b), "v = "))
+}
+
+// tomlKey is k as a TOML key: bare when it can be.
+func tomlKey(k string) string {
+	if k == "" || strings.ContainsFunc(k, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) {
+		return tomlString(k)
+	}
+	return k
 }
 
 // tomlString is s as a TOML basic string.
@@ -98,53 +134,93 @@ func (f *tomlFile) servers() map[string]any {
 	return m
 }
 
-// same reports whether the file holds the entry block would write.
-func (f *tomlFile) entry(block []byte) (found, same bool, err error) {
-	have, found := f.servers()[entryName]
-	if !found {
-		return false, false, nil
-	}
-	want, err := decodeTOML(block)
-	if err != nil {
-		return true, false, err
-	}
-	wantServers, _ := want[f.key].(map[string]any)
-	return true, reflect.DeepEqual(have, wantServers[entryName]), nil
+// has reports whether the file has a tairseach entry.
+func (f *tomlFile) has() (bool, error) {
+	_, found := f.servers()[entryName]
+	return found, nil
 }
 
-// tables are the byte ranges of the [mcp_servers.tairseach] table and its
-// subtables: from the header's line to the end of the last key's line.
-func (f *tomlFile) tables() ([][2]int, error) {
+// tomlTable is the [mcp_servers.tairseach] table or one of its subtables.
+type tomlTable struct {
+	sub  string // "" for the table; env for [mcp_servers.tairseach.env] and the tables under it
+	span [2]int // from the header's line to the end of the last key's line
+	keys []tomlKeyValue
+}
+
+// tomlKeyValue is a key and its value, on lines of their own.
+type tomlKeyValue struct {
+	key    string // the first part of the key: env, of env.X = "y"
+	dotted bool
+	line   [2]int // from the start of its first line to the end of its last
+	value  [2]int // the value's bytes
+}
+
+// tables are the entry's tables, in file order.
+func (f *tomlFile) tables() ([]tomlTable, error) {
 	var p unstable.Parser
 	p.Reset(f.data)
-	var out [][2]int
+	var out []tomlTable
 	cur := -1
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			cur = -1
-			var keys []string
-			start, end := -1, 0
-			for it := e.Key(); it.Next(); {
-				k := it.Node()
-				keys = append(keys, string(k.Data))
-				if start < 0 {
-					start = int(k.Raw.Offset)
-				}
-				end = int(k.Raw.Offset + k.Raw.Length)
-			}
+			keys, start, end := keyParts(e.Key())
 			if e.Kind == unstable.Table && len(keys) >= 2 && keys[0] == f.key && keys[1] == entryName {
-				out = append(out, [2]int{lineStart(f.data, start), lineEnd(f.data, end)})
+				t := tomlTable{span: [2]int{lineStart(f.data, start), lineEnd(f.data, end)}}
+				if len(keys) > 2 {
+					t.sub = keys[2]
+				}
+				out = append(out, t)
 				cur = len(out) - 1
 			}
 		case unstable.KeyValue:
-			if cur >= 0 {
-				out[cur][1] = lineEnd(f.data, int(e.Raw.Offset+e.Raw.Length))
+			if cur < 0 {
+				continue
 			}
+			keys, start, end := keyParts(e.Key())
+			valueEnd := int(e.Raw.Offset + e.Raw.Length)
+			kv := tomlKeyValue{
+				key: keys[0], dotted: len(keys) > 1,
+				line:  [2]int{lineStart(f.data, start), lineEnd(f.data, valueEnd)},
+				value: [2]int{valueStart(f.data, end), valueEnd},
+			}
+			out[cur].keys = append(out[cur].keys, kv)
+			out[cur].span[1] = kv.line[1]
 		}
 	}
 	return out, p.Error()
+}
+
+// keyParts are a key's parts, decoded, and where its text starts and ends.
+func keyParts(it unstable.Iterator) (keys []string, start, end int) {
+	start = -1
+	for it.Next() {
+		k := it.Node()
+		keys = append(keys, string(k.Data))
+		if start < 0 {
+			start = int(k.Raw.Offset)
+		}
+		end = int(k.Raw.Offset + k.Raw.Length)
+	}
+	return keys, start, end
+}
+
+// valueStart is where the value begins after a key ending at off: past
+// the equals sign and the blanks around it.
+func valueStart(data []byte, off int) int {
+	skip := func() {
+		for off < len(data) && (data[off] == ' ' || data[off] == '\t') {
+			off++
+		}
+	}
+	skip()
+	if off < len(data) && data[off] == '=' {
+		off++
+	}
+	skip()
+	return off
 }
 
 func lineStart(data []byte, off int) int { return bytes.LastIndexByte(data[:off], '\n') + 1 }
@@ -156,9 +232,18 @@ func lineEnd(data []byte, off int) int {
 	return len(data)
 }
 
-// set writes block in place of the entry's tables, or at the end of the
-// file after a blank line.
-func (f *tomlFile) set(block []byte) error {
+// set makes the entry have fields. In its [mcp_servers.tairseach] table
+// only the lines of keys install owns change; a subtable of one of them
+// (say [mcp_servers.tairseach.http_headers]) is cut, and the key written in
+// the table. Without a table, the entry's table goes before its first
+// subtable, or at the end of the file after a blank line.
+func (f *tomlFile) set(fields []field) error {
+	have, found := f.servers()[entryName]
+	old, _ := have.(map[string]any)
+	want := mergeEntry(old, fields)
+	if found && reflect.DeepEqual(have, want) {
+		return nil
+	}
 	tables, err := f.tables()
 	if err != nil {
 		return err
@@ -166,33 +251,124 @@ func (f *tomlFile) set(block []byte) error {
 	nl := []byte("\n")
 	if bytes.Contains(f.data, []byte("\r\n")) {
 		nl = []byte("\r\n")
-		block = bytes.ReplaceAll(block, []byte("\n"), nl)
 	}
+	block := bytes.ReplaceAll(tomlEntry(f.key, fields), []byte("\n"), nl)
 	var out []byte
 	switch {
 	case len(tables) > 0:
-		out = f.cut(tables[1:])
-		first := tables[0]
-		if !bytes.HasSuffix(out[first[0]:first[1]], []byte("\n")) {
-			block = bytes.TrimSuffix(block, nl) // the file's last line, and it has no line break
+		out = applyEdits(f.data, f.edits(tables, fields, old, want, nl))
+		if !bytes.HasSuffix(f.data, []byte("\n")) {
+			out = bytes.TrimSuffix(out, nl) // the file had no line break at its end, and keeps none
 		}
-		out = slices.Concat(out[:first[0]], block, out[first[1]:])
 	case len(f.data) == 0:
 		out = block
 	case !bytes.HasSuffix(f.data, []byte("\n")):
-		// No line break at the end: the file keeps none, and cut
+		// No line break at the end: the file keeps none, and remove
 		// takes out all that was added.
 		out = slices.Concat(f.data, nl, nl, bytes.TrimSuffix(block, nl))
 	default:
 		out = slices.Concat(f.data, nl, block)
 	}
-	want, _ := decodeTOML(block)
-	wantServers, _ := want[f.key].(map[string]any)
-	if err := f.check(out, wantServers[entryName]); err != nil {
+	if err := f.check(out, want); err != nil {
 		return fmt.Errorf("cannot add the [%s.%s] table safely (%v); add it by hand:\n\n%s", f.key, entryName, err, block)
 	}
 	f.data = out
 	return nil
+}
+
+// tomlEdit replaces the bytes from start to end with text.
+type tomlEdit struct {
+	start, end int
+	text       []byte
+}
+
+// edits make the entry's tables have fields, want being the entry after
+// and have before. A key added goes after the owned one before it in
+// fields, or before the first owned one kept, or where the first one cut
+// was, or at the end of the table.
+func (f *tomlFile) edits(tables []tomlTable, fields []field, have, want map[string]any, nl []byte) []tomlEdit {
+	var edits []tomlEdit
+	cut := func(r [2]int) { edits = append(edits, tomlEdit{start: r[0], end: r[1]}) }
+	table := -1
+	for i, t := range tables {
+		if t.sub == "" {
+			table = i
+		}
+		for _, fd := range fields {
+			if t.sub != "" && t.sub == fd.key {
+				cut(f.widen(t.span))
+			}
+		}
+	}
+	if table < 0 { // only subtables: the table goes before them
+		at := tables[0].span[0]
+		text := slices.Concat([]byte(tomlHeader(f.key)), nl, tomlLines(fields, want, nl), nl)
+		return append(edits, tomlEdit{start: at, end: at, text: text})
+	}
+	t := tables[table]
+	kept := map[string][2]int{} // the lines of the owned keys that stay
+	gone := -1                  // where the first owned key cut was
+	var add []string
+	for _, fd := range fields {
+		var kvs []tomlKeyValue
+		for _, kv := range t.keys {
+			if kv.key == fd.key {
+				kvs = append(kvs, kv)
+			}
+		}
+		v, wanted := want[fd.key]
+		if wanted && len(kvs) == 1 && !kvs[0].dotted && !slices.ContainsFunc(tables, func(t tomlTable) bool { return t.sub == fd.key }) {
+			kept[fd.key] = kvs[0].line
+			if !reflect.DeepEqual(have[fd.key], v) {
+				edits = append(edits, tomlEdit{kvs[0].value[0], kvs[0].value[1], []byte(tomlValue(v))})
+			}
+			continue
+		}
+		for _, kv := range kvs {
+			cut(kv.line)
+			if gone < 0 {
+				gone = kv.line[0]
+			}
+		}
+		if wanted {
+			add = append(add, fd.key)
+		}
+	}
+	placed := map[string]int{} // where each owned key is, or goes
+	for k, line := range kept {
+		placed[k] = line[1]
+	}
+	for j, fd := range fields {
+		if !slices.Contains(add, fd.key) {
+			continue
+		}
+		next := -1 // the first line of an owned key after it that stays
+		for _, g := range fields[j+1:] {
+			if line, ok := kept[g.key]; ok && (next < 0 || line[0] < next) {
+				next = line[0]
+			}
+		}
+		at := t.span[1] // each rule below comes before the ones above it
+		if gone >= 0 {
+			at = gone
+		}
+		if next >= 0 {
+			at = next
+		}
+		for _, g := range slices.Backward(fields[:j]) {
+			if p, ok := placed[g.key]; ok {
+				at = p
+				break
+			}
+		}
+		placed[fd.key] = at
+		line := tomlLines([]field{fd}, want, nl)
+		if at == len(f.data) && !bytes.HasSuffix(f.data, []byte("\n")) {
+			line = slices.Concat(nl, bytes.TrimSuffix(line, nl)) // the file's last line, and it has no line break
+		}
+		edits = append(edits, tomlEdit{start: at, end: at, text: line})
+	}
+	return edits
 }
 
 // remove cuts the entry's tables out, with the blank line before each.
@@ -201,7 +377,12 @@ func (f *tomlFile) remove() error {
 	if err != nil {
 		return err
 	}
-	out := f.cut(tables)
+	var edits []tomlEdit
+	for _, t := range tables {
+		r := f.widen(t.span)
+		edits = append(edits, tomlEdit{start: r[0], end: r[1]})
+	}
+	out := applyEdits(f.data, edits)
 	if err := f.check(out, nil); err != nil {
 		return fmt.Errorf("%s.%s is not only in [%s.%s] tables, which is all this command edits (%v); remove it by hand", f.key, entryName, f.key, entryName, err)
 	}
@@ -209,31 +390,44 @@ func (f *tomlFile) remove() error {
 	return nil
 }
 
-// cut is the file without the given ranges, which are in file order; a
-// blank line before a range goes with it, and so does the line break
-// before that when the range ends the file without one.
-func (f *tomlFile) cut(ranges [][2]int) []byte {
-	out := append([]byte{}, f.data...)
-	for i := len(ranges) - 1; i >= 0; i-- {
-		start, end := ranges[i][0], ranges[i][1]
-		last := end == len(out) && !bytes.HasSuffix(out[start:end], []byte("\n"))
-		switch before := out[:start]; {
-		case last && bytes.HasSuffix(before, []byte("\r\n\r\n")):
-			start -= 4
-		case last && bytes.HasSuffix(before, []byte("\n\n")):
-			start -= 2
-		case bytes.HasSuffix(before, []byte("\n\r\n")):
-			start -= 2
-		case bytes.HasSuffix(before, []byte("\n\n")):
-			start--
-		case start == 0 && bytes.HasPrefix(out[end:], []byte("\r\n")):
-			end += 2
-		case start == 0 && bytes.HasPrefix(out[end:], []byte("\n")):
-			end++
-		}
-		out = append(out[:start], out[end:]...)
+// widen is r, a table to cut, with the blank line before it, or the line
+// breaks before it when it ends the file without one.
+func (f *tomlFile) widen(r [2]int) [2]int {
+	start, end := r[0], r[1]
+	before := f.data[:start]
+	last := end == len(f.data) && !bytes.HasSuffix(f.data[start:end], []byte("\n"))
+	switch {
+	case last && bytes.HasSuffix(before, []byte("\r\n\r\n")):
+		start -= 4
+	case last && bytes.HasSuffix(before, []byte("\n\n")):
+		start -= 2
+	case bytes.HasSuffix(before, []byte("\n\r\n")):
+		start -= 2
+	case bytes.HasSuffix(before, []byte("\n\n")):
+		start--
+	case start == 0 && bytes.HasPrefix(f.data[end:], []byte("\r\n")):
+		end += 2
+	case start == 0 && bytes.HasPrefix(f.data[end:], []byte("\n")):
+		end++
 	}
-	return out
+	return [2]int{start, end}
+}
+
+// applyEdits is data with edits made, in file order; at one place, text
+// added goes before bytes cut, and an edit that overlaps one before it
+// starts where that one ended.
+func applyEdits(data []byte, edits []tomlEdit) []byte {
+	slices.SortStableFunc(edits, func(a, b tomlEdit) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end-a.start, b.end-b.start))
+	})
+	var out []byte
+	cur := 0
+	for _, e := range edits {
+		start := max(e.start, cur)
+		out = append(append(out, data[cur:start]...), e.text...)
+		cur = max(e.end, start)
+	}
+	return append(out, data[cur:]...)
 }
 
 // check decodes out and compares it with the file before: the entry must

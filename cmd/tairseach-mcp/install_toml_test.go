@@ -4,6 +4,7 @@ package main
 // install and uninstall on any file.
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -11,10 +12,15 @@ import (
 // TestTOMLFile edits Codex files laid out every way, and refuses those
 // whose entry it cannot edit by its table.
 func TestTOMLFile(t *testing.T) {
+	codex, _ := findClient("codex")
 	entry := serverEntry{command: `/opt/t "s"\bin`, args: []string{"--a=b\tc", "é"}}
-	block := tomlEntry("mcp_servers", entry, "url")
+	stdio := codex.fields(entry)
+	http := codex.fields(serverEntry{url: "http://127.0.0.1:8765/mcp", token: "t"})
+	block := tomlEntry("mcp_servers", stdio)
 	const want = "[mcp_servers.tairseach]\ncommand = \"/opt/t \\\"s\\\"\\\\bin\"\nargs = [\"--a=b\\tc\", \"é\"]\n"
-	if string(block) != want {
+	const command, args = "command = \"/opt/t \\\"s\\\"\\\\bin\"\n", "args = [\"--a=b\\tc\", \"é\"]\n"
+	const url, headers = "url = \"http://127.0.0.1:8765/mcp\"\n", "http_headers = { Authorization = \"Bearer t\" }\n"
+	if string(block) != want || want != "[mcp_servers.tairseach]\n"+command+args {
 		t.Fatalf("tomlEntry:\n%s\nwant\n%s", block, want)
 	}
 	doc, err := decodeTOML(block)
@@ -25,7 +31,10 @@ func TestTOMLFile(t *testing.T) {
 		t.Errorf("command decodes as %q", got)
 	}
 
-	for _, tt := range []struct{ name, in, installed, removed string }{
+	for _, tt := range []struct {
+		name, in, installed, removed string
+		fields                       []field
+	}{
 		{name: "empty", in: "", installed: want, removed: ""},
 		{name: "round trip", in: "a = 1\n", installed: "a = 1\n\n" + want, removed: "a = 1\n"},
 		{name: "no final line break", in: "a = 1", installed: "a = 1\n\n" + strings.TrimSuffix(want, "\n"), removed: "a = 1"},
@@ -37,17 +46,55 @@ func TestTOMLFile(t *testing.T) {
 		},
 		{
 			name:      "old entry with a subtable, between others",
-			in:        "a = 1\n\n[mcp_servers.tairseach] # ours\ncommand = \"old\"\n\n[mcp_servers.tairseach.env]\nX = \"y\"\n\n# the next one\n[b]\nc = [\n  2,\n]\n",
-			installed: "a = 1\n\n" + want + "\n# the next one\n[b]\nc = [\n  2,\n]\n",
+			in:        "a = 1\n\n[mcp_servers.tairseach] # ours\ncommand = \"old\" # was\n\n[mcp_servers.tairseach.env]\nX = \"y\"\n\n# the next one\n[b]\nc = [\n  2,\n]\n",
+			installed: "a = 1\n\n[mcp_servers.tairseach] # ours\ncommand = \"/opt/t \\\"s\\\"\\\\bin\" # was\n" + args + "\n[mcp_servers.tairseach.env]\nX = \"y\"\n\n# the next one\n[b]\nc = [\n  2,\n]\n",
 			removed:   "a = 1\n\n# the next one\n[b]\nc = [\n  2,\n]\n",
+		},
+		{
+			name:      "HTTP to stdio: the other form's keys go, the rest stays",
+			in:        "[mcp_servers.tairseach]\n# remote\nurl = \"http://old/mcp\"\nenabled = false\nhttp_headers = { Authorization = \"Bearer x\" }\ntool_timeout_sec = 30\n",
+			installed: "[mcp_servers.tairseach]\n# remote\n" + command + args + "enabled = false\ntool_timeout_sec = 30\n",
+		},
+		{
+			name:      "stdio to HTTP, headers of the user's kept",
+			fields:    http,
+			in:        "[mcp_servers.tairseach]\nenabled = false\ncommand = \"old\"\nargs = [\n  \"--x\",\n]\nstartup_timeout_sec = 20\n\n[mcp_servers.tairseach.http_headers]\nX-Team = \"t\"\n\n[mcp_servers.tairseach.env]\nA = \"b\"\n",
+			installed: "[mcp_servers.tairseach]\nenabled = false\n" + url + "http_headers = { Authorization = \"Bearer t\", X-Team = \"t\" }\nstartup_timeout_sec = 20\n\n[mcp_servers.tairseach.env]\nA = \"b\"\n",
+		},
+		{
+			name:      "a key added after the owned one before it",
+			fields:    http,
+			in:        "[mcp_servers.tairseach]\nurl = \"http://127.0.0.1:8765/mcp\"\nenabled = false",
+			installed: "[mcp_servers.tairseach]\n" + url + headers + "enabled = false",
+		},
+		{
+			name:      "keys added after the last, which has no line break",
+			in:        "[mcp_servers.tairseach]\nenabled = false",
+			installed: "[mcp_servers.tairseach]\nenabled = false\n" + command + strings.TrimSuffix(args, "\n"),
+		},
+		{
+			name:      "only a subtable: the table goes before it",
+			in:        "a = 1\n\n[mcp_servers.tairseach.env]\nX = \"y\"\n",
+			installed: "a = 1\n\n" + want + "\n[mcp_servers.tairseach.env]\nX = \"y\"\n",
+			removed:   "a = 1\n",
+		},
+		{
+			name:      "dotted owned keys are written as one",
+			fields:    http,
+			in:        "[mcp_servers.tairseach]\nhttp_headers.X = \"y\"\nurl = \"http://127.0.0.1:8765/mcp\"\nhttp_headers.Authorization = \"Bearer old\"\n",
+			installed: "[mcp_servers.tairseach]\n" + url + "http_headers = { Authorization = \"Bearer t\", X = \"y\" }\n",
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			fields := stdio
+			if tt.fields != nil {
+				fields = tt.fields
+			}
 			f, err := parseTOMLFile([]byte(tt.in), "mcp_servers")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.set(block); err != nil {
+			if err := f.set(fields); err != nil {
 				t.Fatal(err)
 			}
 			if got := string(f.bytes()); got != tt.installed {
@@ -56,8 +103,11 @@ func TestTOMLFile(t *testing.T) {
 			if f, err = parseTOMLFile(f.bytes(), "mcp_servers"); err != nil {
 				t.Fatal(err)
 			}
-			if found, same, err := f.entry(block); !found || !same || err != nil {
-				t.Errorf("entry() = %v, %v, %v after install", found, same, err)
+			if found, err := f.has(); !found || err != nil {
+				t.Errorf("has() = %v, %v after install", found, err)
+			}
+			if err := f.set(fields); err != nil || string(f.bytes()) != tt.installed {
+				t.Errorf("set again: %v\n%q", err, f.bytes())
 			}
 			if err := f.remove(); err != nil {
 				t.Fatal(err)
@@ -79,7 +129,7 @@ func TestTOMLFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.set(block); err == nil || !strings.Contains(err.Error(), tt.setErr) {
+			if err := f.set(stdio); err == nil || !strings.Contains(err.Error(), tt.setErr) {
 				t.Errorf("set: %v, want %q", err, tt.setErr)
 			}
 			if tt.removeErr != "" {
@@ -95,32 +145,50 @@ func TestTOMLFile(t *testing.T) {
 }
 
 // FuzzTOMLFile: whatever the file, install and uninstall never panic and
-// write only what decodes as meant; a file without the entry comes back
-// byte for byte.
+// write only what decodes as meant: the keys install owns set, the others
+// as they were, from stdio to HTTP; run again, they change nothing; a file
+// without the entry comes back byte for byte.
 func FuzzTOMLFile(f *testing.F) {
 	f.Add(fixtures["mcp_servers"])
 	f.Add(roundTrips[2].file)
+	for _, k := range keeps {
+		if k.client == "codex" {
+			f.Add(k.before)
+		}
+	}
 	f.Add("a = 1\r\n[mcp_servers.tairseach]\r\ncommand = \"x\"\r\n[b]\r\n")
 	f.Add("[mcp_servers]\ntairseach = { command = \"x\" }\n")
-	block := tomlEntry("mcp_servers", serverEntry{command: "/bin/ts", args: []string{"--a"}}, "url")
+	f.Add("[mcp_servers.tairseach.env]\nX = 1\n[mcp_servers.tairseach]\nurl = \"u\"\n[mcp_servers.tairseach.http_headers]\nA = \"b\"")
+	codex, _ := findClient("codex")
+	entries := [][]field{
+		codex.fields(serverEntry{command: "/bin/ts", args: []string{"--a"}}),
+		codex.fields(serverEntry{url: "http://127.0.0.1:8765/mcp", token: "t"}),
+	}
 	f.Fuzz(func(t *testing.T, in string) {
 		tf, err := parseTOMLFile([]byte(in), "mcp_servers")
 		if err != nil {
 			return
 		}
 		_, had := tf.servers()[entryName]
-		if err := tf.set(block); err != nil {
-			if string(tf.bytes()) != in {
-				t.Fatalf("a refused set changed the file")
+		installed := []byte(in)
+		for _, fields := range entries {
+			old, _ := tf.servers()[entryName].(map[string]any)
+			if err := tf.set(fields); err != nil {
+				if string(tf.bytes()) != string(installed) {
+					t.Fatalf("a refused set changed the file")
+				}
+				return
 			}
-			return
-		}
-		installed := tf.bytes()
-		if tf, err = parseTOMLFile(installed, "mcp_servers"); err != nil {
-			t.Fatalf("the installed file does not parse: %v\n%s", err, installed)
-		}
-		if found, same, err := tf.entry(block); !found || !same || err != nil {
-			t.Fatalf("entry() = %v, %v, %v:\n%s", found, same, err, installed)
+			installed = tf.bytes()
+			if tf, err = parseTOMLFile(installed, "mcp_servers"); err != nil {
+				t.Fatalf("the installed file does not parse: %v\n%s", err, installed)
+			}
+			if got, want := tf.servers()[entryName], mergeEntry(old, fields); !reflect.DeepEqual(got, any(want)) {
+				t.Fatalf("the entry reads %v, want %v:\n%s", got, want, installed)
+			}
+			if err := tf.set(fields); err != nil || string(tf.bytes()) != string(installed) {
+				t.Fatalf("set again: %v\n%s\nwant\n%s", err, tf.bytes(), installed)
+			}
 		}
 		if err := tf.remove(); err != nil {
 			t.Fatalf("remove after set: %v\n%s", err, installed)
