@@ -2,9 +2,9 @@ package main
 
 // install and uninstall: add one "tairseach" entry to an MCP client's
 // configuration file, or set the members of it that install owns, or take
-// it out, leaving every other byte of the file as it was (install_json.go,
-// install_toml.go). The clients are in install_clients.go, the entry in
-// install_entry.go, the writing and the backups in install_write.go.
+// it out, leaving every other byte of the file as it was (the editing is
+// internal/clientconfig's). The clients are in install_clients.go, the
+// entry in install_entry.go, the writing in install_write.go.
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
 // entryName is the key of our server in every client's server map.
@@ -40,8 +42,8 @@ Only the members install owns are written: command and args, or the URL and the
 Authorization header, and the type. What you added to the entry (env, disabled, timeouts,
 trust…), other servers and settings, comments, trailing commas and the layout of the file
 stay as they were, and uninstall after a first install gives the file back as it was.
-Before each change to a file, install copies it to FILE` + backupSuffix + `, then to
-FILE` + backupSuffix + `.2, .3…, never replacing one. Running the command again when the
+Before each change to a file, install copies it to FILE` + clientconfig.BackupSuffix + `, then to
+FILE` + clientconfig.BackupSuffix + `.2, .3…, never replacing one. Running the command again when the
 entry is already there changes nothing and makes no backup.
 --print shows the file as it would be written and writes nothing at all.
 
@@ -82,7 +84,7 @@ func newUninstallCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Remove tairseach from an MCP client's configuration",
 		Long: `Remove the "tairseach" server from an MCP client's configuration file. Nothing else in the
 file changes: after install and uninstall it is as it was, byte for byte. Before the change, the
-command copies the file to its next backup, as install does (FILE` + backupSuffix + `, .2…).`,
+command copies the file to its next backup, as install does (FILE` + clientconfig.BackupSuffix + `, .2…).`,
 		Args:              exactClient,
 		ValidArgsFunction: completeClient,
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -112,23 +114,13 @@ func exactClient(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-// clientFile is a client's file parsed for editing its tairseach entry.
-type clientFile interface {
-	has() (bool, error)
-	// set makes the entry have fields: only those members of the entry
-	// change, and nothing else in the file.
-	set(fields []field) error
-	remove() error
-	bytes() []byte
-}
-
 // configFile is a client's configuration file as read.
 type configFile struct {
 	path  string // symlinks resolved: the file written
 	shown string // the path as the user knows it
 	data  []byte // nil when the file does not exist
 	mode  fs.FileMode
-	doc   clientFile
+	doc   clientconfig.File
 }
 
 func (f installFlags) open(c mcpClient) (*configFile, error) {
@@ -160,14 +152,14 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 		}
 	}
 	if c.toml {
-		cf.doc, err = parseTOMLFile(cf.data, c.key)
+		cf.doc, err = clientconfig.ParseTOML(cf.data, c.key, entryName)
 	} else {
-		cf.doc, err = parseJSONFile(cf.data, c.key)
+		cf.doc, err = clientconfig.ParseJSON(cf.data, c.key, entryName)
 	}
 	if err != nil {
 		const leave = "left as it is: fix it, or move it aside and run this again"
-		if se := (*syntaxError)(nil); errors.As(err, &se) {
-			return nil, fmt.Errorf("%s:%d:%d: not valid %s: %s; %s", p, se.line, se.col, c.format(), se.cause, leave)
+		if se := (*clientconfig.SyntaxError)(nil); errors.As(err, &se) {
+			return nil, fmt.Errorf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.format(), se.Cause, leave)
 		}
 		return nil, fmt.Errorf("%s: %v; %s", p, err, leave)
 	}
@@ -183,14 +175,14 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if err != nil {
 		return err
 	}
-	found, err := cf.doc.has()
+	found, err := cf.doc.Has()
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
-	if err := cf.doc.set(c.fields(entry)); err != nil {
+	if err := cf.doc.Set(c.fields(entry)); err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
-	if cf.data != nil && bytes.Equal(cf.doc.bytes(), cf.data) && !f.print {
+	if cf.data != nil && bytes.Equal(cf.doc.Bytes(), cf.data) && !f.print {
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
 		}
@@ -247,7 +239,7 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	found, err := cf.doc.has()
+	found, err := cf.doc.Has()
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
@@ -259,7 +251,7 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	if err := cf.doc.remove(); err != nil {
+	if err := cf.doc.Remove(); err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
 	if f.print {
@@ -275,6 +267,6 @@ func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 
 func printConfig(cf *configFile, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "tairseach-mcp: --print: %s not written; it would read:\n", cf.shown)
-	_, err := stdout.Write(cf.doc.bytes())
+	_, err := stdout.Write(cf.doc.Bytes())
 	return err
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 	"github.com/geilt/tairseach-mcp/mcpserver"
 )
 
@@ -28,90 +28,31 @@ type serverEntry struct {
 	token   string
 }
 
-// field is a member of the entry that install owns. With a value (a
-// string, a []string) the entry has it so; with sub it is an object of
-// which install owns those members only (the headers, of which it owns
-// Authorization), and which goes when that leaves it empty; with neither,
-// the entry does not have it. Every other member is the user's, and stays.
-type field struct {
-	key   string
-	value any
-	sub   []field
-}
-
-// absent reports whether the entry must not have f.
-func (f field) absent() bool { return f.value == nil && f.sub == nil }
-
-// present are the members of fs that the entry has, as a new entry has
-// them: without absent ones, nor objects of absent members only.
-func present(fs []field) []field {
-	var out []field
-	for _, f := range fs {
-		if f.value != nil || len(present(f.sub)) > 0 {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// mergeEntry is the entry have, decoded (nil for none), with fields set:
-// the entry as it decodes after install. The members install does not own
-// are have's.
-func mergeEntry(have map[string]any, fields []field) map[string]any {
-	out := maps.Clone(have)
-	if out == nil {
-		out = map[string]any{}
-	}
-	for _, f := range fields {
-		switch v := f.value.(type) {
-		case string:
-			out[f.key] = v
-		case []string:
-			a := make([]any, len(v))
-			for i, s := range v {
-				a[i] = s
-			}
-			out[f.key] = a
-		default:
-			if f.sub == nil {
-				delete(out, f.key)
-				break
-			}
-			sub, _ := out[f.key].(map[string]any)
-			if sub = mergeEntry(sub, f.sub); len(sub) > 0 {
-				out[f.key] = sub
-			} else {
-				delete(out, f.key)
-			}
-		}
-	}
-	return out
-}
-
 // fields are the members of e that install owns, in the client's words and
 // in the order of a new entry; those of the other form (command and args,
 // or the address and headers) are absent, and so is the type of a client
 // that does not take one.
-func (c mcpClient) fields(e serverEntry) []field {
-	typ, command, args := field{key: "type"}, field{key: "command"}, field{key: "args"}
-	address, headers := field{key: c.urlKey}, field{key: "headers"}
+func (c mcpClient) fields(e serverEntry) []clientconfig.Field {
+	type field = clientconfig.Field
+	typ, command, args := field{Key: "type"}, field{Key: "command"}, field{Key: "args"}
+	address, headers := field{Key: c.urlKey}, field{Key: "headers"}
 	if c.toml {
-		headers.key = "http_headers"
+		headers.Key = "http_headers"
 	}
 	if e.url == "" {
-		command.value, args.value = e.command, e.args
+		command.Value, args.Value = e.command, e.args
 	} else {
-		address.value = e.url
-		auth := field{key: "Authorization"}
+		address.Value = e.url
+		auth := field{Key: "Authorization"}
 		if e.token != "" {
-			auth.value = "Bearer " + e.token
+			auth.Value = "Bearer " + e.token
 		}
-		headers.sub = []field{auth}
+		headers.Sub = []field{auth}
 	}
 	if c.typed {
-		typ.value = "stdio"
+		typ.Value = "stdio"
 		if e.url != "" {
-			typ.value = "http"
+			typ.Value = "http"
 		}
 	}
 	fs := []field{command, args}
@@ -122,7 +63,7 @@ func (c mcpClient) fields(e serverEntry) []field {
 		fs = append(fs, address)
 	}
 	if c.urlKey != "url" {
-		fs = append(fs, field{key: "url"}) // another client's word for the address: Gemini CLI's SSE one
+		fs = append(fs, field{Key: "url"}) // another client's word for the address: Gemini CLI's SSE one
 	}
 	return append(fs, headers)
 }

@@ -12,6 +12,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/tailscale/hujson"
+
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
 // testToken is the token of the HTTP runs of keeps, in $HOME/token.
@@ -211,7 +216,7 @@ func TestInstallKeepsSettings(t *testing.T) {
 				e = serverEntry{url: "http://127.0.0.1:9876/mcp", token: testToken}
 			}
 			old, _ := entryOf(t, c, []byte(k.before)).(map[string]any)
-			if got, want := entryOf(t, c, after), mergeEntry(old, c.fields(e)); !reflect.DeepEqual(got, any(want)) {
+			if got, want := entryOf(t, c, after), clientconfig.Merge(old, c.fields(e)); !reflect.DeepEqual(got, any(want)) {
 				t.Errorf("the entry reads\n%v\nwant\n%v", got, want)
 			}
 			got, _ := entryOf(t, c, after).(map[string]any)
@@ -223,7 +228,7 @@ func TestInstallKeepsSettings(t *testing.T) {
 			if got, want := restOf(t, c, after), restOf(t, c, []byte(k.before)); !reflect.DeepEqual(got, want) {
 				t.Errorf("the rest of the file changed:\n%v\nwant\n%v", got, want)
 			}
-			if b, _ := os.ReadFile(path + backupSuffix); string(b) != k.before {
+			if b, _ := os.ReadFile(path + clientconfig.BackupSuffix); string(b) != k.before {
 				t.Errorf("the backup is not the file before:\n%s", b)
 			}
 			golden := installGolden(t, home, k.before, args, stdout, stderr, code, filepath.Dir(path))
@@ -248,38 +253,39 @@ func owned(c mcpClient) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range []serverEntry{{command: "x"}, {url: "u", token: "t"}} {
 		for _, f := range c.fields(e) {
-			out[f.key] = true
+			out[f.Key] = true
 		}
 	}
 	return out
 }
 
+// decoded is a client file's values, and its server map's.
+func decoded(t *testing.T, c mcpClient, data []byte) (doc, servers map[string]any) {
+	t.Helper()
+	var err error
+	if c.toml {
+		err = toml.Unmarshal(data, &doc)
+	} else if data, err = hujson.Standardize(slices.Clone(data)); err == nil {
+		err = json.Unmarshal(data, &doc)
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	servers, _ = doc[c.key].(map[string]any)
+	return doc, servers
+}
+
 // entryOf is the tairseach entry of a client file, decoded.
 func entryOf(t *testing.T, c mcpClient, data []byte) any {
 	t.Helper()
-	if !c.toml {
-		return decodedEntry(t, data, c.key)
-	}
-	f, err := parseTOMLFile(data, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.servers()[entryName]
+	_, servers := decoded(t, c, data)
+	return servers[entryName]
 }
 
 // restOf is a client file decoded, without the entry.
 func restOf(t *testing.T, c mcpClient, data []byte) any {
 	t.Helper()
-	if !c.toml {
-		var v any
-		if err := json.Unmarshal(valuesWithout(t, data, c.key), &v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	f, err := parseTOMLFile(data, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return withoutEntry(f.doc, c.key)
+	doc, servers := decoded(t, c, data)
+	delete(servers, entryName)
+	return doc
 }

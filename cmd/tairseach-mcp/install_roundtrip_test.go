@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
 // roundTrips are client files as their owners write them: VS Code's
@@ -89,7 +91,7 @@ func TestInstallRoundTrip(t *testing.T) {
 			if after, _ := os.ReadFile(path); string(after) != rt.file {
 				t.Errorf("uninstall did not restore the file:\n%s\nwant\n%s", after, rt.file)
 			}
-			if backup, _ := os.ReadFile(path + backupSuffix); string(backup) != rt.file {
+			if backup, _ := os.ReadFile(path + clientconfig.BackupSuffix); string(backup) != rt.file {
 				t.Errorf("the backup is not the file before the first change:\n%s", backup)
 			}
 			s := strings.ReplaceAll(b.String(), exePath(t), "$EXE")

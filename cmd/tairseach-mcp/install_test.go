@@ -4,14 +4,18 @@ package main
 // HOME, before and after, as golden files in testdata/install.
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
 // installHome is a temporary HOME with no TAIRSEACH_* settings.
@@ -422,7 +426,8 @@ func TestInstallCases(t *testing.T) {
 		}
 		b, _ := os.ReadFile(path)
 		want := `{"mcpServers": {"x": {"command": "y"}, "tairseach": {"command": "` + exePath(t) + `","args":[]}}}`
-		if !sameJSON(b, []byte(want)) || strings.Count(string(b), `"tairseach":`) != 1 {
+		var got, wanted any
+		if json.Unmarshal(b, &got) != nil || json.Unmarshal([]byte(want), &wanted) != nil || !reflect.DeepEqual(got, wanted) || strings.Count(string(b), `"tairseach":`) != 1 {
 			t.Errorf("want x, then one new tairseach entry:\n%s", b)
 		}
 	})
@@ -436,7 +441,7 @@ func TestInstallCases(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "now 0600") {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
-		for _, p := range []string{path, path + backupSuffix} {
+		for _, p := range []string{path, path + clientconfig.BackupSuffix} {
 			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("%s: mode %v, %v; want 0600", p, fi.Mode().Perm(), err)
 			}

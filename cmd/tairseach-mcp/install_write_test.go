@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
 // TestInstallBackups: every change to a file is backed up first, to a
@@ -33,13 +35,13 @@ func TestInstallBackups(t *testing.T) {
 		}
 		after, _ := os.ReadFile(path)
 		if string(after) == string(before) {
-			if strings.Contains(stdout, backupSuffix) {
+			if strings.Contains(stdout, clientconfig.BackupSuffix) {
 				t.Errorf("%v changed nothing, yet speaks of a backup: %s", args, stdout)
 			}
 			continue
 		}
 		backedUp = append(backedUp, string(before))
-		if name := backupName(path, len(backedUp)); !strings.Contains(stdout, "(the old file is in "+name+")") {
+		if name := clientconfig.BackupName(path, len(backedUp)); !strings.Contains(stdout, "(the old file is in "+name+")") {
 			t.Errorf("%v: stdout %q does not name %s", args, stdout, name)
 		}
 	}
@@ -54,7 +56,7 @@ func TestInstallBackups(t *testing.T) {
 		t.Errorf("want mcp.json and %d backups; files: %v", len(backedUp), files)
 	}
 	for i, want := range backedUp {
-		name := backupName(path, i+1)
+		name := clientconfig.BackupName(path, i+1)
 		if got := files[filepath.Base(name)]; got != want {
 			t.Errorf("%s:\n%s\nwant the file before change %d:\n%s", name, got, i+1, want)
 		}
@@ -62,22 +64,22 @@ func TestInstallBackups(t *testing.T) {
 			t.Errorf("%s: %v, want mode 0600", name, err)
 		}
 	}
-	if filepath.Base(backupName(path, 1)) != "mcp.json.tairseach-backup" || filepath.Base(backupName(path, 2)) != "mcp.json.tairseach-backup.2" {
-		t.Errorf("backups are named %s, %s", backupName(path, 1), backupName(path, 2))
+	if filepath.Base(clientconfig.BackupName(path, 1)) != "mcp.json.tairseach-backup" || filepath.Base(clientconfig.BackupName(path, 2)) != "mcp.json.tairseach-backup.2" {
+		t.Errorf("backups are named %s, %s", clientconfig.BackupName(path, 1), clientconfig.BackupName(path, 2))
 	}
 
 	// The first backup removed, the next change still takes a new number.
-	if err := os.Remove(backupName(path, 1)); err != nil {
+	if err := os.Remove(clientconfig.BackupName(path, 1)); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
 	if _, stderr, code := cli("", "--prefix", "d_", "install", "cursor"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if got, err := os.ReadFile(backupName(path, 5)); err != nil || string(got) != string(before) {
-		t.Errorf("%s: %v\n%s\nwant\n%s", backupName(path, 5), err, got, before)
+	if got, err := os.ReadFile(clientconfig.BackupName(path, 5)); err != nil || string(got) != string(before) {
+		t.Errorf("%s: %v\n%s\nwant\n%s", clientconfig.BackupName(path, 5), err, got, before)
 	}
-	if _, err := os.Stat(backupName(path, 1)); err == nil {
-		t.Errorf("%s was made again", backupName(path, 1))
+	if _, err := os.Stat(clientconfig.BackupName(path, 1)); err == nil {
+		t.Errorf("%s was made again", clientconfig.BackupName(path, 1))
 	}
 }

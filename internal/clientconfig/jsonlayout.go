@@ -1,7 +1,7 @@
-package main
+package clientconfig
 
 // How the members of a JSON client file are laid out in its text: where a
-// member install adds goes, with what indentation, commas and line breaks,
+// member added goes, with what indentation, commas and line breaks,
 // and how one taken out leaves the comments and blank lines around it.
 
 import (
@@ -14,7 +14,7 @@ import (
 
 // indentOf is the indentation of obj's members: that of its last member,
 // or one level more than parent's.
-func (f *jsonFile) indentOf(obj *hujson.Object, parent string) string {
+func (f *JSONFile) indentOf(obj *hujson.Object, parent string) string {
 	if n := len(obj.Members); n > 0 && bytes.Contains(obj.Members[n-1].Name.BeforeExtra, []byte("\n")) {
 		return indentAfterLastNewline(obj.Members[n-1].Name.BeforeExtra)
 	}
@@ -22,7 +22,7 @@ func (f *jsonFile) indentOf(obj *hujson.Object, parent string) string {
 }
 
 // spansLines reports whether obj's members go on lines of their own.
-func (f *jsonFile) spansLines(obj *hujson.Object) bool {
+func (f *JSONFile) spansLines(obj *hujson.Object) bool {
 	if !f.multiline || len(obj.Members) == 0 || bytes.Contains(obj.AfterExtra, []byte("\n")) {
 		return f.multiline
 	}
@@ -36,7 +36,7 @@ func (f *jsonFile) spansLines(obj *hujson.Object) bool {
 
 // render is compact JSON laid out for a member at indent: on lines of
 // its own, or on one line.
-func (f *jsonFile) render(compact []byte, indent string, multi bool) (hujson.Value, error) {
+func (f *JSONFile) render(compact []byte, indent string, multi bool) (hujson.Value, error) {
 	var buf bytes.Buffer
 	if multi {
 		_ = json.Indent(&buf, compact, indent, f.unit)
@@ -55,7 +55,7 @@ func (f *jsonFile) render(compact []byte, indent string, multi bool) (hujson.Val
 // lines there stay where they are), with a trailing comma when the file has
 // one; before another member, on a line of its own before that member's
 // comments.
-func (f *jsonFile) insert(obj *hujson.Object, at int, name string, value []byte, parent string) error {
+func (f *JSONFile) insert(obj *hujson.Object, at int, name string, value []byte, parent string) error {
 	n := len(obj.Members)
 	multi := f.spansLines(obj)
 	indent := f.indentOf(obj, parent)
@@ -176,19 +176,19 @@ func dedupe(obj *hujson.Object, name string) {
 }
 
 // lastOwned is the index of the last member of obj named in fs, or -1.
-func lastOwned(obj *hujson.Object, fs []field) int {
+func lastOwned(obj *hujson.Object, fs []Field) int {
 	k := -1
 	for _, f := range fs {
-		k = max(k, lastMember(obj, f.key))
+		k = max(k, lastMember(obj, f.Key))
 	}
 	return k
 }
 
 // firstOwned is the index of the first member of obj named in fs, or -1.
-func firstOwned(obj *hujson.Object, fs []field) int {
+func firstOwned(obj *hujson.Object, fs []Field) int {
 	k := -1
 	for _, f := range fs {
-		if i := lastMember(obj, f.key); i >= 0 && (k < 0 || i < k) {
+		if i := lastMember(obj, f.Key); i >= 0 && (k < 0 || i < k) {
 			k = i
 		}
 	}

@@ -1,11 +1,10 @@
-package main
+package clientconfig
 
 // The JSON client files (Claude Desktop, Claude Code, Cursor, VS Code,
 // Windsurf, Gemini CLI), edited as their owners write them: JSONC, with
-// comments and trailing commas, kept byte for byte outside the members of
-// the entry that install owns, which it sets, adds or takes out, and the
-// entry that uninstall takes out. The layout of what is added is in
-// install_json_layout.go.
+// comments and trailing commas, kept byte for byte outside the owned members
+// of the entry, which Set sets, adds or takes out, and the entry that Remove
+// takes out. The layout of what is added is in jsonlayout.go.
 
 import (
 	"bytes"
@@ -20,41 +19,36 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// jsonFile is a client's JSON file as hujson's syntax tree, which keeps
+// JSONFile is a client's JSON file as hujson's syntax tree, which keeps
 // every comment, comma and space; root is nil for an empty file.
-type jsonFile struct {
-	key       string // the server map's member: mcpServers, servers
+type JSONFile struct {
+	mapKey    string // the server map's member: mcpServers, servers
+	name      string // the entry's: tairseach
 	root      *hujson.Value
 	multiline bool   // the file spans lines: new members go on lines of their own
 	unit      string // one level of indentation, as the file has it
 	newline   string // "\r\n" in a file that ends its lines so, else "\n"
 }
 
-// syntaxError is a file that cannot be parsed: where, and why.
-type syntaxError struct {
-	line, col int
-	cause     string
-}
-
-func (e *syntaxError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e.col, e.cause) }
-
 var hujsonErrRE = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
 
-func parseJSONFile(data []byte, key string) (*jsonFile, error) {
-	f := &jsonFile{key: key, unit: "  ", multiline: true, newline: "\n"}
+// ParseJSON parses a JSON (JSONC) client file for editing the entry name in
+// its server map, the top-level member key. Empty data is a file to make.
+func ParseJSON(data []byte, key, name string) (*JSONFile, error) {
+	f := &JSONFile{mapKey: key, name: name, unit: "  ", multiline: true, newline: "\n"}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return f, nil
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
-		se := &syntaxError{line: 1, col: 1, cause: err.Error()}
+		se := &SyntaxError{Line: 1, Col: 1, Cause: err.Error()}
 		if m := hujsonErrRE.FindStringSubmatch(err.Error()); m != nil {
-			se.line, _ = strconv.Atoi(m[1])
-			se.col, _ = strconv.Atoi(m[2])
-			se.cause = m[3]
+			se.Line, _ = strconv.Atoi(m[1])
+			se.Col, _ = strconv.Atoi(m[2])
+			se.Cause = m[3]
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			se.cause = "the file ends inside a value (a missing } or ]?)"
+			se.Cause = "the file ends inside a value (a missing } or ]?)"
 		}
 		return nil, se
 	}
@@ -93,12 +87,12 @@ func kindName(k hujson.Kind) string {
 
 // servers is the server map: the last member named key, the one a JSON
 // parser keeps, its index in the root, and its value when an object.
-func (f *jsonFile) servers() (i int, obj *hujson.Object, err error) {
+func (f *JSONFile) servers() (i int, obj *hujson.Object, err error) {
 	if f.root == nil {
 		return -1, nil, nil
 	}
 	root := f.root.Value.(*hujson.Object)
-	i = lastMember(root, f.key)
+	i = lastMember(root, f.mapKey)
 	if i < 0 {
 		return -1, nil, nil
 	}
@@ -110,23 +104,23 @@ func (f *jsonFile) servers() (i int, obj *hujson.Object, err error) {
 			return i, nil, nil
 		}
 	}
-	return -1, nil, fmt.Errorf("%q is %s, not an object of servers; fix it or move the file aside", f.key, kindName(root.Members[i].Value.Value.Kind()))
+	return -1, nil, fmt.Errorf("%q is %s, not an object of servers; fix it or move the file aside", f.mapKey, kindName(root.Members[i].Value.Value.Kind()))
 }
 
-// has reports whether the file has a tairseach entry.
-func (f *jsonFile) has() (bool, error) {
+// Has reports whether the file has the entry.
+func (f *JSONFile) Has() (bool, error) {
 	_, obj, err := f.servers()
-	return obj != nil && lastMember(obj, entryName) >= 0, err
+	return obj != nil && lastMember(obj, f.name) >= 0, err
 }
 
-// set makes the tairseach entry have fields, adding it as the last member
-// of the server map (and the map when missing) when there is none. An entry
-// there keeps every member install does not own, as it was.
-func (f *jsonFile) set(fields []field) error {
+// Set makes the entry have fields, adding it as the last member of the
+// server map (and the map when missing) when there is none. An entry there
+// keeps every member not in fields, as it was.
+func (f *JSONFile) Set(fields []Field) error {
 	e := jsonEntry(fields)
 	if f.root == nil {
 		var buf bytes.Buffer
-		_ = json.Indent(&buf, encodeObject([]member{{f.key, encodeObject([]member{{entryName, e}})}}), "", f.unit)
+		_ = json.Indent(&buf, encodeObject([]member{{f.mapKey, encodeObject([]member{{f.name, e}})}}), "", f.unit)
 		buf.WriteByte('\n')
 		v, err := hujson.Parse(buf.Bytes())
 		if err != nil {
@@ -143,9 +137,9 @@ func (f *jsonFile) set(fields []field) error {
 	rootIndent := f.indentOf(root, "")
 	switch {
 	case i < 0: // no server map
-		return f.insert(root, len(root.Members), f.key, encodeObject([]member{{entryName, e}}), "")
+		return f.insert(root, len(root.Members), f.mapKey, encodeObject([]member{{f.name, e}}), "")
 	case obj == nil: // "mcpServers": null
-		v, err := f.render(encodeObject([]member{{entryName, e}}), rootIndent, f.multiline)
+		v, err := f.render(encodeObject([]member{{f.name, e}}), rootIndent, f.multiline)
 		if err != nil {
 			return err
 		}
@@ -153,10 +147,10 @@ func (f *jsonFile) set(fields []field) error {
 		return nil
 	}
 	parent := indentAfterLastNewline(root.Members[i].Name.BeforeExtra)
-	dedupe(obj, entryName)
-	k := lastMember(obj, entryName)
+	dedupe(obj, f.name)
+	k := lastMember(obj, f.name)
 	if k < 0 {
-		return f.insert(obj, len(obj.Members), entryName, e, parent)
+		return f.insert(obj, len(obj.Members), f.name, e, parent)
 	}
 	indent := f.indentOf(obj, parent)
 	if entry, ok := obj.Members[k].Value.Value.(*hujson.Object); ok {
@@ -174,7 +168,7 @@ func (f *jsonFile) set(fields []field) error {
 // parent, have fields, and leaves its other members as they are. A member
 // added goes after the owned one before it in fields, or before the first
 // owned one kept, or where the first one taken out was, or last.
-func (f *jsonFile) merge(obj *hujson.Object, fields []field, parent string) error {
+func (f *JSONFile) merge(obj *hujson.Object, fields []Field, parent string) error {
 	gone := -1 // where the first owned member taken out was
 	taken := func(k int) {
 		removeMember(obj, k)
@@ -183,24 +177,24 @@ func (f *jsonFile) merge(obj *hujson.Object, fields []field, parent string) erro
 		}
 	}
 	for _, fd := range fields {
-		dedupe(obj, fd.key)
-		k := lastMember(obj, fd.key)
+		dedupe(obj, fd.Key)
+		k := lastMember(obj, fd.Key)
 		if k < 0 {
 			continue
 		}
 		m := &obj.Members[k]
 		switch sub, isObject := m.Value.Value.(*hujson.Object); {
-		case fd.absent():
+		case fd.Absent():
 			taken(k)
-		case fd.sub != nil && isObject:
+		case fd.Sub != nil && isObject:
 			n := len(sub.Members)
-			if err := f.merge(sub, fd.sub, indentAfterLastNewline(m.Name.BeforeExtra)); err != nil {
+			if err := f.merge(sub, fd.Sub, indentAfterLastNewline(m.Name.BeforeExtra)); err != nil {
 				return err
 			}
 			if len(sub.Members) == 0 && n > 0 {
 				taken(k)
 			}
-		case fd.sub != nil && len(present(fd.sub)) == 0:
+		case fd.Sub != nil && len(present(fd.Sub)) == 0:
 			taken(k)
 		default:
 			old := m.Value.Clone()
@@ -227,7 +221,7 @@ func (f *jsonFile) merge(obj *hujson.Object, fields []field, parent string) erro
 		}
 	}
 	for j, fd := range fields {
-		if lastMember(obj, fd.key) >= 0 || len(present([]field{fd})) == 0 {
+		if lastMember(obj, fd.Key) >= 0 || len(present([]Field{fd})) == 0 {
 			continue
 		}
 		at := len(obj.Members)
@@ -238,28 +232,29 @@ func (f *jsonFile) merge(obj *hujson.Object, fields []field, parent string) erro
 		} else if gone >= 0 {
 			at = min(gone, at)
 		}
-		if err := f.insert(obj, at, fd.key, jsonValue(fd), parent); err != nil {
+		if err := f.insert(obj, at, fd.Key, jsonValue(fd), parent); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// remove takes every tairseach entry out of the server map.
-func (f *jsonFile) remove() error {
+// Remove takes every member named as the entry out of the server map.
+func (f *JSONFile) Remove() error {
 	_, obj, err := f.servers()
 	if err != nil || obj == nil {
 		return err
 	}
 	for j := len(obj.Members) - 1; j >= 0; j-- {
-		if memberName(obj, j) == entryName {
+		if memberName(obj, j) == f.name {
 			removeMember(obj, j)
 		}
 	}
 	return nil
 }
 
-func (f *jsonFile) bytes() []byte {
+// Bytes is the file as edited; nil for an empty file left so.
+func (f *JSONFile) Bytes() []byte {
 	if f.root == nil {
 		return nil
 	}
@@ -302,18 +297,18 @@ func encodeObject(ms []member) json.RawMessage {
 }
 
 // jsonEntry is a new entry of fields, as compact JSON.
-func jsonEntry(fields []field) json.RawMessage {
+func jsonEntry(fields []Field) json.RawMessage {
 	var ms []member
 	for _, f := range present(fields) {
-		ms = append(ms, member{f.key, jsonValue(f)})
+		ms = append(ms, member{f.Key, jsonValue(f)})
 	}
 	return encodeObject(ms)
 }
 
 // jsonValue is f's value as a new entry has it.
-func jsonValue(f field) json.RawMessage {
-	if f.sub != nil {
-		return jsonEntry(f.sub)
+func jsonValue(f Field) json.RawMessage {
+	if f.Sub != nil {
+		return jsonEntry(f.Sub)
 	}
-	return marshalEntry(f.value)
+	return marshalEntry(f.Value)
 }

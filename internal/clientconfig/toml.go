@@ -1,8 +1,8 @@
-package main
+package clientconfig
 
 // Codex's config.toml. No Go TOML library writes a file back with its
 // comments and layout, so the [mcp_servers.tairseach] table is edited as
-// text: the lines of its keys that install owns are found with go-toml's
+// text: the lines of its owned keys are found with go-toml's
 // parser, and changed, added or cut out; every other line stays. The result
 // is decoded again and compared with the file before: the rest must decode
 // to the same values, the entry to the one meant, or the file is left
@@ -23,19 +23,22 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// tomlFile is a TOML client file and its decoded values.
-type tomlFile struct {
-	key  string // the server tables' prefix: mcp_servers
-	data []byte
-	doc  map[string]any
+// TOMLFile is a TOML client file and its decoded values.
+type TOMLFile struct {
+	mapKey string // the server tables' prefix: mcp_servers
+	name   string // the entry's: tairseach
+	data   []byte
+	doc    map[string]any
 }
 
-func parseTOMLFile(data []byte, key string) (*tomlFile, error) {
+// ParseTOML parses a TOML client file for editing the entry name, the
+// table [key.name].
+func ParseTOML(data []byte, key, name string) (*TOMLFile, error) {
 	doc, err := decodeTOML(data)
 	if err != nil {
 		return nil, err
 	}
-	return &tomlFile{key: key, data: data, doc: doc}, nil
+	return &TOMLFile{mapKey: key, name: name, data: data, doc: doc}, nil
 }
 
 func decodeTOML(data []byte) (map[string]any, error) {
@@ -44,29 +47,29 @@ func decodeTOML(data []byte) (map[string]any, error) {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			line, col := de.Position()
-			return nil, &syntaxError{line: line, col: col, cause: strings.TrimPrefix(de.Error(), "toml: ")}
+			return nil, &SyntaxError{Line: line, Col: col, Cause: strings.TrimPrefix(de.Error(), "toml: ")}
 		}
 		return nil, err
 	}
 	return doc, nil
 }
 
-// tomlEntry is a new entry of fields: its table, as install writes it.
-func tomlEntry(key string, fields []field) []byte {
+// tomlEntry is a new entry of fields: its table, as Set writes it.
+func tomlEntry(key, name string, fields []Field) []byte {
 	nl := []byte("\n")
-	return slices.Concat([]byte(tomlHeader(key)), nl, tomlLines(fields, mergeEntry(nil, fields), nl))
+	return slices.Concat([]byte(tomlHeader(key, name)), nl, tomlLines(fields, Merge(nil, fields), nl))
 }
 
 // tomlHeader is the header of the entry's table.
-func tomlHeader(key string) string { return "[" + key + "." + entryName + "]" }
+func tomlHeader(key, name string) string { return "[" + key + "." + name + "]" }
 
 // tomlLines are the lines of the members of fields that entry has, with its
 // values.
-func tomlLines(fields []field, entry map[string]any, nl []byte) []byte {
+func tomlLines(fields []Field, entry map[string]any, nl []byte) []byte {
 	var b []byte
 	for _, f := range fields {
-		if v, ok := entry[f.key]; ok {
-			b = slices.Concat(b, []byte(tomlKey(f.key)+" = "+tomlValue(v)), nl)
+		if v, ok := entry[f.Key]; ok {
+			b = slices.Concat(b, []byte(tomlKey(f.Key)+" = "+tomlValue(v)), nl)
 		}
 	}
 	return b
@@ -129,14 +132,14 @@ func tomlString(s string) string {
 }
 
 // servers is the decoded server map, nil when there is none.
-func (f *tomlFile) servers() map[string]any {
-	m, _ := f.doc[f.key].(map[string]any)
+func (f *TOMLFile) servers() map[string]any {
+	m, _ := f.doc[f.mapKey].(map[string]any)
 	return m
 }
 
-// has reports whether the file has a tairseach entry.
-func (f *tomlFile) has() (bool, error) {
-	_, found := f.servers()[entryName]
+// Has reports whether the file has the entry.
+func (f *TOMLFile) Has() (bool, error) {
+	_, found := f.servers()[f.name]
 	return found, nil
 }
 
@@ -156,7 +159,7 @@ type tomlKeyValue struct {
 }
 
 // tables are the entry's tables, in file order.
-func (f *tomlFile) tables() ([]tomlTable, error) {
+func (f *TOMLFile) tables() ([]tomlTable, error) {
 	var p unstable.Parser
 	p.Reset(f.data)
 	var out []tomlTable
@@ -167,7 +170,7 @@ func (f *tomlFile) tables() ([]tomlTable, error) {
 		case unstable.Table, unstable.ArrayTable:
 			cur = -1
 			keys, start, end := keyParts(e.Key())
-			if e.Kind == unstable.Table && len(keys) >= 2 && keys[0] == f.key && keys[1] == entryName {
+			if e.Kind == unstable.Table && len(keys) >= 2 && keys[0] == f.mapKey && keys[1] == f.name {
 				t := tomlTable{span: [2]int{lineStart(f.data, start), lineEnd(f.data, end)}}
 				if len(keys) > 2 {
 					t.sub = keys[2]
@@ -232,15 +235,15 @@ func lineEnd(data []byte, off int) int {
 	return len(data)
 }
 
-// set makes the entry have fields. In its [mcp_servers.tairseach] table
-// only the lines of keys install owns change; a subtable of one of them
+// Set makes the entry have fields. In its [mcp_servers.tairseach] table
+// only the lines of owned keys change; a subtable of one of them
 // (say [mcp_servers.tairseach.http_headers]) is cut, and the key written in
 // the table. Without a table, the entry's table goes before its first
 // subtable, or at the end of the file after a blank line.
-func (f *tomlFile) set(fields []field) error {
-	have, found := f.servers()[entryName]
+func (f *TOMLFile) Set(fields []Field) error {
+	have, found := f.servers()[f.name]
 	old, _ := have.(map[string]any)
-	want := mergeEntry(old, fields)
+	want := Merge(old, fields)
 	if found && reflect.DeepEqual(have, want) {
 		return nil
 	}
@@ -252,7 +255,7 @@ func (f *tomlFile) set(fields []field) error {
 	if bytes.Contains(f.data, []byte("\r\n")) {
 		nl = []byte("\r\n")
 	}
-	block := bytes.ReplaceAll(tomlEntry(f.key, fields), []byte("\n"), nl)
+	block := bytes.ReplaceAll(tomlEntry(f.mapKey, f.name, fields), []byte("\n"), nl)
 	var out []byte
 	switch {
 	case len(tables) > 0:
@@ -270,7 +273,7 @@ func (f *tomlFile) set(fields []field) error {
 		out = slices.Concat(f.data, nl, block)
 	}
 	if err := f.check(out, want); err != nil {
-		return fmt.Errorf("cannot add the [%s.%s] table safely (%v); add it by hand:\n\n%s", f.key, entryName, err, block)
+		return fmt.Errorf("cannot add the [%s.%s] table safely (%v); add it by hand:\n\n%s", f.mapKey, f.name, err, block)
 	}
 	f.data = out
 	return nil
@@ -286,7 +289,7 @@ type tomlEdit struct {
 // and have before. A key added goes after the owned one before it in
 // fields, or before the first owned one kept, or where the first one cut
 // was, or at the end of the table.
-func (f *tomlFile) edits(tables []tomlTable, fields []field, have, want map[string]any, nl []byte) []tomlEdit {
+func (f *TOMLFile) edits(tables []tomlTable, fields []Field, have, want map[string]any, nl []byte) []tomlEdit {
 	var edits []tomlEdit
 	cut := func(r [2]int) { edits = append(edits, tomlEdit{start: r[0], end: r[1]}) }
 	table := -1
@@ -295,14 +298,14 @@ func (f *tomlFile) edits(tables []tomlTable, fields []field, have, want map[stri
 			table = i
 		}
 		for _, fd := range fields {
-			if t.sub != "" && t.sub == fd.key {
+			if t.sub != "" && t.sub == fd.Key {
 				cut(f.widen(t.span))
 			}
 		}
 	}
 	if table < 0 { // only subtables: the table goes before them
 		at := tables[0].span[0]
-		text := slices.Concat([]byte(tomlHeader(f.key)), nl, tomlLines(fields, want, nl), nl)
+		text := slices.Concat([]byte(tomlHeader(f.mapKey, f.name)), nl, tomlLines(fields, want, nl), nl)
 		return append(edits, tomlEdit{start: at, end: at, text: text})
 	}
 	t := tables[table]
@@ -312,14 +315,14 @@ func (f *tomlFile) edits(tables []tomlTable, fields []field, have, want map[stri
 	for _, fd := range fields {
 		var kvs []tomlKeyValue
 		for _, kv := range t.keys {
-			if kv.key == fd.key {
+			if kv.key == fd.Key {
 				kvs = append(kvs, kv)
 			}
 		}
-		v, wanted := want[fd.key]
-		if wanted && len(kvs) == 1 && !kvs[0].dotted && !slices.ContainsFunc(tables, func(t tomlTable) bool { return t.sub == fd.key }) {
-			kept[fd.key] = kvs[0].line
-			if !reflect.DeepEqual(have[fd.key], v) {
+		v, wanted := want[fd.Key]
+		if wanted && len(kvs) == 1 && !kvs[0].dotted && !slices.ContainsFunc(tables, func(t tomlTable) bool { return t.sub == fd.Key }) {
+			kept[fd.Key] = kvs[0].line
+			if !reflect.DeepEqual(have[fd.Key], v) {
 				edits = append(edits, tomlEdit{kvs[0].value[0], kvs[0].value[1], []byte(tomlValue(v))})
 			}
 			continue
@@ -331,7 +334,7 @@ func (f *tomlFile) edits(tables []tomlTable, fields []field, have, want map[stri
 			}
 		}
 		if wanted {
-			add = append(add, fd.key)
+			add = append(add, fd.Key)
 		}
 	}
 	placed := map[string]int{} // where each owned key is, or goes
@@ -339,12 +342,12 @@ func (f *tomlFile) edits(tables []tomlTable, fields []field, have, want map[stri
 		placed[k] = line[1]
 	}
 	for j, fd := range fields {
-		if !slices.Contains(add, fd.key) {
+		if !slices.Contains(add, fd.Key) {
 			continue
 		}
 		next := -1 // the first line of an owned key after it that stays
 		for _, g := range fields[j+1:] {
-			if line, ok := kept[g.key]; ok && (next < 0 || line[0] < next) {
+			if line, ok := kept[g.Key]; ok && (next < 0 || line[0] < next) {
 				next = line[0]
 			}
 		}
@@ -356,13 +359,13 @@ func (f *tomlFile) edits(tables []tomlTable, fields []field, have, want map[stri
 			at = next
 		}
 		for _, g := range slices.Backward(fields[:j]) {
-			if p, ok := placed[g.key]; ok {
+			if p, ok := placed[g.Key]; ok {
 				at = p
 				break
 			}
 		}
-		placed[fd.key] = at
-		line := tomlLines([]field{fd}, want, nl)
+		placed[fd.Key] = at
+		line := tomlLines([]Field{fd}, want, nl)
 		if at == len(f.data) && !bytes.HasSuffix(f.data, []byte("\n")) {
 			line = slices.Concat(nl, bytes.TrimSuffix(line, nl)) // the file's last line, and it has no line break
 		}
@@ -371,8 +374,8 @@ func (f *tomlFile) edits(tables []tomlTable, fields []field, have, want map[stri
 	return edits
 }
 
-// remove cuts the entry's tables out, with the blank line before each.
-func (f *tomlFile) remove() error {
+// Remove cuts the entry's tables out, with the blank line before each.
+func (f *TOMLFile) Remove() error {
 	tables, err := f.tables()
 	if err != nil {
 		return err
@@ -384,7 +387,7 @@ func (f *tomlFile) remove() error {
 	}
 	out := applyEdits(f.data, edits)
 	if err := f.check(out, nil); err != nil {
-		return fmt.Errorf("%s.%s is not only in [%s.%s] tables, which is all this command edits (%v); remove it by hand", f.key, entryName, f.key, entryName, err)
+		return fmt.Errorf("%s.%s is not only in [%s.%s] tables, which is all this command edits (%v); remove it by hand", f.mapKey, f.name, f.mapKey, f.name, err)
 	}
 	f.data = out
 	return nil
@@ -392,7 +395,7 @@ func (f *tomlFile) remove() error {
 
 // widen is r, a table to cut, with the blank line before it, or the line
 // breaks before it when it ends the file without one.
-func (f *tomlFile) widen(r [2]int) [2]int {
+func (f *TOMLFile) widen(r [2]int) [2]int {
 	start, end := r[0], r[1]
 	before := f.data[:start]
 	last := end == len(f.data) && !bytes.HasSuffix(f.data[start:end], []byte("\n"))
@@ -432,20 +435,20 @@ func applyEdits(data []byte, edits []tomlEdit) []byte {
 
 // check decodes out and compares it with the file before: the entry must
 // be want (nil: absent), everything else unchanged.
-func (f *tomlFile) check(out []byte, want any) error {
+func (f *TOMLFile) check(out []byte, want any) error {
 	doc, err := decodeTOML(out)
 	if err != nil {
 		return fmt.Errorf("the result would not be valid TOML: %v", err)
 	}
-	servers, _ := doc[f.key].(map[string]any)
-	got, found := servers[entryName]
+	servers, _ := doc[f.mapKey].(map[string]any)
+	got, found := servers[f.name]
 	switch {
 	case want == nil && found:
 		return errors.New("the entry would still be there")
 	case want != nil && !reflect.DeepEqual(got, want):
 		return errors.New("the entry would not read as written")
 	}
-	if !reflect.DeepEqual(withoutEntry(doc, f.key), withoutEntry(f.doc, f.key)) {
+	if !reflect.DeepEqual(withoutEntry(doc, f.mapKey, f.name), withoutEntry(f.doc, f.mapKey, f.name)) {
 		return errors.New("other settings would change")
 	}
 	return nil
@@ -453,7 +456,7 @@ func (f *tomlFile) check(out []byte, want any) error {
 
 // withoutEntry is a shallow copy of doc without the entry, nor the server
 // map when that leaves it empty.
-func withoutEntry(doc map[string]any, key string) map[string]any {
+func withoutEntry(doc map[string]any, key, name string) map[string]any {
 	out := make(map[string]any, len(doc))
 	for k, v := range doc {
 		out[k] = v
@@ -461,7 +464,7 @@ func withoutEntry(doc map[string]any, key string) map[string]any {
 	if servers, ok := doc[key].(map[string]any); ok {
 		rest := make(map[string]any, len(servers))
 		for k, v := range servers {
-			if k != entryName {
+			if k != name {
 				rest[k] = v
 			}
 		}
@@ -473,4 +476,5 @@ func withoutEntry(doc map[string]any, key string) map[string]any {
 	return out
 }
 
-func (f *tomlFile) bytes() []byte { return f.data }
+// Bytes is the file as edited.
+func (f *TOMLFile) Bytes() []byte { return f.data }

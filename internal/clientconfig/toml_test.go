@@ -1,7 +1,7 @@
-package main
+package clientconfig
 
 // Tests of Codex's config.toml: layouts, files refused, and a fuzz test of
-// install and uninstall on any file.
+// setting the entry and taking it out on any file.
 
 import (
 	"reflect"
@@ -12,11 +12,10 @@ import (
 // TestTOMLFile edits Codex files laid out every way, and refuses those
 // whose entry it cannot edit by its table.
 func TestTOMLFile(t *testing.T) {
-	codex, _ := findClient("codex")
-	entry := serverEntry{command: `/opt/t "s"\bin`, args: []string{"--a=b\tc", "é"}}
-	stdio := codex.fields(entry)
-	http := codex.fields(serverEntry{url: "http://127.0.0.1:8765/mcp", token: "t"})
-	block := tomlEntry("mcp_servers", stdio)
+	path := `/opt/t "s"\bin`
+	stdio := tomlOwned([]Field{{Key: "command", Value: path}, {Key: "args", Value: []string{"--a=b\tc", "é"}}})
+	http := tomlOwned([]Field{{Key: "url", Value: "http://127.0.0.1:8765/mcp"}, {Key: "http_headers", Sub: []Field{{Key: "Authorization", Value: "Bearer t"}}}})
+	block := tomlEntry("mcp_servers", "tairseach", stdio)
 	const want = "[mcp_servers.tairseach]\ncommand = \"/opt/t \\\"s\\\"\\\\bin\"\nargs = [\"--a=b\\tc\", \"é\"]\n"
 	const command, args = "command = \"/opt/t \\\"s\\\"\\\\bin\"\n", "args = [\"--a=b\\tc\", \"é\"]\n"
 	const url, headers = "url = \"http://127.0.0.1:8765/mcp\"\n", "http_headers = { Authorization = \"Bearer t\" }\n"
@@ -27,13 +26,13 @@ func TestTOMLFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := doc["mcp_servers"].(map[string]any)["tairseach"].(map[string]any)["command"]; got != entry.command {
+	if got := doc["mcp_servers"].(map[string]any)["tairseach"].(map[string]any)["command"]; got != path {
 		t.Errorf("command decodes as %q", got)
 	}
 
 	for _, tt := range []struct {
 		name, in, installed, removed string
-		fields                       []field
+		fields                       []Field
 	}{
 		{name: "empty", in: "", installed: want, removed: ""},
 		{name: "round trip", in: "a = 1\n", installed: "a = 1\n\n" + want, removed: "a = 1\n"},
@@ -90,29 +89,29 @@ func TestTOMLFile(t *testing.T) {
 			if tt.fields != nil {
 				fields = tt.fields
 			}
-			f, err := parseTOMLFile([]byte(tt.in), "mcp_servers")
+			f, err := ParseTOML([]byte(tt.in), "mcp_servers", "tairseach")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.set(fields); err != nil {
+			if err := f.Set(fields); err != nil {
 				t.Fatal(err)
 			}
-			if got := string(f.bytes()); got != tt.installed {
+			if got := string(f.Bytes()); got != tt.installed {
 				t.Fatalf("installed:\n%q\nwant\n%q", got, tt.installed)
 			}
-			if f, err = parseTOMLFile(f.bytes(), "mcp_servers"); err != nil {
+			if f, err = ParseTOML(f.Bytes(), "mcp_servers", "tairseach"); err != nil {
 				t.Fatal(err)
 			}
-			if found, err := f.has(); !found || err != nil {
+			if found, err := f.Has(); !found || err != nil {
 				t.Errorf("has() = %v, %v after install", found, err)
 			}
-			if err := f.set(fields); err != nil || string(f.bytes()) != tt.installed {
-				t.Errorf("set again: %v\n%q", err, f.bytes())
+			if err := f.Set(fields); err != nil || string(f.Bytes()) != tt.installed {
+				t.Errorf("set again: %v\n%q", err, f.Bytes())
 			}
-			if err := f.remove(); err != nil {
+			if err := f.Remove(); err != nil {
 				t.Fatal(err)
 			}
-			if got := string(f.bytes()); got != tt.removed {
+			if got := string(f.Bytes()); got != tt.removed {
 				t.Errorf("removed:\n%q\nwant\n%q", got, tt.removed)
 			}
 		})
@@ -125,20 +124,20 @@ func TestTOMLFile(t *testing.T) {
 		{name: "array of tables", in: "[[mcp_servers.tairseach]]\ncommand = \"x\"\n", setErr: "add it by hand", removeErr: "remove it by hand"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := parseTOMLFile([]byte(tt.in), "mcp_servers")
+			f, err := ParseTOML([]byte(tt.in), "mcp_servers", "tairseach")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.set(stdio); err == nil || !strings.Contains(err.Error(), tt.setErr) {
+			if err := f.Set(stdio); err == nil || !strings.Contains(err.Error(), tt.setErr) {
 				t.Errorf("set: %v, want %q", err, tt.setErr)
 			}
 			if tt.removeErr != "" {
-				if err := f.remove(); err == nil || !strings.Contains(err.Error(), tt.removeErr) {
+				if err := f.Remove(); err == nil || !strings.Contains(err.Error(), tt.removeErr) {
 					t.Errorf("remove: %v, want %q", err, tt.removeErr)
 				}
 			}
-			if string(f.bytes()) != tt.in {
-				t.Errorf("the file changed:\n%s", f.bytes())
+			if string(f.Bytes()) != tt.in {
+				t.Errorf("the file changed:\n%s", f.Bytes())
 			}
 		})
 	}
@@ -149,51 +148,44 @@ func TestTOMLFile(t *testing.T) {
 // as they were, from stdio to HTTP; run again, they change nothing; a file
 // without the entry comes back byte for byte.
 func FuzzTOMLFile(f *testing.F) {
-	f.Add(fixtures["mcp_servers"])
-	f.Add(roundTrips[2].file)
-	for _, k := range keeps {
-		if k.client == "codex" {
-			f.Add(k.before)
-		}
-	}
+	addSeeds(f, "*.toml")
 	f.Add("a = 1\r\n[mcp_servers.tairseach]\r\ncommand = \"x\"\r\n[b]\r\n")
 	f.Add("[mcp_servers]\ntairseach = { command = \"x\" }\n")
 	f.Add("[mcp_servers.tairseach.env]\nX = 1\n[mcp_servers.tairseach]\nurl = \"u\"\n[mcp_servers.tairseach.http_headers]\nA = \"b\"")
-	codex, _ := findClient("codex")
-	entries := [][]field{
-		codex.fields(serverEntry{command: "/bin/ts", args: []string{"--a"}}),
-		codex.fields(serverEntry{url: "http://127.0.0.1:8765/mcp", token: "t"}),
+	entries := [][]Field{
+		tomlOwned([]Field{{Key: "command", Value: "/bin/ts"}, {Key: "args", Value: []string{"--a"}}}),
+		tomlOwned([]Field{{Key: "url", Value: "http://127.0.0.1:8765/mcp"}, {Key: "http_headers", Sub: []Field{{Key: "Authorization", Value: "Bearer t"}}}}),
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		tf, err := parseTOMLFile([]byte(in), "mcp_servers")
+		tf, err := ParseTOML([]byte(in), "mcp_servers", "tairseach")
 		if err != nil {
 			return
 		}
-		_, had := tf.servers()[entryName]
+		_, had := tf.servers()["tairseach"]
 		installed := []byte(in)
 		for _, fields := range entries {
-			old, _ := tf.servers()[entryName].(map[string]any)
-			if err := tf.set(fields); err != nil {
-				if string(tf.bytes()) != string(installed) {
+			old, _ := tf.servers()["tairseach"].(map[string]any)
+			if err := tf.Set(fields); err != nil {
+				if string(tf.Bytes()) != string(installed) {
 					t.Fatalf("a refused set changed the file")
 				}
 				return
 			}
-			installed = tf.bytes()
-			if tf, err = parseTOMLFile(installed, "mcp_servers"); err != nil {
+			installed = tf.Bytes()
+			if tf, err = ParseTOML(installed, "mcp_servers", "tairseach"); err != nil {
 				t.Fatalf("the installed file does not parse: %v\n%s", err, installed)
 			}
-			if got, want := tf.servers()[entryName], mergeEntry(old, fields); !reflect.DeepEqual(got, any(want)) {
+			if got, want := tf.servers()["tairseach"], Merge(old, fields); !reflect.DeepEqual(got, any(want)) {
 				t.Fatalf("the entry reads %v, want %v:\n%s", got, want, installed)
 			}
-			if err := tf.set(fields); err != nil || string(tf.bytes()) != string(installed) {
-				t.Fatalf("set again: %v\n%s\nwant\n%s", err, tf.bytes(), installed)
+			if err := tf.Set(fields); err != nil || string(tf.Bytes()) != string(installed) {
+				t.Fatalf("set again: %v\n%s\nwant\n%s", err, tf.Bytes(), installed)
 			}
 		}
-		if err := tf.remove(); err != nil {
+		if err := tf.Remove(); err != nil {
 			t.Fatalf("remove after set: %v\n%s", err, installed)
 		}
-		if back := tf.bytes(); !had && string(back) != in {
+		if back := tf.Bytes(); !had && string(back) != in {
 			t.Fatalf("not restored byte for byte:\n%q\ninstalled\n%q\nback\n%q", in, installed, back)
 		}
 	})

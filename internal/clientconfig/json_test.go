@@ -1,7 +1,7 @@
-package main
+package clientconfig
 
-// Tests of the JSON client files: parsing, layouts, and a fuzz test of
-// install and uninstall on any file.
+// Tests of the JSON client files: parsing, layouts, merges, and a fuzz test
+// of setting the entry and taking it out on any file.
 
 import (
 	"bytes"
@@ -27,9 +27,9 @@ func TestParseJSONFile(t *testing.T) {
 		{"{\n  \"a\": 1\n  \"b\": 2\n}", "3:3: invalid character '\"' after object value"},
 		{"{\n  /* open", "2:3: the file ends inside a value"},
 	} {
-		_, err := parseJSONFile([]byte(tt.in), "mcpServers")
+		_, err := ParseJSON([]byte(tt.in), "mcpServers", "tairseach")
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-			t.Errorf("parseJSONFile(%q) = %v, want %q", tt.in, err, tt.want)
+			t.Errorf("ParseJSON(%q) = %v, want %q", tt.in, err, tt.want)
 		}
 	}
 }
@@ -37,7 +37,7 @@ func TestParseJSONFile(t *testing.T) {
 // TestJSONLayouts adds the entry to server maps laid out every way, and
 // takes it out again.
 func TestJSONLayouts(t *testing.T) {
-	fields := []field{{key: "command", value: "/bin/ts"}, {key: "args", value: []string{"--a"}}}
+	fields := []Field{{Key: "command", Value: "/bin/ts"}, {Key: "args", Value: []string{"--a"}}}
 	for _, tt := range []struct {
 		in, installed string
 		back          string // after uninstall, when not in
@@ -82,37 +82,37 @@ func TestJSONLayouts(t *testing.T) {
 			back:      "{\"mcpServers\": {}}",
 		},
 	} {
-		f, err := parseJSONFile([]byte(tt.in), "mcpServers")
+		f, err := ParseJSON([]byte(tt.in), "mcpServers", "tairseach")
 		if err != nil {
 			t.Errorf("%q: %v", tt.in, err)
 			continue
 		}
-		if err := f.set(fields); err != nil {
+		if err := f.Set(fields); err != nil {
 			t.Errorf("%q: set: %v", tt.in, err)
 			continue
 		}
-		if got := string(f.bytes()); got != tt.installed {
+		if got := string(f.Bytes()); got != tt.installed {
 			t.Errorf("install into %q:\n got %q\nwant %q", tt.in, got, tt.installed)
 			continue
 		}
-		f, err = parseJSONFile([]byte(tt.installed), "mcpServers")
+		f, err = ParseJSON([]byte(tt.installed), "mcpServers", "tairseach")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if found, err := f.has(); !found || err != nil {
+		if found, err := f.Has(); !found || err != nil {
 			t.Errorf("%q: has() = %v, %v after install", tt.in, found, err)
 		}
-		if err := f.set(fields); err != nil || string(f.bytes()) != tt.installed {
-			t.Errorf("%q: set again: %v\n%q", tt.in, err, f.bytes())
+		if err := f.Set(fields); err != nil || string(f.Bytes()) != tt.installed {
+			t.Errorf("%q: set again: %v\n%q", tt.in, err, f.Bytes())
 		}
-		if err := f.remove(); err != nil {
+		if err := f.Remove(); err != nil {
 			t.Fatal(err)
 		}
 		want := tt.in
 		if tt.back != "" {
 			want = tt.back
 		}
-		if got := string(f.bytes()); got != want {
+		if got := string(f.Bytes()); got != want {
 			t.Errorf("uninstall from %q:\n got %q\nwant %q", tt.installed, got, want)
 		}
 	}
@@ -122,13 +122,12 @@ func TestJSONLayouts(t *testing.T) {
 // way, with members of the user's: those stay, with their comments, and
 // what install adds is laid out as the entry is.
 func TestJSONMerge(t *testing.T) {
-	cursor, _ := findClient("cursor")
-	stdio := cursor.fields(serverEntry{command: "/bin/ts", args: []string{"--a"}})
-	http := cursor.fields(serverEntry{url: "http://h/mcp", token: "t"})
-	noAuth := cursor.fields(serverEntry{url: "http://h/mcp"})
+	stdio := owned(false, "", "")
+	http := owned(false, "http://h/mcp", "t")
+	noAuth := owned(false, "http://h/mcp", "")
 	for _, tt := range []struct {
 		name, in, want string
-		fields         []field
+		fields         []Field
 	}{
 		{
 			name:   "on one line: args after command",
@@ -180,14 +179,14 @@ func TestJSONMerge(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := parseJSONFile([]byte(tt.in), "mcpServers")
+			f, err := ParseJSON([]byte(tt.in), "mcpServers", "tairseach")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.set(tt.fields); err != nil {
+			if err := f.Set(tt.fields); err != nil {
 				t.Fatal(err)
 			}
-			if got := string(f.bytes()); got != tt.want {
+			if got := string(f.Bytes()); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
 		})
@@ -200,28 +199,14 @@ func TestJSONMerge(t *testing.T) {
 // HTTP, change nothing when run again, and leave the rest's values as they
 // were; a non-empty server map without the entry comes back byte for byte.
 func FuzzJSONFile(f *testing.F) {
-	for _, s := range fixtures {
-		f.Add(s)
-	}
-	for _, rt := range roundTrips {
-		f.Add(rt.file)
-	}
-	for _, k := range keeps {
-		if k.client != "codex" {
-			f.Add(k.before)
-		}
-	}
+	addSeeds(f, "*.json*")
 	f.Add("{\n  \"mcpServers\": {\"a\": 1,}, // x\n}")
 	f.Add("{\"mcpServers\": {\"tairseach\": 1, \"tairseach\": 2}}")
 	f.Add(`{"mcpServers": {"tairseach": {"url": "x", "env": {}, "command": "a", "command": "b", "headers": {"X": "y"}}}}`)
-	c, _ := findClient("claude-code")
-	entries := [][]field{
-		c.fields(serverEntry{command: "/bin/ts", args: []string{"--a"}}),
-		c.fields(serverEntry{url: "http://127.0.0.1:8765/mcp", token: "t"}),
-	}
+	entries := [][]Field{owned(true, "", ""), owned(true, "http://127.0.0.1:8765/mcp", "t")}
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, key := range []string{"mcpServers", "servers"} {
-			jf, err := parseJSONFile([]byte(in), key)
+			jf, err := ParseJSON([]byte(in), key, "tairseach")
 			if err != nil {
 				return
 			}
@@ -229,32 +214,32 @@ func FuzzJSONFile(f *testing.F) {
 			if err != nil {
 				return
 			}
-			exact := obj != nil && len(obj.Members) > 0 && lastMember(obj, entryName) < 0
+			exact := obj != nil && len(obj.Members) > 0 && lastMember(obj, "tairseach") < 0
 			installed := []byte(in)
 			for _, fields := range entries {
 				old, _ := decodedEntry(t, installed, key).(map[string]any)
-				if err := jf.set(fields); err != nil {
+				if err := jf.Set(fields); err != nil {
 					t.Fatalf("set: %v", err)
 				}
-				installed = jf.bytes()
-				if jf, err = parseJSONFile(installed, key); err != nil {
+				installed = jf.Bytes()
+				if jf, err = ParseJSON(installed, key, "tairseach"); err != nil {
 					t.Fatalf("the installed file does not parse: %v\n%s", err, installed)
 				}
-				if got, want := decodedEntry(t, installed, key), mergeEntry(old, fields); !reflect.DeepEqual(got, any(want)) {
+				if got, want := decodedEntry(t, installed, key), Merge(old, fields); !reflect.DeepEqual(got, any(want)) {
 					t.Fatalf("the entry reads %v, want %v:\n%s", got, want, installed)
 				}
-				if err := jf.set(fields); err != nil || string(jf.bytes()) != string(installed) {
-					t.Fatalf("set again: %v\n%s\nwant\n%s", err, jf.bytes(), installed)
+				if err := jf.Set(fields); err != nil || string(jf.Bytes()) != string(installed) {
+					t.Fatalf("set again: %v\n%s\nwant\n%s", err, jf.Bytes(), installed)
 				}
 			}
-			if err := jf.remove(); err != nil {
+			if err := jf.Remove(); err != nil {
 				t.Fatal(err)
 			}
-			back := jf.bytes()
+			back := jf.Bytes()
 			if exact && string(back) != in {
 				t.Fatalf("not restored byte for byte:\n%q\ninstalled\n%q\nback\n%q", in, installed, back)
 			}
-			if _, err := parseJSONFile(back, key); err != nil {
+			if _, err := ParseJSON(back, key, "tairseach"); err != nil {
 				t.Fatalf("the uninstalled file does not parse: %v\n%s", err, back)
 			}
 			if strings.TrimSpace(in) != "" && !sameJSON(valuesWithout(t, []byte(in), key), valuesWithout(t, back, key)) {
@@ -276,7 +261,7 @@ func valuesWithout(t *testing.T, data []byte, key string) []byte {
 		t.Fatalf("%v\n%s", err, std)
 	}
 	if servers, ok := doc[key].(map[string]any); ok {
-		delete(servers, entryName)
+		delete(servers, "tairseach")
 		if len(servers) == 0 {
 			delete(doc, key)
 		}
@@ -300,5 +285,5 @@ func decodedEntry(t *testing.T, data []byte, key string) any {
 		t.Fatalf("%v\n%s", err, std)
 	}
 	servers, _ := doc[key].(map[string]any)
-	return servers[entryName]
+	return servers["tairseach"]
 }
