@@ -355,18 +355,13 @@ var readmeWalkWants = map[string][]string{
 // readmeNotWalked are the README commands TestReadmeCommands leaves alone,
 // each with why.
 var readmeNotWalked = map[string]string{
-	// Quickstart: a release from GitHub, on a Mac with the app; TestQuickstart
-	// runs the same steps with the built binary.
-	`cd "$(mktemp -d)"`:                      "Quickstart: sets up the download below",
-	"VERSION=0.1.0":                          "Quickstart: sets up the download below",
-	"ARCH=$(uname -m | sed s/x86_64/amd64/)": "Quickstart: sets up the download below",
-	"curl -fLO https://github.com/geilt/tairseach-mcp/releases/download/v$VERSION/tairseach-mcp_${VERSION}_darwin_$ARCH.tar.gz": "needs the network and a published release",
-	"curl -fLO https://github.com/geilt/tairseach-mcp/releases/download/v$VERSION/checksums.txt":                                "needs the network and a published release",
-	"grep darwin_$ARCH checksums.txt | shasum -a 256 -c":                                                                        "checks the download above",
-	"tar xzf tairseach-mcp_${VERSION}_darwin_$ARCH.tar.gz":                                                                      "unpacks the download above; TestDist checks the archives",
-	"mkdir -p ~/bin && mv tairseach-mcp ~/bin/":                                                                                 "installs the download above",
-	"~/bin/tairseach-mcp doctor":                                                                                                "the downloaded binary against the app; doctor is walked under Commands",
-	"~/bin/tairseach-mcp install claude-desktop":                                                                                "the downloaded binary; TestQuickstart runs it, and it is walked under \"Use it from Claude Desktop and other clients\"",
+	// Quickstart: a clone on a Mac with the app; TestQuickstart runs the same
+	// steps with make install into a temporary HOME.
+	"git clone https://github.com/geilt/tairseach-mcp && cd tairseach-mcp": "needs the network; the tests run in a checkout",
+	"make install":                                                       "TestQuickstart runs it (without the build, which TestMain has done)",
+	"~/.local/bin/tairseach-mcp doctor":                                  "the installed binary against the app; TestQuickstart runs it, and doctor is walked under Commands",
+	"~/.local/bin/tairseach-mcp install claude-desktop":                  "the installed binary; TestQuickstart runs it, and it is walked under \"Use it from Claude Desktop and other clients\"",
+	"grep ' tairseach-mcp-1.2.3.mcpb$' checksums.txt | shasum -a 256 -c": "needs a published release; TestDist checks the checksums.txt make dist writes",
 
 	// Two commands: make test is what runs this test; make demo builds and
 	// runs scripts/demo.sh, a few minutes on 2 cores.
@@ -377,7 +372,7 @@ var readmeNotWalked = map[string]string{
 	"CGO_ENABLED=0 go install github.com/geilt/tairseach-mcp/cmd/tairseach-mcp@latest": "needs the network (the Go module proxy) and writes to GOPATH/bin",
 	"make build":                    "the test builds the binaries itself (TestMain)",
 	"make build GOTAGS=notelemetry": "a second build of the same binaries; make lint vets the tag",
-	"make dist":                     "about 4 minutes on 2 cores; TestDist builds the archives",
+	"make dist":                     "several minutes on 2 cores; TestDist runs scripts/dist.sh for three of the four platforms",
 
 	// Serve over HTTP: servers that run until stopped; http_test.go drives
 	// them, and TestMCPRemoteWithoutTokenFailsFast mcp-remote.
