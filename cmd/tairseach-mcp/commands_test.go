@@ -172,6 +172,8 @@ func TestGoldenOffline(t *testing.T) {
 		{name: "call_bad_type", args: with(ex, "call", "contacts.search", "query=anna", "limit=2.5"), wantCode: 2},
 		{name: "call_missing_required", args: with(ex, "call", "tairseach_contacts_get"), wantCode: 2},
 		{name: "call_extra_argument", args: with(ex, "call", "contacts_list", "color=red"), wantCode: 2},
+		{name: "call_below_minimum", args: with(ex, "call", "contacts.list", "limit=0"), wantCode: 2},
+		{name: "call_null_argument", args: with(ex, "call", "contacts.list", `{"limit": null}`), wantCode: 2},
 		{name: "call_not_key_value", args: with(ex, "call", "demo.echo", "hello"), wantCode: 2},
 		{name: "call_bad_json", args: with(ex, "call", "demo.echo", `{"a":`), wantCode: 2},
 		{name: "call_not_an_integer", args: with(ex, "call", "contacts.search", "query=anna", "limit=abc"), wantCode: 2},
