@@ -30,8 +30,8 @@ type featureOptions struct {
 }
 
 func (f *featureOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.logsDir, "logs-dir", "", "directory whose log files are served as resources (default ~/.tairseach/logs; env TAIRSEACH_LOGS)")
-	fs.StringVar(&f.promptsDir, "prompts-dir", "", "directory of prompt files, NAME.md (default ~/.tairseach/prompts; env TAIRSEACH_PROMPTS)")
+	fs.StringVar(&f.logsDir, "logs-dir", "", "`DIR` whose log files are served as resources (default ~/.tairseach/logs; env TAIRSEACH_LOGS)")
+	fs.StringVar(&f.promptsDir, "prompts-dir", "", "`DIR` of prompt files, NAME.md (default ~/.tairseach/prompts; env TAIRSEACH_PROMPTS)")
 	fs.Int64Var(&f.resourceMaxBytes, "resource-max-bytes", resources.DefaultMaxBytes, "most of a log file one resource read returns, from its end")
 	fs.Int64Var(&f.maxImageBytes, "max-image-bytes", media.DefaultMaxBytes, "largest image attached to a tool result")
 	fs.StringVar(&f.media, "media", "on", "attach the images tool results point to: on or off")

@@ -133,8 +133,8 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 
 	f := root.PersistentFlags()
 	f.StringVar(&o.transport, "transport", "stdio", "how MCP clients reach the server: stdio or http")
-	f.StringVar(&o.manifests, "manifests", "", "manifests directory (default ~/.tairseach/manifests)")
-	f.StringVar(&o.socket, "socket", "", "Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock if that exists, chosen again at each connection)")
+	f.StringVar(&o.manifests, "manifests", "", "`DIR` holding the manifests (default ~/.tairseach/manifests)")
+	f.StringVar(&o.socket, "socket", "", "`PATH` of the Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock if that exists, chosen again at each connection)")
 	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
 	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call; the default covers the server's 60s script limit (a tool's timeoutMs overrides it)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes, how long to wait for calls in flight (default: the call timeout)")
@@ -154,7 +154,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	o.policyOptions.addFlags(f)
 	o.obs.addFlags(f)
 	o.features.addFlags(f)
-	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to `FILE` (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
 	root.AddCommand(newConfigCmd(o, stdout, stderr))
