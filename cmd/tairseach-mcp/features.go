@@ -83,10 +83,16 @@ func (o *options) newFeatures(cfg *mcpserver.Config, srv func() *mcpserver.Serve
 			Logger: log.With().Str("feature", "prompts").Logger()}),
 	}
 	cfg.Features = append(cfg.Features, fs.res, fs.prompts)
-	if o.features.media == "on" {
-		cfg.Media = media.Images(o.features.maxImageBytes)
-	}
 	return fs
+}
+
+// media is what the server attaches to results that name a picture: every
+// server the options build, serve's and call's alike, attaches the same.
+func (o *options) media() mcpserver.Media {
+	if o.features.media != "on" {
+		return nil
+	}
+	return media.Images(o.features.maxImageBytes)
 }
 
 // update follows a manifest reload.

@@ -231,6 +231,7 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		Policy:         o.policy,
 		ToolMode:       o.toolMode,
 		Prefix:         o.prefix,
+		Media:          o.media(),
 	}
 }
 
