@@ -108,7 +108,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `tairseach-mcp serves the tools described by the Tairseach manifests as an MCP server
 and forwards each call to the Tairseach server's Unix socket.
 
-Every flag can also be set by environment: TAIRSEACH_MANIFESTS, TAIRSEACH_SOCKET, and
+Every flag below can also be set by environment: TAIRSEACH_MANIFESTS, TAIRSEACH_SOCKET,
+TAIRSEACH_LOGS and TAIRSEACH_PROMPTS for where Tairseach's files are, and
 TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).`,
 		Version:       versionString(),
 		SilenceUsage:  true,
