@@ -26,7 +26,8 @@ echo
 echo "\$ echo '$req' | bin/tairseach-mcp"
 echo "$req" | bin/tairseach-mcp
 echo
+build_democlient
 echo "\$ go run ./scripts/democlient bin/tairseach-mcp --prompts-dir manifests.example/prompts    # an MCP client (the Go SDK's) starts the server, as Claude Desktop does"
-go run ./scripts/democlient bin/tairseach-mcp --prompts-dir manifests.example/prompts
+"$democlient" bin/tairseach-mcp --prompts-dir manifests.example/prompts
 echo
 echo "the backend is stopped; to keep one running, follow the README's \"Try it without the app\""
