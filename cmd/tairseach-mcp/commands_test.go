@@ -332,6 +332,11 @@ func TestSuggestions(t *testing.T) {
 		"tool":         `did you mean tools?`,
 		"xyzzy":        `unknown command "xyzzy"; tairseach-mcp --help lists the commands`,
 		"config claud": `unknown command "claud"; did you mean claude? (tairseach-mcp config --help lists the commands)`,
+		"--sokcet x":   `unknown flag: --sokcet (did you mean --socket?)`,
+		"tools --jsno": `unknown flag: --jsno (did you mean --json?)`,
+		"call --rwa x": `unknown flag: --rwa (did you mean --raw?)`,
+		"tools --zzzz": `unknown flag: --zzzz (tairseach-mcp tools --help lists the flags)`,
+		"call":         `usage: tairseach-mcp call NAME [JSON | key=value...]; name the tool to call (tairseach-mcp tools lists them)`,
 	} {
 		_, stderr, code := cli("", strings.Fields(args)...)
 		if code != 2 || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {

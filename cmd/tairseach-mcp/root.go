@@ -130,7 +130,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("tairseach-mcp {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 
 	f := root.PersistentFlags()
 	f.StringVar(&o.transport, "transport", "stdio", "how MCP clients reach the server: stdio or http")
