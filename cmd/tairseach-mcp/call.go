@@ -492,9 +492,7 @@ func errorSummary(res *mcp.CallToolResult) string {
 		return fmt.Sprintf("the server answered error %d: %s", body.Error.Code, body.Error.Message)
 	}
 	line, _, _ := strings.Cut(text, "\n")
-	if r := []rune(line); len(r) > 200 {
-		line = string(r[:200]) + "…"
-	}
+	line = shorten(line, 500)
 	if line == "" {
 		line = "the tool returned an error without text"
 	}

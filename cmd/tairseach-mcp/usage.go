@@ -46,3 +46,17 @@ func callArgs(cmd *cobra.Command, args []string) error {
 	}
 	return nil
 }
+
+// shorten cuts a one-line message to about most characters at a space,
+// never inside a word.
+func shorten(s string, most int) string {
+	r := []rune(s)
+	if len(r) <= most {
+		return s
+	}
+	cut := string(r[:most])
+	if i := strings.LastIndexByte(cut, ' '); i > most/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + " …"
+}
