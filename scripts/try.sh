@@ -10,8 +10,8 @@ start_demo_backend try
 echo "the demo backend serves a fictional address book on $sock"
 
 # What the README has you export by hand.
-export TAIRSEACH_MANIFESTS="$PWD/manifests.example" TAIRSEACH_SOCKET="$sock"
-echo "\$ export TAIRSEACH_MANIFESTS=$TAIRSEACH_MANIFESTS TAIRSEACH_SOCKET=$sock"
+export TAIRSEACH_MANIFESTS="$PWD/manifests.example" TAIRSEACH_SOCKET="$sock" TAIRSEACH_PROMPTS="$PWD/manifests.example/prompts"
+echo "\$ export TAIRSEACH_MANIFESTS=$TAIRSEACH_MANIFESTS TAIRSEACH_SOCKET=$sock TAIRSEACH_PROMPTS=$TAIRSEACH_PROMPTS"
 
 show() {
   echo
