@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -559,4 +560,46 @@ func sameJSON(a, b any) bool {
 		return true
 	}
 	return a == b
+}
+
+// DecodeProblem says in the words of the argument check what is wrong with
+// arguments encoding/json could not decode into a Go value: "query must be
+// a string; got a number" rather than "json: cannot unmarshal number into
+// Go struct field .query of type string".
+func DecodeProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	got := te.Value
+	switch {
+	case strings.HasPrefix(got, "number "):
+		got = strings.TrimPrefix(got, "number ")
+	case got == "bool":
+		got = "a boolean"
+	case got == "array" || got == "object":
+		got = "an " + got
+	default:
+		got = "a " + got
+	}
+	if te.Field == "" {
+		return "arguments must be a JSON object; got " + got
+	}
+	want := "a value of another type"
+	switch te.Type.Kind() {
+	case reflect.String:
+		want = "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "an integer"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.Bool:
+		want = "a boolean"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.Map, reflect.Struct:
+		want = "an object"
+	}
+	return te.Field + " must be " + want + "; got " + got
 }

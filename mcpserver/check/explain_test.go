@@ -130,3 +130,25 @@ func FuzzExplain(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeProblem(t *testing.T) {
+	var p struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+		Deep  struct {
+			On bool `json:"on"`
+		} `json:"deep"`
+	}
+	for args, want := range map[string]string{
+		`{"query":5}`:           "query must be a string; got a number",
+		`{"limit":2.5}`:         "limit must be an integer; got 2.5",
+		`{"limit":"ten"}`:       "limit must be an integer; got a string",
+		`{"deep":{"on":"yes"}}`: "deep.on must be a boolean; got a string",
+		`{"query":["a"]}`:       "query must be a string; got an array",
+		`[1]`:                   "arguments must be a JSON object; got an array",
+	} {
+		if got := DecodeProblem(json.Unmarshal([]byte(args), &p)); got != want {
+			t.Errorf("DecodeProblem(%s) = %q, want %q", args, got, want)
+		}
+	}
+}
