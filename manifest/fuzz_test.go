@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -28,6 +29,10 @@ func checkToolInvariants(t *testing.T, tool Tool) {
 	}
 	if tool.Method == "" || tool.ToolName == "" {
 		t.Errorf("tool %q: empty method or tool name: %+v", tool.Name, tool)
+	}
+	if tool.Permissions != nil && (len(tool.Permissions) == 0 || !slices.IsSorted(tool.Permissions) ||
+		len(slices.Compact(slices.Clone(tool.Permissions))) != len(tool.Permissions) || slices.Contains(tool.Permissions, "")) {
+		t.Errorf("tool %q: permissions %q are not sorted, unique and non-empty", tool.Name, tool.Permissions)
 	}
 }
 
@@ -57,6 +62,7 @@ func FuzzParseFile(f *testing.F) {
 		f.Add(data, "tairseach_")
 	}
 	f.Add([]byte(`{"tools":[{"name":"a","inputSchema":{}}],"implementation":{"methods":{"a":"a"}}}`), "")
+	f.Add([]byte(`{"requires":{"permissions":[{"name":"camera"},"x",3]},"tools":[{"name":"a","requires":{"permissions":[{"name":"camera"},{"name":"a"}]}}],"implementation":{"methods":{"a":"a"}}}`), "")
 	f.Add([]byte("{\"tools\":[{\"name\":\"a\xff\",\"description\":\"\xc3\",\"inputSchema\":{\"properties\":{\"\xfe\":{}}}}],\"implementation\":{\"type\":\"script\",\"toolBindings\":{\"a\xff\":{}}}}"), "")
 	f.Fuzz(func(t *testing.T, data []byte, prefix string) {
 		file, err := ParseFile("fuzz/x.json", data, Options{Prefix: prefix, MaxFileSize: 1 << 16})

@@ -9,6 +9,10 @@
 // of MCP or of sockets; mcpserver turns a Registry into MCP tools and
 // socketrpc calls the methods.
 //
+// A manifest's requires.permissions, and a tool's own, name the macOS
+// privacy permissions the server checks before it runs the tool; they end
+// up in Tool.Permissions.
+//
 // Loading is forgiving: a broken file is reported as a *FileError and never
 // stops the other files from loading, and a broken tool is skipped with a
 // Skipped entry and, where someone should act, a Problem.
@@ -85,6 +89,11 @@ type Tool struct {
 	ManifestID string
 	// Renamed reports whether sanitising or truncation changed the name (prefix aside).
 	Renamed bool
+	// Permissions are the macOS privacy permissions the server checks
+	// before it runs the tool (see PermissionNames): those of the manifest's
+	// requires.permissions and of the tool's own, sorted, without
+	// duplicates; nil when none.
+	Permissions []string
 }
 
 // Annotations are a tool's behaviour hints; a nil hint was absent from the manifest.

@@ -22,6 +22,8 @@ type manifestJSON struct {
 	ID             *string     `json:"id"`
 	Tools          *[]toolJSON `json:"tools"`
 	Implementation *implJSON   `json:"implementation"`
+	// Requires is read leniently by requiredPermissions.
+	Requires json.RawMessage `json:"requires"`
 }
 
 type toolJSON struct {
@@ -34,6 +36,7 @@ type toolJSON struct {
 	MCPExpose      *bool            `json:"mcp_expose"`
 	MCPExposeCamel *bool            `json:"mcpExpose"`
 	TimeoutMs      int              `json:"timeoutMs"`
+	Requires       json.RawMessage  `json:"requires"`
 }
 
 type annotationsJSON struct {
@@ -128,10 +131,15 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 			Message: fmt.Sprintf(`implementation.toolBindings is ignored in an %q manifest (set "type": "script" or "proxy", or use implementation.methods)`, cmp.Or(impl.Type, implInternal))})
 	}
 
+	perms, warnings := requiredPermissions(m.Requires)
+	for _, w := range warnings {
+		f.Problems = append(f.Problems, Problem{File: rel, Severity: Warning, Message: w})
+	}
+
 	names := make(map[string]bool, len(*m.Tools))
 	for _, t := range *m.Tools {
 		names[*t.Name] = true
-		f.addTool(t, impl, opts.Prefix)
+		f.addTool(t, impl, perms, opts.Prefix)
 	}
 	warnOrphans(f, rel, "method mapping", impl.Methods, names)
 	if impl.bound() {
@@ -156,8 +164,9 @@ func warnOrphans[V any](f *File, rel, what string, entries map[string]V, names m
 	}
 }
 
-// addTool normalises t and appends it to f.Tools, or records why it is skipped.
-func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
+// addTool normalises t and appends it to f.Tools, or records why it is
+// skipped. perms are the permissions the manifest's "requires" names.
+func (f *File) addTool(t toolJSON, impl implJSON, perms []string, prefix string) {
 	toolName := *t.Name
 	name, renamed := MCPName(prefix, toolName)
 	skip := func(r SkipReason, detail string) {
@@ -230,6 +239,13 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 		problem(Warning, "timeoutMs %d is negative; ignored", t.TimeoutMs)
 	}
 
+	// The server checks the manifest's permissions and then the tool's own
+	// (router/mod.rs), so a tool needs both.
+	own, warnings := requiredPermissions(t.Requires)
+	for _, w := range warnings {
+		problem(Warning, "%s", w)
+	}
+
 	tool := Tool{
 		Name:         name,
 		ToolName:     toolName,
@@ -243,6 +259,7 @@ func (f *File) addTool(t toolJSON, impl implJSON, prefix string) {
 		File:         f.Path,
 		ManifestID:   f.ID,
 		Renamed:      renamed,
+		Permissions:  mergePermissions(perms, own),
 	}
 	if a := t.Annotations; a != nil {
 		tool.Annotations = Annotations{

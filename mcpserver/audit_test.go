@@ -46,7 +46,7 @@ func TestAuditRotatesBySize(t *testing.T) {
 	const calls = 12
 	for i := range calls {
 		if res := srv.Call(context.Background(), "tairseach_demo_echo", json.RawMessage(`{"i":`+string(rune('0'+i%10))+`}`)); res.IsError {
-			t.Fatal(resultText(res))
+			t.Fatal(ResultText(res))
 		}
 	}
 	cur, old := auditLines(t, path), auditLines(t, path+".1")

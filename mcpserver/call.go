@@ -1,46 +1,65 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
-// calls runs the pipeline every tools/call goes through. It reads the
-// Server's route table and owns what only calls use: the slots of calls in
-// flight, the observer, the confirmations asked, the background checks of
-// results.
-type calls struct {
+// pipeline is the one road every request that reaches the backend goes
+// through, whatever its kind and whichever policy it is served under
+// (pipeline.go). There is one per process: the servers of HTTP header
+// selections share their parent's, and a request names the route table
+// of its policy (Request.view). It owns what only requests use: the slots
+// of requests in flight, the observer, the confirmations asked (one key),
+// the background checks of results.
+type pipeline struct {
 	cfg      *Config
 	log      zerolog.Logger
 	routes   *atomic.Pointer[routeTable]
 	ready    <-chan struct{}
-	slots    chan struct{} // one token per call in flight
+	slots    chan struct{} // one token per request in flight
 	obs      observe.Observer
 	confirms *confirmations // the input requests asked of 2026-07-28 clients
 	checks   checker        // checks results against unadvertised outputSchemas
 	warned   sync.Map       // tool name → struct{}: its result mismatch was logged
+	// refreshGrants is the tracker of the macOS permissions while they
+	// are tracked: a call refused for a permission has them read again.
+	refreshGrants atomic.Pointer[*permissions.Tracker]
 }
 
 // newProtocol is the revision whose requests carry their client in _meta
 // and whose input requests the client answers by calling again.
 const newProtocol = stdio.NewProtocol
 
-// ToolCall is one tools/call, whichever road it came by: the go-sdk's tool
-// handler, its receiving middleware (tools the go-sdk does not list), the
-// stdio transport's direct path, or the CLI. Entry points only fill it in;
-// Server.run applies every rule, in one order, to all of them.
-type ToolCall struct {
-	Name string           // the tool asked for: a manifest tool or a discovery tool
-	Args json.RawMessage  // the arguments as the client sent them; empty or null: {}
+// Request is one request that reaches the backend, whichever road it came
+// by: a tools/call from the go-sdk's tool handler, its receiving
+// middleware (tools the go-sdk does not list), the stdio transport's
+// direct path or the CLI; or a feature's request (a resource read, a
+// completion from a method). Entry points only fill it in; pipeline.run applies
+// every rule, in one order, to all of them.
+type Request struct {
+	Kind backend.Kind // "" is a tool call
+	// Name is what was asked for: for a tool call the tool (a manifest
+	// tool or a discovery tool), for the other kinds the target (a URI, a
+	// completion's reference).
+	Name string
+	Args json.RawMessage  // the arguments (params) as sent; empty or null: {}
 	Info observe.CallInfo // who asked, for the audit log and the traces
+	// Method and Manifest are a feature request's socket method and the
+	// manifest file that declares its target ("" any).
+	Method, Manifest string
 	// ProgressToken is the request's _meta.progressToken; nil when the
 	// client asked for no progress.
 	ProgressToken any
@@ -53,7 +72,18 @@ type ToolCall struct {
 	// to an input request of an earlier round of this call.
 	InputResponses mcp.InputResponseMap
 	RequestState   string
+
+	// view is the route table of the policy the request is served under:
+	// a header selection's; nil is the server's own.
+	view *atomic.Pointer[routeTable]
+
+	// failure is the socket call's error, kept for a feature request,
+	// whose answer is the backend's own error.
+	failure error
 }
+
+// isTool reports whether r is a tools/call.
+func (r *Request) isTool() bool { return r.Kind == "" || r.Kind == backend.Tool }
 
 // Peer is the session a call came from, as the pipeline uses it.
 // *mcp.ServerSession is one.
@@ -62,29 +92,119 @@ type Peer interface {
 	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 }
 
-// sdkCall is the ToolCall of a tools/call request the go-sdk received.
-func sdkCall(req *mcp.CallToolRequest) *ToolCall {
+// sdkCall is the Request of a tools/call request the go-sdk received.
+func sdkCall(req *mcp.CallToolRequest) *Request {
 	p := req.Params
-	c := &ToolCall{
+	c := &Request{
+		Kind:           backend.Tool,
 		Name:           p.Name,
 		Args:           p.Arguments,
 		ProgressToken:  p.GetProgressToken(),
-		Caps:           req.ClientCapabilities(),
 		InputResponses: p.InputResponses,
 		RequestState:   p.RequestState,
-		Info: observe.CallInfo{
-			Transport: "stdio",
-			Client:    req.ClientInfo(),
-			Protocol:  req.ProtocolVersion(),
-			Meta:      p.Meta,
-		},
 	}
-	if req.Session != nil {
-		c.Peer = req.Session
-		c.Info.Session = req.Session.ID()
+	from(c, req, p.Meta)
+	return c
+}
+
+// sdkRequest is what a go-sdk request says of who asked; every
+// *mcp.ServerRequest is one.
+type sdkRequest interface {
+	mcp.Request
+	ClientInfo() *mcp.Implementation
+	ClientCapabilities() *mcp.ClientCapabilities
+	ProtocolVersion() string
+}
+
+// from fills in who asked from the go-sdk's request.
+func from(c *Request, req mcp.Request, meta mcp.Meta) {
+	c.Info.Transport, c.Info.Kind, c.Info.Meta = "stdio", string(c.Kind), meta
+	r, ok := req.(sdkRequest)
+	if !ok {
+		return
 	}
-	if req.Extra != nil && req.Extra.Header != nil {
+	c.Caps, c.Info.Client, c.Info.Protocol = r.ClientCapabilities(), r.ClientInfo(), r.ProtocolVersion()
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		c.Peer = ss
+		c.Info.Session = ss.ID()
+	}
+	if x := req.GetExtra(); x != nil && x.Header != nil {
 		c.Info.Transport = "http"
 	}
-	return c
+}
+
+// Do implements backend.Road: a feature's request goes through the
+// pipeline of every tool call, under this server's policy (a header
+// selection's, for the sessions of its selection).
+func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
+	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, view: &s.routes}
+	if br.From != nil {
+		var meta map[string]any
+		if p := br.From.GetParams(); p != nil {
+			meta = p.GetMeta()
+		}
+		from(c, br.From, meta)
+	} else {
+		c.Info.Transport, c.Info.Kind = "internal", string(br.Kind)
+	}
+	res := s.pipe.run(ctx, c)
+	switch {
+	case res == nil:
+		return nil, cmp.Or(ctx.Err(), context.Canceled)
+	case c.failure != nil:
+		return nil, c.failure
+	case res.IsError:
+		text := ResultText(res)
+		return nil, &backend.Refused{Rule: refusedBy(text), Message: text}
+	}
+	return json.RawMessage(ResultText(res)), nil
+}
+
+// Refusal names the rule that refused a call whose result is res, or ""
+// when res is not a refusal of the pipeline (a success, the backend's own
+// error): for the CLI, whose exit status tells them apart.
+func Refusal(res *mcp.CallToolResult) backend.Rule {
+	if res == nil || !res.IsError {
+		return ""
+	}
+	text := ResultText(res)
+	if strings.HasPrefix(text, "tool ") && strings.Contains(text, " is hidden by ") {
+		return backend.RuleHidden
+	}
+	if r := refusedBy(text); r != backend.RuleOther {
+		return r
+	}
+	return ""
+}
+
+// refusedBy names the rule of a refusal the pipeline wrote.
+func refusedBy(text string) backend.Rule {
+	for _, p := range []struct {
+		prefix string
+		rule   backend.Rule
+	}{
+		{"refused:", backend.RuleHidden},
+		{"unknown method:", backend.RuleHidden},
+		{"invalid arguments", backend.RuleInvalidArguments},
+		{"busy:", backend.RuleBusy},
+		{"result too large", backend.RuleTooLarge},
+		{observe.PrefixConfirmRefused, backend.RuleNotConfirmed},
+		{"declined by the user", backend.RuleNotConfirmed},
+		{"not confirmed", backend.RuleNotConfirmed},
+	} {
+		if strings.HasPrefix(text, p.prefix) {
+			return p.rule
+		}
+	}
+	return backend.RuleOther
+}
+
+// ResultText is the text of a result's first block.
+func ResultText(res *mcp.CallToolResult) string {
+	if res != nil && len(res.Content) > 0 {
+		if t, ok := res.Content[0].(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
@@ -90,6 +90,14 @@ type Config struct {
 	Features []Feature
 	// Media, if set, adds an image block to results that point to one.
 	Media Media
+
+	// HideUngranted leaves out the tools whose macOS permission the app
+	// does not hold (denied, restricted, not determined), once the grants
+	// are read (grants.go): what cannot work is not offered.
+	HideUngranted bool
+	// PermissionsInterval is the longest time between two reads of the
+	// grants while they are tracked (TrackPermissions); 0 is a minute.
+	PermissionsInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -118,13 +126,20 @@ const replyMargin = 64 << 10
 // A Feature adds what is not a tool (resources, prompts, completion) to
 // each go-sdk server New makes: the server's own, and one per HTTP header
 // selection. The packages mcpserver/resources and mcpserver/prompts
-// provide them; they reach the backend through Server.CallMethod.
+// provide them. A feature says how to resolve and render its kind; it
+// reaches the backend only through the road it is given, which applies
+// that server's policy and every rule of a tool call.
 type Feature interface {
-	// ServerOptions adjusts the go-sdk options before the server is made
-	// (capabilities, subscribe and completion handlers).
-	ServerOptions(*mcp.ServerOptions)
-	// Attach registers onto m; hides is m's tool policy (Policy.Hides).
-	Attach(m *mcp.Server, hides func(manifest.Tool) string)
+	// Attach adjusts the go-sdk options before the server is made
+	// (capabilities, subscribe and completion handlers) and returns the
+	// function that registers onto the server once it exists. v is the
+	// server's road and its sessions' tool policy.
+	Attach(o *mcp.ServerOptions, v backend.View) (register func(*mcp.Server))
+	// Detach forgets a server registered onto, which is no longer served.
+	Detach(*mcp.Server)
+	// Resync brings every server registered onto in step with its policy,
+	// which changed without a reload (the macOS permissions did).
+	Resync()
 }
 
 // Media, if set in Config, may add a content block after the text of a tool

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -63,9 +64,14 @@ const maxConfirmArgs = 2000
 // an input request (input_required) and answers it when it calls again:
 // the answer counts once, for this tool and these exact arguments (the
 // request state carries a single-use nonce, bound to both by an HMAC).
-func (p *calls) confirm(ctx context.Context, c *ToolCall, r *route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
+func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
 	caps := c.Caps
 	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
+	if c.Info.Protocol >= newProtocol && !c.isTool() {
+		// Only a tool call can carry an input request back to the client.
+		return check.ErrorResult(fmt.Sprintf("%s %s %s calls %s, which needs the user's confirmation (--confirm %s); this revision asks the user only in a tool call: call the tool %s instead",
+			observe.PrefixConfirmRefused, c.Kind, c.Name, r.tool.Method, strings.Join(p.cfg.Confirm, ","), r.tool.Name)), "refused"
+	}
 	if c.Info.Protocol >= newProtocol {
 		if resp, ok := c.InputResponses[confirmID]; ok && c.RequestState != "" {
 			er, _ := resp.(*mcp.ElicitResult)
@@ -79,14 +85,14 @@ func (p *calls) confirm(ctx context.Context, c *ToolCall, r *route, args json.Ra
 			return p.cannotAsk(c.Name), "refused"
 		}
 		return &mcp.CallToolResult{
-			InputRequests: mcp.InputRequestMap{confirmID: confirmParams(r, args)},
+			InputRequests: mcp.InputRequestMap{confirmID: confirmParams(c, r, args)},
 			RequestState:  p.confirms.issue(c.Name, args),
 		}, ""
 	}
 	if !canAsk || c.Peer == nil {
 		return p.cannotAsk(c.Name), "refused"
 	}
-	er, err := c.Peer.Elicit(ctx, confirmParams(r, args))
+	er, err := c.Peer.Elicit(ctx, confirmParams(c, r, args))
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return check.ErrorResult(fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, c.Name)), "unanswered"
@@ -110,17 +116,17 @@ func answered(name string, er *mcp.ElicitResult) (*mcp.CallToolResult, string) {
 
 // cannotAsk refuses a call that needs confirmation from a client that
 // cannot ask its user.
-func (p *calls) cannotAsk(name string) *mcp.CallToolResult {
+func (p *pipeline) cannotAsk(name string) *mcp.CallToolResult {
 	return check.ErrorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
 		"the call was not made: use a client that supports elicitation, or start tairseach-mcp with --confirm none (or a --confirm that does not cover this tool)",
 		observe.PrefixConfirmRefused, name, strings.Join(p.cfg.Confirm, ",")))
 }
 
 // confirmParams is the question put to the user.
-func confirmParams(r *route, args json.RawMessage) *mcp.ElicitParams {
+func confirmParams(c *Request, r *route, args json.RawMessage) *mcp.ElicitParams {
 	return &mcp.ElicitParams{
 		Mode:    "form",
-		Message: confirmMessage(r, args),
+		Message: confirmMessage(c, r, args),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -136,10 +142,16 @@ func confirmParams(r *route, args json.RawMessage) *mcp.ElicitParams {
 	}
 }
 
-// confirmMessage shows the user the tool, what it does and the arguments.
-func confirmMessage(r *route, args json.RawMessage) string {
+// confirmMessage shows the user the tool, what it does and the arguments;
+// for a request of another kind, what was asked for and that it runs the
+// tool.
+func confirmMessage(c *Request, r *route, args json.RawMessage) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Allow the assistant to call %s (%s)?", r.tool.ToolName, r.tool.Name)
+	if c.isTool() {
+		fmt.Fprintf(&b, "Allow the assistant to call %s (%s)?", r.tool.ToolName, r.tool.Name)
+	} else {
+		fmt.Fprintf(&b, "Allow the assistant's %s %s? It runs %s (%s).", c.Kind, truncate(strconv.Quote(c.Name), 300), r.tool.ToolName, r.tool.Name)
+	}
 	if d := strings.TrimSpace(r.tool.Description); d != "" {
 		b.WriteString("\n\n")
 		b.WriteString(truncate(d, 500))

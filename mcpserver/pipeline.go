@@ -1,28 +1,43 @@
 package mcpserver
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
+	"unicode/utf8"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
-// run is the pipeline every tool call goes through, in this order:
-// resolve (hidden tools, the discovery tools, call_tool's target) →
-// argument check → confirmation → a slot → progress → the socket call →
-// result checks and limits. The call is observed (audit log, traces) from
-// start to end, whatever ends it. It returns nil when ctx was cancelled by
-// the caller: nobody is waiting for a result.
-func (p *calls) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult) {
+// run is the pipeline every request that reaches the backend goes
+// through, whatever its kind, in this order: resolve (the policy: hidden
+// tools, the discovery tools, call_tool's target; a feature request's
+// method among the tools served) → argument check against the tool's
+// inputSchema → confirmation → a slot → progress → the socket call →
+// result checks and limits. The request is observed (audit log, traces)
+// from start to end, whatever ends it. It returns nil when ctx was
+// cancelled by the caller: nobody is waiting for a result.
+//
+// A feature request's answer is its reply as the text of the result
+// (Server.Do hands it on); a refusal is an isError result as a tool call's.
+func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult) {
+	if c.Info.Kind == "" {
+		c.Info.Kind = string(cmp.Or(c.Kind, backend.Tool))
+	}
 	var o *observe.Call
 	if p.obs.On() {
 		// Deferred first, so that it sees the result of a recovered panic.
@@ -31,30 +46,42 @@ func (p *calls) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult) 
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			p.log.Error().Str("tool", c.Name).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("tool call panicked")
-			res = check.ErrorResult(fmt.Sprintf("internal error in tairseach-mcp while calling %s: %v; this is a bug, please report it", c.Name, v))
+			p.log.Error().Str("request", c.Name).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("request panicked")
+			res = check.ErrorResult(fmt.Sprintf("internal error in tairseach-mcp while serving %s: %v; this is a bug, please report it", c.Name, v))
 		}
 	}()
 	if p.waitReady(ctx) != nil {
 		return nil
 	}
 	table := p.routes.Load()
-	r, res := p.resolve(table, c)
+	if c.view != nil {
+		table = c.view.Load()
+	}
+	var r *route
+	if c.isTool() {
+		r, res = p.resolve(ctx, table, c)
+	} else {
+		r, res = p.resolveMethod(table, c)
+	}
 	if res != nil {
 		return res
 	}
 	if o != nil {
-		o.Resolved(c.Name, nil) // call_tool's target
+		o.Resolved(r.tool.Name, nil) // call_tool's target; a feature request's tool
 	}
 	args, msg, err := check.Args(r.input, c.Args)
 	if err != nil {
 		p.log.Debug().Str("tool", r.tool.Name).Err(err).Msg("inputSchema does not compile; arguments not checked")
 	}
 	if msg != "" {
-		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
+		if c.isTool() {
+			return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
+		}
+		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s %s (the params of %s, checked against the inputSchema of %s): %s",
+			r.tool.Method, c.Kind, c.Name, r.tool.Method, r.tool.Name, msg))
 	}
 	if o != nil {
-		o.Resolved(c.Name, args)
+		o.Resolved(r.tool.Name, args)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
@@ -62,7 +89,7 @@ func (p *calls) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult) 
 		res, outcome := p.confirm(callCtx, c, r, args)
 		if res != nil {
 			if outcome != "" {
-				p.log.Info().Str("tool", c.Name).Str("outcome", outcome).Msg("call not confirmed; not sent")
+				p.log.Info().Str("tool", r.tool.Name).Str("kind", c.Info.Kind).Str("outcome", outcome).Msg("request not confirmed; not sent")
 				if o != nil {
 					o.Refused(outcome)
 				}
@@ -93,22 +120,59 @@ func (p *calls) run(ctx context.Context, c *ToolCall) (res *mcp.CallToolResult) 
 		if ctx.Err() != nil {
 			return nil
 		}
-		p.log.Debug().Str("tool", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
+		p.log.Debug().Str("request", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
 		if errors.Is(err, socketrpc.ErrTooLarge) {
 			return check.ErrorResult(fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
 				r.tool.Method, p.cfg.MaxResultBytes+replyMargin, p.cfg.MaxResultBytes))
 		}
+		if _, denied := permissions.FromError(err); denied {
+			p.nudgeGrants() // the app refused for a permission: read them again
+		}
+		if !c.isTool() {
+			c.failure = err
+		}
 		return p.bounded(r, p.callError(r, err))
 	}
-	p.log.Debug().Str("tool", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
+	p.log.Debug().Str("request", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
+	if !c.isTool() {
+		return p.reply(r, out)
+	}
 	return p.bounded(r, p.result(r, out))
 }
 
+// reply is a feature request's answer: the backend's reply, compact, as
+// the result's text, if the message it makes is within the limit. The
+// reply is sent as a JSON string (a resource's text), so its quotes and
+// backslashes count twice.
+func (p *pipeline) reply(r *route, out json.RawMessage) *mcp.CallToolResult {
+	if !utf8.Valid(out) {
+		out = check.ValidUTF8(out)
+	}
+	text := jsonscan.Compact(out)
+	size := len(text) + bytes.Count(text, []byte{'"'}) + bytes.Count(text, []byte{'\\'})
+	if size > p.cfg.MaxResultBytes-replyEnvelope {
+		return check.ErrorResult(fmt.Sprintf("result too large: %s sent a reply that makes a message of over %d bytes, over the limit of %d (--max-result-bytes); call its tool %s with a narrower request (a smaller limit, a filter, a page)",
+			r.tool.Method, size, p.cfg.MaxResultBytes, r.tool.Name))
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+}
+
+// replyEnvelope is room for a feature's answer around the reply: the
+// JSON-RPC envelope, the URI and MIME type of a resource's contents.
+const replyEnvelope = 8 << 10
+
 // resolve finds the route of a call. A hidden tool is refused with the
-// reason; a discovery tool's search and describe are answered here; a
+// reason (a tool left out for a permission with how to grant it, after
+// offering to ask macOS for it); a discovery tool's search and describe are answered here; a
 // call_tool call becomes a call of its target, which then goes through the
 // rest of the pipeline as a call of it by name would.
-func (p *calls) resolve(table *routeTable, c *ToolCall) (*route, *mcp.CallToolResult) {
+func (p *pipeline) resolve(ctx context.Context, table *routeTable, c *Request) (*route, *mcp.CallToolResult) {
+	if b, ok := table.blocked[c.Name]; ok {
+		p.log.Debug().Str("tool", c.Name).Str("permission", b.perm).Msg("call of a tool left out for a permission")
+		ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+		defer cancel()
+		return nil, p.askForPermission(ctx, c, table, b)
+	}
 	if why, ok := table.hidden[c.Name]; ok {
 		p.log.Debug().Str("tool", c.Name).Str("reason", why).Msg("call of a hidden tool refused")
 		return nil, check.ErrorResult(hiddenMessage(c.Name, why))
@@ -142,7 +206,7 @@ func (p *calls) resolve(table *routeTable, c *ToolCall) (*route, *mcp.CallToolRe
 }
 
 // acquire takes a slot for a call in flight, waiting until ctx ends.
-func (p *calls) acquire(ctx context.Context) bool {
+func (p *pipeline) acquire(ctx context.Context) bool {
 	select {
 	case p.slots <- struct{}{}:
 		return true
@@ -164,7 +228,7 @@ func (p *calls) acquire(ctx context.Context) bool {
 
 // forward makes the socket call of a route, recording it for the audit log
 // and the traces when o is not nil.
-func (p *calls) forward(ctx context.Context, r *route, o *observe.Call, args json.RawMessage) (json.RawMessage, error) {
+func (p *pipeline) forward(ctx context.Context, r *route, o *observe.Call, args json.RawMessage) (json.RawMessage, error) {
 	if o == nil {
 		return r.client.Call(ctx, r.tool.Method, args)
 	}
@@ -174,7 +238,7 @@ func (p *calls) forward(ctx context.Context, r *route, o *observe.Call, args jso
 }
 
 // waitReady waits for the first registry, or for ctx to end.
-func (p *calls) waitReady(ctx context.Context) error {
+func (p *pipeline) waitReady(ctx context.Context) error {
 	select {
 	case <-p.ready: // without ctx.Done, which makes a channel
 		return nil
@@ -186,4 +250,52 @@ func (p *calls) waitReady(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// resolveMethod finds the route of a feature request: a tool served to
+// the request's session that calls its method, of the manifest that
+// declares the target. Nothing else reaches a socket: a method only hidden
+// tools call is refused with their reason, one no tool calls as unknown.
+// A completion runs while the user types: it takes only a tool annotated
+// readOnlyHint whose calls need no confirmation.
+func (p *pipeline) resolveMethod(table *routeTable, c *Request) (*route, *mcp.CallToolResult) {
+	if c.Kind == backend.Permissions {
+		if r := table.internal[c.Method]; r != nil {
+			return r, nil
+		}
+		return nil, check.ErrorResult(fmt.Sprintf("unknown method: no manifest maps %s", c.Method))
+	}
+	var found *route
+	for _, r := range table.byMethod[c.Method] {
+		if c.Manifest != "" && r.tool.File != c.Manifest {
+			continue
+		}
+		if c.Kind == backend.Completion && (!readOnly(r.tool) || r.confirm) {
+			continue
+		}
+		// The strictest route of the method: one that asks first.
+		if found == nil || (r.confirm && !found.confirm) {
+			found = r
+		}
+	}
+	if found != nil {
+		return found, nil
+	}
+	what := fmt.Sprintf("%s %s", c.Kind, c.Name)
+	for _, h := range table.hiddenByMethod[c.Method] {
+		if c.Manifest == "" || h.file == c.Manifest {
+			return nil, check.ErrorResult(fmt.Sprintf("refused: %s calls %s, whose tool %s is %s", what, c.Method, h.name, h.why))
+		}
+	}
+	if c.Kind == backend.Completion {
+		return nil, check.ErrorResult(fmt.Sprintf("refused: %s calls %s, which no tool served here calls as read-only without confirmation", what, c.Method))
+	}
+	return nil, check.ErrorResult(fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, c.Method))
+}
+
+// readOnly reports whether t is annotated readOnlyHint and not
+// destructiveHint.
+func readOnly(t manifest.Tool) bool {
+	a := t.Annotations
+	return a.ReadOnlyHint != nil && *a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
 }

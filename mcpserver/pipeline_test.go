@@ -174,16 +174,6 @@ func (e *roadEnv) lastAudit() map[string]any {
 	return m
 }
 
-func resultText(res *mcp.CallToolResult) string {
-	if res == nil || len(res.Content) == 0 {
-		return ""
-	}
-	if t, ok := res.Content[0].(*mcp.TextContent); ok {
-		return t.Text
-	}
-	return ""
-}
-
 // Every road a tools/call can take meets every rule: a tool the policy
 // hides is refused; a confirmed tool asks the user (once per call: an
 // answer is never reused) and is refused for a client that cannot ask;
@@ -205,8 +195,8 @@ func TestEveryRoadEveryRule(t *testing.T) {
 
 			t.Run("policy", func(t *testing.T) {
 				res, err := e.call(ctx, cs, "demo.fail", nil, nil)
-				if err != nil || !res.IsError || !strings.Contains(resultText(res), "hidden") {
-					t.Errorf("a hidden tool: %v %q", err, resultText(res))
+				if err != nil || !res.IsError || !strings.Contains(ResultText(res), "hidden") {
+					t.Errorf("a hidden tool: %v %q", err, ResultText(res))
 				}
 			})
 
@@ -217,7 +207,7 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				for i := range 2 {
 					res, err := e.call(ctx, cs, "demo.echo", map[string]any{"n": i}, nil)
 					if err != nil || res.IsError {
-						t.Fatalf("confirmed call %d: %v %q", i, err, resultText(res))
+						t.Fatalf("confirmed call %d: %v %q", i, err, ResultText(res))
 					}
 					if got := asked.Load(); got != int32(i+1) {
 						t.Errorf("after call %d the user was asked %d times, want %d", i, got, i+1)
@@ -228,8 +218,8 @@ func TestEveryRoadEveryRule(t *testing.T) {
 			t.Run("confirmation refused", func(t *testing.T) {
 				plain := e.connect(nil, nil)
 				res, err := e.call(ctx, plain, "demo.echo", map[string]any{"x": 1}, nil)
-				if err != nil || !res.IsError || !strings.Contains(resultText(res), observe.PrefixConfirmRefused) {
-					t.Errorf("a client that cannot ask: %v %q", err, resultText(res))
+				if err != nil || !res.IsError || !strings.Contains(ResultText(res), observe.PrefixConfirmRefused) {
+					t.Errorf("a client that cannot ask: %v %q", err, ResultText(res))
 				}
 				if a := e.lastAudit(); a["outcome"] != "refused" {
 					t.Errorf("audit outcome %v, want refused", a["outcome"])
@@ -240,7 +230,7 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				before := progress.Load()
 				res, err := e.call(ctx, cs, "demo.slow", map[string]any{"ms": 200}, mcp.Meta{"progressToken": "p1"})
 				if err != nil || res.IsError {
-					t.Fatalf("%v %q", err, resultText(res))
+					t.Fatalf("%v %q", err, ResultText(res))
 				}
 				if progress.Load() == before {
 					t.Error("no notifications/progress for a call that asked for them")
@@ -271,18 +261,18 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				// schema forbids extra arguments.
 				res, err := e.call(ctx, cs, "contacts.search", map[string]any{"query": "anna", "limit": 1, "wait_for_previous": true}, nil)
 				if err != nil || res.IsError {
-					t.Errorf("a call carrying wait_for_previous: %v %q", err, resultText(res))
+					t.Errorf("a call carrying wait_for_previous: %v %q", err, ResultText(res))
 				}
 				res, err = e.call(ctx, cs, "contacts.search", map[string]any{"query": "anna", "limit": 1, "other": true}, nil)
-				if err != nil || !res.IsError || !strings.Contains(resultText(res), "other") {
-					t.Errorf("a call with an argument nobody declares: %v %q", err, resultText(res))
+				if err != nil || !res.IsError || !strings.Contains(ResultText(res), "other") {
+					t.Errorf("a call with an argument nobody declares: %v %q", err, ResultText(res))
 				}
 			})
 
 			t.Run("size limit", func(t *testing.T) {
 				res, err := e.call(ctx, cs, "demo.blob", map[string]any{"bytes": 8000}, nil)
-				if err != nil || !res.IsError || !strings.Contains(resultText(res), "too large") {
-					t.Errorf("%v %q", err, resultText(res))
+				if err != nil || !res.IsError || !strings.Contains(ResultText(res), "too large") {
+					t.Errorf("%v %q", err, ResultText(res))
 				}
 			})
 
@@ -295,7 +285,7 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				}
 				res, err := e.call(ctx, cs, "server.status", nil, nil)
 				if err != nil || res.IsError {
-					t.Errorf("after a cancellation: %v %q", err, resultText(res))
+					t.Errorf("after a cancellation: %v %q", err, ResultText(res))
 				}
 			})
 		})

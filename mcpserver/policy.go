@@ -137,10 +137,13 @@ func (p Policy) Hides(t manifest.Tool) string {
 
 // hiddenMessage is the error of a call of a tool p hides.
 func hiddenMessage(name, reason string) string {
+	if isPermissionReason(reason) {
+		return fmt.Sprintf("tool %s is %s. Tell the user; once it is granted the tool is offered again within a minute", name, reason)
+	}
 	if strings.Contains(reason, "X-MCP-") {
 		return fmt.Sprintf("tool %s is %s; connect without that header to use the tool", name, reason)
 	}
-	return fmt.Sprintf("tool %s is %s; restart without it to use the tool", name, reason)
+	return fmt.Sprintf("tool %s is %s; start tairseach-mcp without it to use the tool", name, reason)
 }
 
 func (p Policy) flagName(flag, header string) string {

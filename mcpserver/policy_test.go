@@ -5,8 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 )
 
 func policyTool(id, name string, ro, destr *bool) manifest.Tool {
@@ -145,3 +150,45 @@ func TestNarrowedServersBounded(t *testing.T) {
 		t.Errorf("no headers: %d", code)
 	}
 }
+
+// TestSelectionsLetGo: the server of a header selection no session uses
+// is let go a while after its last request, or at once when a new
+// selection needs its place; its features are detached with it.
+func TestSelectionsLetGo(t *testing.T) {
+	var f countingFeature
+	srv := New(Config{DefaultSocket: "/x", Logger: zerolog.Nop(), Features: []Feature{&f}}, registryOf(t, `{"id":"t","tools":[{"name":"q","inputSchema":{"type":"object"}}],
+		"implementation":{"methods":{"q":"q"}}}`))
+	defer srv.Close()
+	for i := range MaxNarrowedServers + 8 {
+		if _, err := srv.narrowedServer(Policy{Tools: []string{fmt.Sprintf("x%d", i)}}); err != nil {
+			t.Fatalf("selection %d: %v", i, err)
+		}
+	}
+	if n := len(srv.narrowed); n > MaxNarrowedServers {
+		t.Fatalf("%d selections kept, more than %d", n, MaxNarrowedServers)
+	}
+	if f.attached-f.detached != len(srv.narrowed)+1 {
+		t.Fatalf("features attached %d, detached %d, for %d selections and the server", f.attached, f.detached, len(srv.narrowed))
+	}
+	// Idle past selectionIdle: let go at the next new selection.
+	for _, c := range srv.narrowed {
+		c.lastUsed.Store(time.Now().Add(-2 * selectionIdle).UnixNano())
+	}
+	if _, err := srv.narrowedServer(Policy{Tools: []string{"fresh"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.narrowed); n != 1 {
+		t.Fatalf("%d selections kept after they were idle, want the new one", n)
+	}
+}
+
+// countingFeature counts the servers it is attached to and detached from.
+type countingFeature struct{ attached, detached int }
+
+func (f *countingFeature) Attach(*mcp.ServerOptions, backend.View) func(*mcp.Server) {
+	f.attached++
+	return func(*mcp.Server) {}
+}
+
+func (f *countingFeature) Detach(*mcp.Server) { f.detached++ }
+func (f *countingFeature) Resync()            {}

@@ -19,7 +19,7 @@ import (
 // result turns a backend result into an MCP result: its JSON as text and,
 // when the tool's outputSchema is advertised (--output-schemas=strict), as
 // structuredContent, which must then match the schema.
-func (p *calls) result(r *route, out json.RawMessage) *mcp.CallToolResult {
+func (p *pipeline) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 	if !utf8.Valid(out) {
 		// Text content is repaired as it is encoded, but structuredContent is
 		// copied as it is, and a strict UTF-8 reader refuses the whole stream.
@@ -74,7 +74,7 @@ func (r *route) mismatch(o *check.Output, text []byte, redact bool) string {
 // logged. The result is sent either way: the real server's replies do not
 // always match its manifests, and a success must not reach the model as a
 // failure.
-func (p *calls) checkQuietly(r *route, text []byte) {
+func (p *pipeline) checkQuietly(r *route, text []byte) {
 	if _, done := p.warned.Load(r.tool.Name); done {
 		return
 	}
@@ -82,7 +82,7 @@ func (p *calls) checkQuietly(r *route, text []byte) {
 }
 
 // checkNow checks a result and logs its tool's first mismatch.
-func (p *calls) checkNow(j checkJob) {
+func (p *pipeline) checkNow(j checkJob) {
 	if _, done := p.warned.Load(j.r.tool.Name); done {
 		return
 	}
@@ -106,7 +106,7 @@ const envelopeReserve = 1 << 10
 
 // bounded returns res, or an isError result when the message carrying res
 // would be over the limit.
-func (p *calls) bounded(r *route, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (p *pipeline) bounded(r *route, res *mcp.CallToolResult) *mcp.CallToolResult {
 	limit := p.cfg.MaxResultBytes - envelopeReserve
 	size, ok := check.Size(res, limit)
 	if ok {
@@ -129,7 +129,7 @@ func (p *calls) bounded(r *route, res *mcp.CallToolResult) *mcp.CallToolResult {
 
 // callError turns a failed socket call into a result the model (and the
 // person reading over its shoulder) can act on.
-func (p *calls) callError(r *route, err error) *mcp.CallToolResult {
+func (p *pipeline) callError(r *route, err error) *mcp.CallToolResult {
 	var (
 		rpcErr    *socketrpc.Error
 		callErr   *socketrpc.CallError
@@ -177,7 +177,7 @@ func (p *calls) callError(r *route, err error) *mcp.CallToolResult {
 }
 
 // withMedia appends the block Media gives for a successful result.
-func (p *calls) withMedia(r *route, text []byte, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (p *pipeline) withMedia(r *route, text []byte, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if p.cfg.Media == nil || res.IsError {
 		return res
 	}

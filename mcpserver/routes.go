@@ -8,6 +8,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -27,11 +28,31 @@ type routeTable struct {
 	list   []byte // the tools/list result
 	listed int    // tools in list
 
-	hidden   map[string]string // MCP name → why the policy hides it
+	hidden map[string]string // MCP name → why the policy hides it
+	// byMethod are the routes served by socket method, in name order, and
+	// hiddenByMethod the tools hidden: what a feature request resolves to.
+	byMethod       map[string][]*route
+	hiddenByMethod map[string][]hiddenTool
+	// blocked are the tools left out for a permission (also in hidden),
+	// by MCP name.
+	blocked map[string]blockedTool
+	// internal are the routes of the server's own requests
+	// (backend.Permissions), by method: of any tool of the registry that
+	// calls it, served or not.
+	internal map[string]*route
 	tools    map[string][]byte // tools served → their definition as clients see it
 	order    []string          // the tools served, in name order
 	toolsets map[string]bool   // every toolset of the registry, hidden or not
 	discover *discovery        // the discovery tools, in --tool-mode discover
+}
+
+// hiddenTool is a tool the policy hides, and why.
+type hiddenTool struct{ name, file, why string }
+
+// blockedTool is a tool left out because macOS has not granted perm.
+type blockedTool struct {
+	name, perm string
+	status     permissions.Status
 }
 
 // Change counts what Apply did to the visible tool list.

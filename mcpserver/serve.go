@@ -7,16 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -50,17 +48,17 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	return nil
 }
 
-// CallDirect implements CallHandler: it fills in the ToolCall from the
+// CallDirect implements CallHandler: it fills in the Request from the
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
-	c := &ToolCall{Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", RequestID: string(d.ID)}}
+	c := &Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, view: &s.routes}
 	if ss := d.Session; ss != nil {
 		c.Peer = ss
 		if p := ss.InitializeParams(); p != nil {
 			c.Info.Client, c.Info.Protocol, c.Caps = p.ClientInfo, p.ProtocolVersion, p.Capabilities
 		}
 	}
-	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.calls.obs.On() || s.cfg.ProgressInterval > 0 || s.calls.confirms != nil) {
+	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.pipe.obs.On() || s.cfg.ProgressInterval > 0 || s.pipe.confirms != nil) {
 		var m struct {
 			Progress any                     `json:"progressToken"`
 			Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
@@ -76,11 +74,11 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 				}
 			}
 		}
-		if s.calls.obs.On() {
+		if s.pipe.obs.On() {
 			_ = json.Unmarshal(d.Meta, &c.Info.Meta)
 		}
 	}
-	res := s.calls.run(ctx, c)
+	res := s.pipe.run(ctx, c)
 	if res == nil {
 		return nil
 	}
@@ -268,81 +266,4 @@ func (s *Server) closeSessions(grace time.Duration) {
 	case <-time.After(grace):
 		s.log.Warn().Dur("waited", grace).Msg("sessions still closing at shutdown; not waiting for them")
 	}
-}
-
-// narrowByHeaders serves a request that carries X-MCP-* headers with a
-// server of its own whose tools are the server's, narrowed by them; a
-// session keeps the server of its initialize request. Bad headers are a
-// 400 that says why.
-func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, err := PolicyFromHeaders(r.Header)
-		if err != nil {
-			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if h.IsAll() {
-			next.ServeHTTP(w, r)
-			return
-		}
-		<-s.ready
-		if known := s.routes.Load().toolsets; len(h.Toolsets) > 0 {
-			var unknown []string
-			for _, ts := range h.Toolsets {
-				if !known[ts] {
-					unknown = append(unknown, ts)
-				}
-			}
-			if len(unknown) > 0 {
-				http.Error(w, fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
-					HeaderToolsets, strings.Join(unknown, ","), strings.Join(slices.Sorted(maps.Keys(known)), ",")), http.StatusBadRequest)
-				return
-			}
-		}
-		child, err := s.narrowedServer(h)
-		if err != nil {
-			s.log.Warn().Err(err).Msg("refused a request")
-			http.Error(w, "Service Unavailable: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), narrowedServerKey{}, child)))
-	})
-}
-
-// serverFor is the go-sdk server of a request: its header selection's, or
-// the shared one.
-func (s *Server) serverFor(r *http.Request) *mcp.Server {
-	if c, ok := r.Context().Value(narrowedServerKey{}).(*Server); ok {
-		return c.MCP()
-	}
-	return s.MCP()
-}
-
-// narrowedServer returns the server of s's policy narrowed by h, making it
-// on first use. It shares s's backend connections and call slots, and
-// follows s's reloads.
-func (s *Server) narrowedServer(h Policy) (*Server, error) {
-	p := s.cfg.Policy.Narrow(h)
-	key := p.Key()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.narrowed[key]; ok {
-		return c, nil
-	}
-	if len(s.narrowed) >= MaxNarrowedServers {
-		return nil, fmt.Errorf("%d different X-MCP-* header selections are in use already, the most served; use one of them", MaxNarrowedServers)
-	}
-	cfg := s.cfg
-	cfg.Policy = p
-	cfg.Logger = s.log.With().Str("selection", key).Logger()
-	c := New(cfg, nil)
-	// Apply calls c.Apply with s.mu held, as here: c's clients are s's.
-	c.clients, c.calls.slots = s.clients, s.calls.slots
-	c.Apply(s.reg)
-	if s.narrowed == nil {
-		s.narrowed = map[string]*Server{}
-	}
-	s.narrowed[key] = c
-	s.log.Info().Str("selection", key).Int("tools", len(c.routes.Load().order)).Msg("serving a header selection")
-	return c, nil
 }

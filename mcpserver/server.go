@@ -19,8 +19,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,8 +41,11 @@ type Server struct {
 	info []byte // serverInfo as JSON
 
 	routes atomic.Pointer[routeTable] // read on every call
-	ready  chan struct{}              // closed by the first Apply
-	calls  *calls                     // the pipeline of every tools/call
+	// grants are the macOS permissions as last read (grants.go); shared
+	// with the servers of header selections.
+	grants *atomic.Pointer[permissions.Grants]
+	ready  chan struct{} // closed by the first Apply
+	pipe   *pipeline     // the one road of every request that reaches the backend
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
@@ -52,6 +57,7 @@ type Server struct {
 	attached  map[stdio.Notifier]struct{} // stdio sessions served directly
 	reg       *manifest.Registry          // the registry applied last
 	narrowed  map[string]*Server          // by Policy.Key: servers of HTTP header selections (policy_http.go)
+	lastUsed  atomic.Int64                // a header selection's server: its last request, in Unix nanoseconds
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
@@ -68,8 +74,9 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[stdio.Notifier]struct{}),
+		grants:   new(atomic.Pointer[permissions.Grants]),
 	}
-	s.calls = &calls{
+	s.pipe = &pipeline{
 		cfg:    &s.cfg,
 		log:    s.log,
 		routes: &s.routes,
@@ -78,7 +85,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		obs:    observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
 	}
 	if len(cfg.Confirm) > 0 {
-		s.calls.confirms = newConfirmations()
+		s.pipe.confirms = newConfirmations()
 	}
 	s.routes.Store(&routeTable{byName: map[string]*route{}})
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
@@ -94,12 +101,14 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	}
+	view := backend.View{Road: s, Hides: s.hides}
+	register := make([]func(*mcp.Server), 0, len(cfg.Features))
 	for _, f := range cfg.Features {
-		f.ServerOptions(opts)
+		register = append(register, f.Attach(opts, view))
 	}
 	s.mcp = mcp.NewServer(impl, opts)
-	for _, f := range cfg.Features {
-		f.Attach(s.mcp, cfg.Policy.Hides)
+	for _, r := range register {
+		r(s.mcp)
 	}
 	// Tool requests reach the SDK only from sessions whose tools were
 	// registered with it; this guards any path that was missed.
@@ -120,7 +129,17 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 					return nil, ctx.Err()
 				}
 			}
-			return next(ctx, method, req)
+			res, err := next(ctx, method, req)
+			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && s.cfg.HideUngranted {
+				// The model is told what is not offered for want of a
+				// permission, when the grants are known by then.
+				if line := s.unavailable(); line != "" {
+					cp := *ir
+					cp.Instructions += line
+					res = &cp
+				}
+			}
+			return res, err
 		}
 	})
 	if reg != nil {
@@ -153,7 +172,7 @@ func (s *Server) MCP() *mcp.Server {
 // Close closes the backend connections and stops the background checks of
 // results.
 func (s *Server) Close() error {
-	s.calls.checks.stop()
+	s.pipe.checks.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.clients {
@@ -166,6 +185,13 @@ func (s *Server) Close() error {
 // changed are removed and re-added, so an unchanged registry sends no
 // notifications/tools/list_changed; a change of routing alone is silent.
 func (s *Server) Apply(reg *manifest.Registry) Change {
+	ch := s.apply(reg)
+	s.pipe.nudgeGrants() // new manifests may map permissions.list anew
+	return ch
+}
+
+// apply is Apply, without reading the grants again.
+func (s *Server) apply(reg *manifest.Registry) Change {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -173,14 +199,25 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	oldIn, oldOut := s.inputs, s.outputs
 	s.inputs = make(map[string]*check.Input, len(oldIn))
 	s.outputs = make(map[string]*check.Output, len(oldOut))
-	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]string{}, toolsets: map[string]bool{}}
+	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]string{}, toolsets: map[string]bool{},
+		byMethod: map[string][]*route{}, hiddenByMethod: map[string][]hiddenTool{}, blocked: map[string]blockedTool{}, internal: map[string]*route{}}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
 	var ch Change
 	for _, t := range reg.Tools {
 		table.toolsets[ToolsetOf(t)] = true
-		if why := s.cfg.Policy.Hides(t); why != "" {
+		if (t.Method == methodPermissionsList || t.Method == methodPermissionsRequest) && table.internal[t.Method] == nil {
+			if _, r, err := s.prepare(t); err == nil {
+				r.input, r.confirm = cachedSchema(s.inputs, oldIn, t.InputSchema, check.NewInput), false
+				table.internal[t.Method] = r
+			}
+		}
+		if why := s.hides(t); why != "" {
+			if perm, status, blocked := s.blocked(t); blocked && s.cfg.Policy.Hides(t) == "" {
+				table.blocked[t.Name] = blockedTool{t.Name, perm, status}
+			}
 			table.hidden[t.Name] = why
+			table.hiddenByMethod[t.Method] = append(table.hiddenByMethod[t.Method], hiddenTool{t.Name, t.File, why})
 			continue
 		}
 		def, r, err := s.prepare(t)
@@ -212,6 +249,7 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 		}
 		table.byName[t.Name] = r
 		table.order = append(table.order, t.Name)
+		table.byMethod[t.Method] = append(table.byMethod[t.Method], r)
 		defs[t.Name] = def
 		visible[t.Name] = b
 		if o, ok := old.byName[t.Name]; ok && string(s.visible[t.Name]) == string(b) &&
@@ -259,7 +297,7 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 	s.visible, s.defs = visible, defs
 	s.reg = reg
 	for _, n := range s.narrowed {
-		n.Apply(reg)
+		n.apply(reg)
 	}
 	select {
 	case <-s.ready:
@@ -366,24 +404,11 @@ func (s *Server) Lookup(name string) (manifest.Tool, bool) {
 	return r.tool, true
 }
 
-// CheckArgs reports what is wrong with args for tool name, or "" when they
-// match its inputSchema (or the tool is unknown, or its schema could not be
-// compiled). Call checks the same before calling.
-func (s *Server) CheckArgs(name string, args json.RawMessage) string {
-	r, ok := s.routes.Load().byName[name]
-	if !ok {
-		return ""
-	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	msg, _ := r.input.Check(args)
-	return msg
-}
-
 // handle is the go-sdk handler of every tool it lists.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if res := s.calls.run(ctx, sdkCall(req)); res != nil {
+	c := sdkCall(req)
+	c.view = &s.routes
+	if res := s.pipe.run(ctx, c); res != nil {
 		return res, nil
 	}
 	// Cancelled by the client: the transport drops the response.
@@ -394,7 +419,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 // pipeline as a client's call, with no session to report progress on or to
 // ask the user through. It returns nil when ctx was cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
-	return s.calls.run(ctx, &ToolCall{Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}})
+	return s.pipe.run(ctx, &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, view: &s.routes})
 }
 
 // notRegistered answers, for the go-sdk, a tools/call of a tool it does not
@@ -410,7 +435,7 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if !ok || call.Params == nil {
 		return nil
 	}
-	if s.calls.waitReady(ctx) != nil {
+	if s.pipe.waitReady(ctx) != nil {
 		return nil
 	}
 	table := s.routes.Load()
@@ -421,7 +446,9 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if !hidden && !(table.discover != nil && served) && !discovery {
 		return nil
 	}
-	res := s.calls.run(ctx, sdkCall(call))
+	c := sdkCall(call)
+	c.view = &s.routes
+	res := s.pipe.run(ctx, c)
 	if res == nil {
 		return nil // cancelled: the go-sdk's own handler answers
 	}

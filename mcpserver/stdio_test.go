@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
@@ -412,12 +412,16 @@ func TestStdioListenSubscriptionIDIsTheClients(t *testing.T) {
 // features do.
 type waitFeature struct{}
 
-func (waitFeature) ServerOptions(o *mcp.ServerOptions) {
+func (waitFeature) Attach(o *mcp.ServerOptions, _ backend.View) func(*mcp.Server) {
 	o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	return register
 }
 
-func (waitFeature) Attach(m *mcp.Server, _ func(manifest.Tool) string) {
+func (waitFeature) Detach(*mcp.Server) {}
+func (waitFeature) Resync()            {}
+
+func register(m *mcp.Server) {
 	m.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://r", Text: "r"}}}, nil
 	})

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
@@ -237,17 +236,6 @@ func (s *Server) allSessions() iter.Seq[*mcp.ServerSession] {
 
 // HealthPingTimeout bounds each backend check of /healthz.
 const HealthPingTimeout = time.Second
-
-// CallMethod calls a socket method on a backend ("" is the default
-// socket) with the server's pooled connections, for features.
-func (s *Server) CallMethod(ctx context.Context, socket, method string, params json.RawMessage) (json.RawMessage, error) {
-	s.mu.Lock()
-	c := s.client(socket)
-	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
-	defer cancel()
-	return c.Call(ctx, method, params)
-}
 
 // PingDefault reports whether the default socket accepts connections.
 func (s *Server) PingDefault(ctx context.Context) error {

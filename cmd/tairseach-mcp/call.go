@@ -19,6 +19,7 @@ import (
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 )
 
 type callFlags struct {
@@ -113,10 +114,7 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	srv := o.newServer(reg, log)
 	defer srv.Close()
 
-	tool, ok := findTool(srv, reg, o.prefix, name)
-	if hidden, why := findHidden(srv, reg, o.prefix, name); !ok && why != "" {
-		return usageError{fmt.Errorf("tool %s is %s; run without it to use the tool", hidden, why)}
-	}
+	tool, ok := findTool(reg, o.prefix, name)
 	if !ok {
 		return usageError{unknownToolError(reg, o.prefix, name)}
 	}
@@ -124,13 +122,19 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	if err != nil {
 		return usageError{err}
 	}
-	if msg := srv.CheckArgs(tool.Name, args); msg != "" {
-		return usageError{fmt.Errorf("invalid arguments for %s: %s%s", tool.Name, msg, describeParams(tool.InputSchema))}
-	}
 
+	// The call takes the road of every request: the policy and the
+	// argument check refuse it there, with the words a client gets.
+	o.readPermissions(srv)
 	res := srv.Call(cmd.Context(), tool.Name, args)
 	if res == nil {
 		return fmt.Errorf("%s: interrupted before the result arrived", tool.Name)
+	}
+	switch mcpserver.Refusal(res) {
+	case backend.RuleHidden:
+		return usageError{errors.New(mcpserver.ResultText(res))}
+	case backend.RuleInvalidArguments:
+		return usageError{fmt.Errorf("%s%s", mcpserver.ResultText(res), describeParams(tool.InputSchema))}
 	}
 	pretty := f.pretty || (!f.compact && isTerminal(stdout))
 	if err := printResult(res, f.raw, pretty, stdout, stderr); err != nil {
@@ -288,34 +292,23 @@ func describeJSONError(err error) string {
 }
 
 // findTool looks name up as an MCP name, then with the prefix, then as a
-// manifest tool name; only tools the server exposes count.
-func findTool(srv *mcpserver.Server, reg *manifest.Registry, prefix, name string) (manifest.Tool, bool) {
+// manifest tool name, among every tool of the registry: which of them the
+// flags serve is the server's to say when it is called.
+func findTool(reg *manifest.Registry, prefix, name string) (manifest.Tool, bool) {
 	mcpName, _ := manifest.MCPName(prefix, name)
 	for _, n := range []string{name, prefix + name, mcpName} {
-		if t, ok := srv.Lookup(n); ok {
-			return t, true
+		for _, t := range reg.Tools {
+			if t.Name == n {
+				return t, true
+			}
 		}
 	}
 	for _, t := range reg.Tools {
 		if t.ToolName == name {
-			return srv.Lookup(t.Name)
+			return t, true
 		}
 	}
 	return manifest.Tool{}, false
-}
-
-// findHidden looks name up like findTool among the tools the flags hide,
-// and says which flag hides it.
-func findHidden(srv *mcpserver.Server, reg *manifest.Registry, prefix, name string) (string, string) {
-	mcpName, _ := manifest.MCPName(prefix, name)
-	for _, t := range reg.Tools {
-		if t.Name == name || t.Name == prefix+name || t.Name == mcpName || t.ToolName == name {
-			if why, ok := srv.Hidden(t.Name); ok {
-				return t.Name, why
-			}
-		}
-	}
-	return "", ""
 }
 
 // unknownToolError names the closest tools.

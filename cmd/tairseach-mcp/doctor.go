@@ -93,6 +93,7 @@ func (d *doctor) run(ctx context.Context) {
 		if trusted {
 			// An untrusted socket is refused before any call: already reported.
 			d.checkRoundTrip(ctx, reg)
+			d.checkPermissions(ctx, reg) // permissions.go
 		}
 	}
 	d.checkBackends(ctx, reg)

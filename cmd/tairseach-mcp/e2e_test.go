@@ -68,8 +68,8 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
-// backend is a running demo backend process.
-type backend struct {
+// demoBackend is a running demo backend process.
+type demoBackend struct {
 	t    *testing.T
 	path string
 	cmd  *exec.Cmd
@@ -88,15 +88,15 @@ func shortDir(t *testing.T) string {
 }
 
 // startBackend starts the demo backend on path and waits until it listens.
-func startBackend(t *testing.T, path string) *backend {
+func startBackend(t *testing.T, path string) *demoBackend {
 	t.Helper()
-	b := &backend{t: t, path: path}
+	b := &demoBackend{t: t, path: path}
 	b.start()
 	t.Cleanup(b.stop)
 	return b
 }
 
-func (b *backend) start() {
+func (b *demoBackend) start() {
 	b.t.Helper()
 	b.cmd = exec.Command(demoBin, "--socket", b.path)
 	stderr, _ := b.cmd.StderrPipe()
@@ -127,7 +127,7 @@ func (b *backend) start() {
 	}
 }
 
-func (b *backend) stop() {
+func (b *demoBackend) stop() {
 	if b.cmd == nil || b.cmd.Process == nil {
 		return
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,21 +64,19 @@ type features struct {
 	prompts *prompts.Set
 }
 
-// newFeatures builds them and adds them to cfg; srv gives the backend once
-// it exists.
+// newFeatures builds them and adds them to cfg; srv gives the server once
+// it exists, for the status. They reach the backend through the road of
+// the server they are attached to.
 func (o *options) newFeatures(cfg *mcpserver.Config, srv func() *mcpserver.Server, log zerolog.Logger) *features {
-	call := func(ctx context.Context, socket, method string, params json.RawMessage) (json.RawMessage, error) {
-		return srv().CallMethod(ctx, socket, method, params)
-	}
 	fs := &features{
 		res: resources.New(resources.Config{
 			LogsDir: o.features.logsDir, MaxBytes: o.features.resourceMaxBytes, ManifestsDir: o.manifests,
-			Call: call, Version: versionString(),
-			Ping:   func(ctx context.Context) error { return srv().PingDefault(ctx) },
-			Socket: func() string { return srv().SocketPath() },
-			Logger: log.With().Str("feature", "resources").Logger(),
+			Version: versionString(),
+			Ping:    func(ctx context.Context) error { return srv().PingDefault(ctx) },
+			Socket:  func() string { return srv().SocketPath() },
+			Logger:  log.With().Str("feature", "resources").Logger(),
 		}),
-		prompts: prompts.New(prompts.Config{Dir: o.features.promptsDir, Call: call,
+		prompts: prompts.New(prompts.Config{Dir: o.features.promptsDir,
 			Logger: log.With().Str("feature", "prompts").Logger()}),
 	}
 	cfg.Features = append(cfg.Features, fs.res, fs.prompts)

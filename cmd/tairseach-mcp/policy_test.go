@@ -216,7 +216,7 @@ func TestPolicyReadOnlyTypeScript(t *testing.T) {
 	if got, want := r.names(), []string{"tairseach_mail_search", "tairseach_notes_read"}; !slices.Equal(got, want) {
 		t.Errorf("--read-only lists %v, want %v", got, want)
 	}
-	wantHidden(t, r, 0, "tairseach_notes_delete", "--read-only (it is not annotated readOnlyHint); restart without it to use the tool")
+	wantHidden(t, r, 0, "tairseach_notes_delete", "--read-only (it is not annotated readOnlyHint); start tairseach-mcp without it to use the tool")
 	wantHidden(t, r, 1, "tairseach_notes_write", "--read-only (it is not annotated readOnlyHint)")
 	wantHidden(t, r, 2, "tairseach_secrets_get", "--read-only (it is annotated destructiveHint)")
 	wantEcho(t, r, 3, "m1")
@@ -337,7 +337,7 @@ func TestPolicyHTTPHeadersTypeScript(t *testing.T) {
 	}
 	wantEcho(t, r, 0, "n")
 	wantHidden(t, r, 1, "tairseach_notes_delete", "the X-MCP-Readonly header (it is not annotated readOnlyHint); connect without that header")
-	wantHidden(t, r, 2, "tairseach_secrets_get", `--exclude-tools (it matches "secrets.*"); restart without it`)
+	wantHidden(t, r, 2, "tairseach_secrets_get", `--exclude-tools (it matches "secrets.*"); start tairseach-mcp without it`)
 	// Headers cannot widen: the server's exclusion stays.
 	r = runTSPolicy(t, spec(map[string]string{"X-MCP-Toolsets": "secrets", "X-MCP-Tools": "*"},
 		policyCall{"tairseach_secrets_get", map[string]any{"id": "s"}}))
@@ -505,7 +505,7 @@ func TestPolicyCLI(t *testing.T) {
 	e := newPolicyEnv(t)
 	cleanEnv(t)
 	_, stderr, code := cli("", append(e.args("--read-only"), "call", "notes.delete", "id=1")...)
-	if code != 2 || !strings.Contains(stderr, "tool tairseach_notes_delete is hidden by --read-only (it is not annotated readOnlyHint); run without it") {
+	if code != 2 || !strings.Contains(stderr, "tool tairseach_notes_delete is hidden by --read-only (it is not annotated readOnlyHint); start tairseach-mcp without it") {
 		t.Errorf("call of a hidden tool: exit %d, %q", code, stderr)
 	}
 	stdout, stderr, code := cli("", append(e.args("--read-only"), "call", "notes.read", "id=n1")...)

@@ -101,6 +101,7 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	defer wg.Wait()
 	defer stop()
 	feats.run(runCtx, &wg, log)
+	wg.Go(func() { srv.TrackPermissions(runCtx) })
 	wg.Go(func() {
 		w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
 			func(r manifest.Reload) {
@@ -255,6 +256,7 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		ToolMode:       o.toolMode,
 		Prefix:         o.prefix,
 		Media:          o.media(),
+		HideUngranted:  o.hideUngranted,
 	}
 }
 

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 )
 
 type toolsFlags struct {
@@ -153,6 +157,7 @@ func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.W
 	}
 	srv := o.newServer(reg, log)
 	defer srv.Close()
+	o.readPermissions(srv)
 	switch {
 	case f.budget:
 		return printBudget(o, srv, stdout, stderr)
@@ -187,9 +192,11 @@ func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.W
 	}()
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if len(l.exposed) > 0 {
-		fmt.Fprintln(tw, "NAME\tMETHOD\tSOCKET\tFILE\tANNOTATIONS\tOUTPUT")
+		fmt.Fprintln(tw, "NAME\tMETHOD\tSOCKET\tFILE\tANNOTATIONS\tOUTPUT\tPERMISSION")
+		g := srv.Grants()
 		for _, t := range l.exposed {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Method, o.socketOf(t), t.File, hintFlags(t.Annotations), outputColumn(srv.OutputSchemaUse(t.Name)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Method, o.socketOf(t), t.File, hintFlags(t.Annotations),
+				outputColumn(srv.OutputSchemaUse(t.Name)), permissionColumn(t, g))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -232,6 +239,36 @@ func noToolsError(o *options, reg *manifest.Registry, tools int) error {
 	}
 	return fmt.Errorf("no tools: the manifests in %s have %s and no tool loaded; tairseach-mcp validate lists them",
 		o.manifests, plural(errs, "error"))
+}
+
+// permissionColumn is the PERMISSION column of a tool: each macOS
+// permission it needs with its status ("screen_recording granted"), "?"
+// for a status not read, "-" for none.
+func permissionColumn(t manifest.Tool, g permissions.Grants) string {
+	if len(t.Permissions) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(t.Permissions))
+	for _, p := range t.Permissions {
+		st := "?"
+		if g.Known() {
+			st = string(g.Status(p))
+		}
+		parts = append(parts, p+" "+st)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// readPermissions reads the macOS permissions once, when the flags leave
+// out what they do not grant: the commands show and call what a client
+// would be offered. An app that does not answer leaves them unknown.
+func (o *options) readPermissions(srv *mcpserver.Server) {
+	if !o.hideUngranted {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, _ = srv.ReadPermissions(ctx)
 }
 
 // socketOf is the backend socket a tool's calls go to.

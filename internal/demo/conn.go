@@ -208,8 +208,8 @@ func (s *Server) call(ctx context.Context, c *connState, msg []byte) (resp respo
 	return response{id: req.ID, result: result, err: rerr}, true
 }
 
-// dispatch applies the configured delay, then runs the method's handler,
-// turning a panic into an internal error.
+// dispatch applies the configured delay, checks the method's permission,
+// then runs the method's handler, turning a panic into an internal error.
 func (s *Server) dispatch(ctx context.Context, method string, params []byte) (result []byte, rerr *rpcError) {
 	if s.opts.Delay > 0 {
 		t := time.NewTimer(s.opts.Delay)
@@ -219,6 +219,10 @@ func (s *Server) dispatch(ctx context.Context, method string, params []byte) (re
 		case <-ctx.Done():
 			return nil, errShuttingDown
 		}
+	}
+	// Like the real server, the permission comes first, then the method.
+	if e := s.checkPermission(method); e != nil {
+		return nil, e
 	}
 	h, ok := s.methods[method]
 	if !ok {

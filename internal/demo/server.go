@@ -6,6 +6,12 @@
 // goroutine per connection that handles its requests strictly one after
 // another, one response line per request, and a literal null line for a
 // notification (a request without an id, or with a null id).
+//
+// It also reproduces the server's macOS privacy permissions: the
+// permissions.list, permissions.check and permissions.request methods, and
+// the -32001 error of a method whose permission is not granted. Every
+// permission is granted unless Options.Grants, Options.GrantsFile,
+// SetPermission or the demo.setPermission method says otherwise.
 package demo
 
 import (
@@ -32,6 +38,14 @@ type Options struct {
 	// CaptureDir is where screen.capture writes its pictures; empty means
 	// the temporary directory.
 	CaptureDir string
+	// Grants sets the status of permissions, as ParseGrants returns them;
+	// a permission not named is granted.
+	Grants map[string]string
+	// GrantsFile, when set, is a file of statuses in ParseGrants' form,
+	// applied over Grants. It is read again whenever it has changed, checked
+	// at each call that consults a status; a missing file counts as empty,
+	// and one that cannot be parsed is logged and left unapplied.
+	GrantsFile string
 }
 
 // Server answers Tairseach-style JSON-RPC calls on the connections of a
@@ -43,7 +57,8 @@ type Server struct {
 	methods map[string]handler
 	names   []string // sorted keys of methods, reported by server.status
 
-	blob blobCache
+	blob   blobCache
+	grants *grantTable
 }
 
 // handler answers one call. params is the raw "params" member (empty when
@@ -57,6 +72,7 @@ func New(logger zerolog.Logger, opts Options) *Server {
 		opts.Version = "dev"
 	}
 	s := &Server{log: logger, opts: opts, started: time.Now()}
+	s.grants = newGrantTable(logger, opts.Grants, opts.GrantsFile)
 	s.methods = map[string]handler{
 		"server.status":   s.serverStatus,
 		"contacts.list":   s.contactsList,
@@ -73,6 +89,11 @@ func New(logger zerolog.Logger, opts Options) *Server {
 		"op.vaults.list":       s.opVaultsList,
 		"demo.huge":            s.demoHuge,
 		"screen.capture":       s.screenCapture, // a real PNG (screen.go)
+		// The macOS permissions (permissions.go).
+		"permissions.list":    s.permissionsList,
+		"permissions.check":   s.permissionsCheck,
+		"permissions.request": s.permissionsRequest,
+		"demo.setPermission":  s.demoSetPermission,
 	}
 	for name := range s.methods {
 		s.names = append(s.names, name)

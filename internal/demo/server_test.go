@@ -26,6 +26,7 @@ import (
 // testServer is a demo server on a real Unix socket in a short temp dir.
 type testServer struct {
 	path string
+	srv  *demo.Server
 	stop func() // cancels Serve and waits for it; safe to call twice
 }
 
@@ -43,7 +44,8 @@ func startServer(t *testing.T, opts demo.Options) *testServer {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- demo.New(zerolog.Nop(), opts).Serve(ctx, ln) }()
+	srv := demo.New(zerolog.Nop(), opts)
+	go func() { done <- srv.Serve(ctx, ln) }()
 
 	var once sync.Once
 	stop := func() {
@@ -60,7 +62,7 @@ func startServer(t *testing.T, opts demo.Options) *testServer {
 		})
 	}
 	t.Cleanup(stop)
-	return &testServer{path: path, stop: stop}
+	return &testServer{path: path, srv: srv, stop: stop}
 }
 
 type client struct {
@@ -191,7 +193,8 @@ func TestServerStatus(t *testing.T) {
 		t.Errorf("status = %+v", got)
 	}
 	want := []string{"calendar.deleteEvent", "calendar.updateEvent", "contacts.get", "contacts.list", "contacts.search",
-		"demo.blob", "demo.echo", "demo.fail", "demo.huge", "demo.slow", "op.vaults.list", "screen.capture", "server.status", "word_count"}
+		"demo.blob", "demo.echo", "demo.fail", "demo.huge", "demo.setPermission", "demo.slow", "op.vaults.list",
+		"permissions.check", "permissions.list", "permissions.request", "screen.capture", "server.status", "word_count"}
 	if !slices.Equal(got.Methods, want) {
 		t.Errorf("methods = %v, want %v", got.Methods, want)
 	}

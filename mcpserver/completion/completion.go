@@ -1,7 +1,9 @@
 // Package completion finds the values offered by completion/complete for a
 // prompt argument or a resource template variable: from an enum the
 // declaration lists, or from the reply of a read-only backend method. The
-// prompts and resources packages use it to answer for their own references.
+// prompts and resources packages use it to answer for their own references;
+// a method is asked through the one road (mcpserver/backend), as every
+// request of the backend is.
 package completion
 
 import (
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 )
 
 // MaxValues is the most values a completion returns, as the protocol asks.
@@ -19,9 +23,6 @@ const MaxValues = 100
 
 // Budget is how long a backend method may take to answer a completion.
 const Budget = time.Second
-
-// CallFunc calls a socket method on the backend ("" is the default socket).
-type CallFunc func(ctx context.Context, socket, method string, params json.RawMessage) (json.RawMessage, error)
 
 // Enum returns the values of enum that start with prefix (case-insensitive).
 func Enum(enum []string, prefix string) []string {
@@ -34,18 +35,19 @@ func Enum(enum []string, prefix string) []string {
 	return out
 }
 
-// FromMethod calls method with {"query": prefix} and returns the values of
-// its reply: the strings of an array (or of the object's first array
-// member), or each element's "id", "name" or "title". A failing or slow
-// backend gives none.
-func FromMethod(ctx context.Context, call CallFunc, socket, method, prefix string) []string {
-	if call == nil || method == "" {
+// FromMethod asks the road for r, a completion from a method, with params
+// {"query": prefix}, and returns the values of its reply: the strings of
+// an array (or of the object's first array member), or each element's
+// "id", "name" or "title". A refused, failing or slow request gives none.
+func FromMethod(ctx context.Context, road backend.Road, r backend.Request, prefix string) []string {
+	if road == nil || r.Method == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, Budget)
 	defer cancel()
-	params, _ := json.Marshal(map[string]string{"query": prefix})
-	out, err := call(ctx, socket, method, params)
+	r.Kind = backend.Completion
+	r.Params, _ = json.Marshal(map[string]string{"query": prefix})
+	out, err := road.Do(ctx, &r)
 	if err != nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
 )
 
@@ -19,24 +20,27 @@ func TestEnum(t *testing.T) {
 }
 
 func TestFromMethod(t *testing.T) {
-	reply := func(s string) completion.CallFunc {
-		return func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+	reply := func(s string) roadFunc {
+		return func(context.Context, *backend.Request) (json.RawMessage, error) {
 			return json.RawMessage(s), nil
 		}
 	}
 	tests := []struct {
 		name string
-		call completion.CallFunc
+		call roadFunc
 		want string
 	}{
 		{"strings", reply(`["a","b","a"]`), "a,b"},
 		{"objects", reply(`[{"id":"c-1"},{"name":"Ada"},{"title":"T"},{"x":1}]`), "c-1,Ada,T"},
 		{"wrapped", reply(`{"count":2,"contacts":[{"id":"c-1"},{"id":"c-2"}]}`), "c-1,c-2"},
 		{"scalar", reply(`42`), ""},
-		{"failing", func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+		{"failing", func(context.Context, *backend.Request) (json.RawMessage, error) {
 			return nil, errors.New("down")
 		}, ""},
-		{"slow", func(ctx context.Context, _, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		{"refused", func(context.Context, *backend.Request) (json.RawMessage, error) {
+			return nil, &backend.Refused{Rule: backend.RuleHidden, Message: "refused"}
+		}, ""},
+		{"slow", func(ctx context.Context, _ *backend.Request) (json.RawMessage, error) {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -48,7 +52,7 @@ func TestFromMethod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			got := completion.FromMethod(context.Background(), tt.call, "", "m", "a")
+			got := completion.FromMethod(context.Background(), tt.call, backend.Request{Method: "m"}, "a")
 			if strings.Join(got, ",") != tt.want {
 				t.Fatalf("got %v, want %s", got, tt.want)
 			}
@@ -57,6 +61,27 @@ func TestFromMethod(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A completion asks the road for a request of its kind, with the text
+// typed so far as the query.
+func TestFromMethodRequest(t *testing.T) {
+	var got *backend.Request
+	road := roadFunc(func(_ context.Context, r *backend.Request) (json.RawMessage, error) {
+		got = r
+		return json.RawMessage(`["x"]`), nil
+	})
+	completion.FromMethod(context.Background(), road, backend.Request{Target: "ref/prompt p a", Method: "contacts.search", Manifest: "c.json"}, "ad")
+	if got == nil || got.Kind != backend.Completion || got.Method != "contacts.search" || got.Manifest != "c.json" || string(got.Params) != `{"query":"ad"}` {
+		t.Fatalf("request %+v", got)
+	}
+}
+
+// roadFunc stands in for the server's road.
+type roadFunc func(context.Context, *backend.Request) (json.RawMessage, error)
+
+func (f roadFunc) Do(ctx context.Context, r *backend.Request) (json.RawMessage, error) {
+	return f(ctx, r)
 }
 
 func TestResultCut(t *testing.T) {

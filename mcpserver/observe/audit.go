@@ -128,7 +128,9 @@ func (a *Audit) record(o *Call, res *mcp.CallToolResult) {
 	l := auditLine{
 		Time:        o.start.UTC().Format(time.RFC3339Nano),
 		Transport:   "stdio",
+		Kind:        "tool",
 		Tool:        o.tool,
+		Target:      o.target,
 		Method:      o.method,
 		Socket:      o.socket,
 		ArgsSHA256:  hex.EncodeToString(sum[:]),
@@ -140,6 +142,9 @@ func (a *Audit) record(o *Call, res *mcp.CallToolResult) {
 	if ci := o.info; ci != nil {
 		if ci.Transport != "" {
 			l.Transport = ci.Transport
+		}
+		if ci.Kind != "" {
+			l.Kind = ci.Kind
 		}
 		l.Session, l.Client, l.Protocol = ci.Session, ci.Client, ci.Protocol
 		if ci.RequestID != "" {

@@ -24,7 +24,9 @@ type auditLine struct {
 	Client      *mcp.Implementation `json:"client,omitempty"`
 	Protocol    string              `json:"protocol,omitempty"`
 	RequestID   json.RawMessage     `json:"request_id,omitempty"`
+	Kind        string              `json:"kind"`
 	Tool        string              `json:"tool"`
+	Target      string              `json:"target,omitempty"`
 	Method      string              `json:"method,omitempty"`
 	Socket      string              `json:"socket,omitempty"`
 	ArgsSHA256  string              `json:"args_sha256"`
@@ -75,7 +77,9 @@ func appendLine(b []byte, l *auditLine) ([]byte, bool) {
 	if b, ok = raw(b, "request_id", l.RequestID); !ok {
 		return b, false
 	}
+	b = str(b, "kind", l.Kind, false)
 	b = str(b, "tool", l.Tool, false)
+	b = str(b, "target", l.Target, true)
 	b = str(b, "method", l.Method, true)
 	b = str(b, "socket", l.Socket, true)
 	b = str(b, "args_sha256", l.ArgsSHA256, false)

@@ -17,9 +17,11 @@ import (
 // confirmed because the client cannot ask the user.
 const PrefixConfirmRefused = "confirmation required:"
 
-// CallInfo says who made a tool call, for the audit log and the traces.
+// CallInfo says who made a request of the backend, for the audit log and
+// the traces.
 type CallInfo struct {
 	Transport string              // "stdio", "http" or "cli"
+	Kind      string              // "tool", "resource", "template" or "completion"; "" is "tool"
 	Session   string              // the MCP session id, if the transport has one
 	Client    *mcp.Implementation // the client's clientInfo
 	Protocol  string              // the negotiated protocol version
@@ -31,7 +33,8 @@ type CallInfo struct {
 type Call struct {
 	start       time.Time
 	info        *CallInfo
-	tool        string
+	tool        string // the tool whose route the request took
+	target      string // what a request of another kind asked for (a URI)
 	args        json.RawMessage
 	method      string // set once routed
 	socket      string

@@ -18,9 +18,14 @@ type Observer struct {
 // On reports whether calls are audited or traced.
 func (ob Observer) On() bool { return ob.Audit != nil || ob.Telemetry != nil }
 
-// Start begins following a call of tool with args, made as info says.
-func (ob Observer) Start(ctx context.Context, info CallInfo, tool string, args json.RawMessage) (context.Context, *Call) {
-	o := &Call{start: time.Now(), info: &info, tool: tool, args: args}
+// Start begins following a request for name with args, made as info
+// says: a call of the tool name, or for the other kinds a read or
+// completion of the target name, whose tool Resolved names.
+func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args json.RawMessage) (context.Context, *Call) {
+	o := &Call{start: time.Now(), info: &info, tool: name, args: args}
+	if info.Kind != "" && info.Kind != "tool" {
+		o.tool, o.target = "", name
+	}
 	if len(o.args) == 0 || string(o.args) == "null" {
 		o.args = json.RawMessage("{}")
 	}

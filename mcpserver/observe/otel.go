@@ -3,6 +3,7 @@
 package observe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,11 +104,25 @@ type callSpan struct {
 // context the client passed in params._meta, if any.
 func (t *Telemetry) startCall(ctx context.Context, o *Call) context.Context {
 	transport := "pipe" // stdio
+	method, name := "tools/call", o.tool
 	attrs := []attribute.KeyValue{
-		attribute.String("mcp.method.name", "tools/call"),
+		attribute.String("mcp.method.name", method),
 		attribute.String("gen_ai.tool.name", o.tool),
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 	}
+	if o.target != "" {
+		// A resource read or a completion: named by its MCP method and
+		// target, with the kind the audit log gives it.
+		method, name = "resources/read", o.target
+		if o.info.Kind == "completion" {
+			method = "completion/complete"
+		}
+		attrs = []attribute.KeyValue{attribute.String("mcp.method.name", method)}
+		if method == "resources/read" {
+			attrs = append(attrs, attribute.String("mcp.resource.uri", o.target))
+		}
+	}
+	attrs = append(attrs, attribute.String("tairseach.kind", cmp.Or(o.info.Kind, "tool")))
 	var extra []attribute.KeyValue
 	if ci := o.info; ci != nil {
 		if ci.Transport == "http" {
@@ -134,7 +149,7 @@ func (t *Telemetry) startCall(ctx context.Context, o *Call) context.Context {
 		}
 	}
 	attrs = append(attrs, attribute.String("network.transport", transport))
-	ctx, span := t.tracer.Start(ctx, "tools/call "+o.tool, trace.WithSpanKind(trace.SpanKindServer),
+	ctx, span := t.tracer.Start(ctx, method+" "+name, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(o.start), trace.WithAttributes(attrs...), trace.WithAttributes(extra...))
 	o.span = &callSpan{t: t, span: span, attrs: attrs}
 	return ctx

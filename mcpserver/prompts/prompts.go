@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
 )
@@ -31,7 +33,6 @@ const DefaultDebounce = 150 * time.Millisecond
 // Config is what a Set needs; every field may be zero.
 type Config struct {
 	Dir      string
-	Call     completion.CallFunc
 	Debounce time.Duration
 	Logger   zerolog.Logger
 }
@@ -49,6 +50,7 @@ type Set struct {
 
 type attachment struct {
 	m      *mcp.Server
+	road   backend.Road
 	hides  func(manifest.Tool) string
 	served map[string]*Prompt // name → what is registered
 	defs   map[string]string  // name → its JSON
@@ -76,27 +78,49 @@ func (s *Set) load() []*Prompt {
 	return ps
 }
 
-// ServerOptions advertises prompts that can change and completes their
-// arguments.
-func (s *Set) ServerOptions(o *mcp.ServerOptions) {
-	if o.Capabilities != nil {
-		o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
-	}
-	completion.Chain(o, s.complete)
-}
-
-// Attach registers the prompts onto m; a manifest's prompts are left out
-// when hides hides every tool of that manifest.
-func (s *Set) Attach(m *mcp.Server, hides func(manifest.Tool) string) {
+// Attach adds the prompts to a go-sdk server being made: o advertises
+// prompts that can change and completes their arguments; the function
+// returned registers them onto the server. v is the server's road and its
+// sessions' tool policy: a manifest's prompts are left out when the policy
+// hides every tool of that manifest.
+func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
+	hides := v.Hides
 	if hides == nil {
 		hides = func(manifest.Tool) string { return "" }
 	}
+	a := &attachment{road: v.Road, hides: hides, served: map[string]*Prompt{}, defs: map[string]string{}}
+	if o.Capabilities != nil {
+		o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	completion.Chain(o, func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
+		return s.complete(ctx, a, req)
+	})
+	return func(m *mcp.Server) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		a.m = m
+		(&listed.Gate{Lists: []string{"prompts/list"}, Notify: "notifications/prompts/list_changed"}).Install(m)
+		s.servers = append(s.servers, a)
+		s.sync(a)
+	}
+}
+
+// Resync brings every server's prompts in step with its policy, which
+// changed without a reload.
+func (s *Set) Resync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := &attachment{m: m, hides: hides, served: map[string]*Prompt{}, defs: map[string]string{}}
-	(&listed.Gate{Lists: []string{"prompts/list"}, Notify: "notifications/prompts/list_changed"}).Install(m)
-	s.servers = append(s.servers, a)
-	s.sync(a)
+	for _, a := range s.servers {
+		s.sync(a)
+	}
+}
+
+// Detach forgets m, a server no longer served: its prompts are no
+// longer kept in step with reloads.
+func (s *Set) Detach(m *mcp.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.servers = slices.DeleteFunc(s.servers, func(a *attachment) bool { return a.m == m })
 }
 
 // Update follows a manifest reload.
@@ -201,37 +225,24 @@ func (s *Set) get(p *Prompt) mcp.PromptHandler {
 	}
 }
 
-// complete answers completion/complete for prompt arguments: from their
-// enum, else the read-only method they name. A manifest's prompt calls it
-// on the manifest's socket; a file's prompt on the socket of a served tool
-// calling it.
-func (s *Set) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
+// complete answers completion/complete for the arguments of the prompts a
+// serves: from their enum, else the method they name, asked through a's
+// road (a manifest's prompt as that manifest's tools call it, a file's as
+// any tool served calls it).
+func (s *Set) complete(ctx context.Context, a *attachment, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
 	ref := req.Params.Ref
 	if ref == nil || ref.Type != "ref/prompt" {
 		return nil, false
 	}
 	arg := req.Params.Argument
 	s.mu.Lock()
-	var (
-		found  *manifest.PromptArgument
-		socket string
-		ok     bool
-	)
-	for _, a := range s.servers {
-		if p, has := a.served[ref.Name]; has {
-			for i := range p.Arguments {
-				if p.Arguments[i].Name == arg.Name {
-					found = &p.Arguments[i]
-				}
+	var found *manifest.PromptArgument
+	p, has := a.served[ref.Name]
+	if has {
+		for i := range p.Arguments {
+			if p.Arguments[i].Name == arg.Name {
+				found = &p.Arguments[i]
 			}
-			socket = p.Socket
-			if found != nil && found.Complete != "" && p.Manifest == "" {
-				socket, ok = s.readOnlySocket(a.hides, found.Complete)
-				if !ok {
-					found = &manifest.PromptArgument{}
-				}
-			}
-			break
 		}
 	}
 	s.mu.Unlock()
@@ -241,17 +252,8 @@ func (s *Set) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Comp
 	if len(found.Enum) > 0 {
 		return completion.Result(completion.Enum(found.Enum, arg.Value)), true
 	}
-	return completion.Result(completion.FromMethod(ctx, s.cfg.Call, socket, found.Complete, arg.Value)), true
-}
-
-// readOnlySocket finds a served read-only tool calling method. s.mu held.
-func (s *Set) readOnlySocket(hides func(manifest.Tool) string, method string) (string, bool) {
-	for _, t := range s.reg.Tools {
-		if t.Method == method && hides(t) == "" && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint {
-			return t.Socket, true
-		}
-	}
-	return "", false
+	return completion.Result(completion.FromMethod(ctx, a.road, backend.Request{Target: "ref/prompt " + ref.Name + " " + arg.Name,
+		Method: found.Complete, Manifest: p.Manifest, From: req}, arg.Value)), true
 }
 
 // Run watches the prompts directory until ctx ends, reloading once it has

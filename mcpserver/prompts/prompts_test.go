@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 )
 
@@ -92,9 +94,9 @@ func start(t *testing.T, dir string, reg *manifest.Registry) *harness {
 	h := &harness{changed: make(chan struct{}, 64)}
 	h.set = prompts.New(prompts.Config{Dir: dir, Debounce: 20 * time.Millisecond})
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
-	h.set.ServerOptions(opts)
+	register := h.set.Attach(opts, backend.View{})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t"}, opts)
-	h.set.Attach(srv, nil)
+	register(srv)
 	if reg != nil {
 		h.set.Update(reg)
 	}
@@ -209,14 +211,19 @@ func TestCompleteFromMethod(t *testing.T) {
 		t.Fatal(err)
 	}
 	var called []string
-	set := prompts.New(prompts.Config{Dir: dir, Call: func(_ context.Context, _, method string, params json.RawMessage) (json.RawMessage, error) {
-		called = append(called, method+" "+string(params))
+	set := prompts.New(prompts.Config{Dir: dir})
+	road := roadFunc(func(_ context.Context, r *backend.Request) (json.RawMessage, error) {
+		called = append(called, fmt.Sprintf("%s %s %s manifest=%q", r.Kind, r.Method, r.Params, r.Manifest))
+		if r.Method == "contacts.delete" {
+			// The road takes a completion only as a read-only tool calls it.
+			return nil, &backend.Refused{Rule: backend.RuleHidden, Message: "refused"}
+		}
 		return json.RawMessage(`{"contacts":[{"id":"c-001"},{"id":"c-002"}]}`), nil
-	}})
+	})
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
-	set.ServerOptions(opts)
+	register := set.Attach(opts, backend.View{Road: road})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t"}, opts)
-	set.Attach(srv, nil)
+	register(srv)
 	set.Update(manifest.Build([]*manifest.File{f}))
 	ct, st := mcp.NewInMemoryTransports()
 	ss, _ := srv.Connect(context.Background(), st, nil)
@@ -234,11 +241,18 @@ func TestCompleteFromMethod(t *testing.T) {
 		}
 		return res.Completion.Values
 	}
-	if got := complete("id"); strings.Join(got, ",") != "c-001,c-002" || strings.Join(called, ";") != `contacts.search {"query":"ad"}` {
+	if got := complete("id"); strings.Join(got, ",") != "c-001,c-002" || strings.Join(called, ";") != `completion contacts.search {"query":"ad"} manifest=""` {
 		t.Fatalf("completion from contacts.search: %v, calls %v", got, called)
 	}
-	// A method no read-only tool calls is never called for a completion.
-	if got := complete("other"); len(got) != 0 || len(called) != 1 {
-		t.Fatalf("completion from a method that is not read-only: %v, calls %v", got, called)
+	// A refused completion offers nothing.
+	if got := complete("other"); len(got) != 0 || len(called) != 2 {
+		t.Fatalf("completion the road refused: %v, calls %v", got, called)
 	}
+}
+
+// roadFunc stands in for the server's road.
+type roadFunc func(context.Context, *backend.Request) (json.RawMessage, error)
+
+func (f roadFunc) Do(ctx context.Context, r *backend.Request) (json.RawMessage, error) {
+	return f(ctx, r)
 }

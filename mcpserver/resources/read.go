@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,8 +22,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
@@ -32,8 +33,17 @@ func jsonContents(uri, mime string, b []byte) *mcp.ReadResourceResult {
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mime, Text: string(b)}}}
 }
 
-// backendError turns a failed call into the read's JSON-RPC error.
+// backendError turns a failed request into the read's JSON-RPC error: a
+// rule's refusal says which, the backend's own error keeps its code in the
+// message and its data.
 func backendError(uri, method string, err error) error {
+	if r, ok := backend.IsRefused(err); ok {
+		code := int64(jsonrpc.CodeInternalError)
+		if r.Rule == backend.RuleInvalidArguments || r.Rule == backend.RuleHidden {
+			code = jsonrpc.CodeInvalidParams
+		}
+		return &jsonrpc.Error{Code: code, Message: r.Message}
+	}
 	var re *socketrpc.Error
 	if errors.As(err, &re) {
 		if re.Code == -32002 {
@@ -44,21 +54,16 @@ func backendError(uri, method string, err error) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s failed: %v", method, err)}
 }
 
-// readMethod reads a resource whose content is method's reply, called on
-// the socket of a tool a serves that calls it.
+// readMethod reads a resource whose content is method's reply, as a tool
+// a serves calls it.
 func (s *Set) readMethod(a *attachment, method string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		s.mu.Lock()
-		t, ok := s.methodTool(a, method)
-		s.mu.Unlock()
-		if !ok {
-			return nil, mcp.ResourceNotFoundError(req.Params.URI)
-		}
-		out, err := s.call(ctx, t.Socket, method, json.RawMessage("{}"))
+		out, err := s.call(ctx, a, &backend.Request{Kind: backend.Resource, Target: req.Params.URI, Method: method,
+			Params: json.RawMessage("{}"), From: req})
 		if err != nil {
 			return nil, backendError(req.Params.URI, method, err)
 		}
-		return jsonContents(req.Params.URI, "application/json", jsonscan.Compact(out)), nil
+		return jsonContents(req.Params.URI, "application/json", out), nil
 	}
 }
 
@@ -80,19 +85,21 @@ func (s *Set) readManifest(file string) mcp.ResourceHandler {
 }
 
 // readDeclared reads a fixed resource a manifest declares.
-func (s *Set) readDeclared(d manifest.Resource) mcp.ResourceHandler {
+func (s *Set) readDeclared(a *attachment, d manifest.Resource) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		out, err := s.call(ctx, d.Socket, d.Method, json.RawMessage("{}"))
+		out, err := s.call(ctx, a, &backend.Request{Kind: backend.Resource, Target: req.Params.URI, Method: d.Method,
+			Params: json.RawMessage("{}"), Manifest: d.File, From: req})
 		if err != nil {
 			return nil, backendError(req.Params.URI, d.Method, err)
 		}
-		return jsonContents(req.Params.URI, "", jsonscan.Compact(out)), nil
+		return jsonContents(req.Params.URI, "", out), nil
 	}
 }
 
 // readTemplate reads a resource of a declared template: its variables are
-// the call's params.
-func (s *Set) readTemplate(d manifest.Resource) mcp.ResourceHandler {
+// the call's params, checked by the road against the method's inputSchema
+// as a tool call's arguments are.
+func (s *Set) readTemplate(a *attachment, d manifest.Resource) mcp.ResourceHandler {
 	vars, _ := manifest.TemplateVars(d.URITemplate)
 	re := templateRegexp(d.URITemplate)
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -100,11 +107,12 @@ func (s *Set) readTemplate(d manifest.Resource) mcp.ResourceHandler {
 		if err != nil {
 			return nil, err
 		}
-		out, err := s.call(ctx, d.Socket, d.Method, params)
+		out, err := s.call(ctx, a, &backend.Request{Kind: backend.Template, Target: req.Params.URI, Method: d.Method,
+			Params: params, Manifest: d.File, From: req})
 		if err != nil {
 			return nil, backendError(req.Params.URI, d.Method, err)
 		}
-		return jsonContents(req.Params.URI, "", jsonscan.Compact(out)), nil
+		return jsonContents(req.Params.URI, "", out), nil
 	}
 }
 
@@ -171,22 +179,16 @@ func escapes(v string) string {
 	return ""
 }
 
-// complete answers completion/complete for the variables of declared
-// templates: from the declaration's enum, else its complete method.
-func (s *Set) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
+// complete answers completion/complete for the variables of the templates
+// a serves: from the declaration's enum, else its complete method, asked
+// through a's road.
+func (s *Set) complete(ctx context.Context, a *attachment, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
 	ref := req.Params.Ref
 	if ref == nil || ref.Type != "ref/resource" {
 		return nil, false
 	}
 	s.mu.Lock()
-	var d manifest.Resource
-	found := false
-	for _, a := range s.servers {
-		if x, ok := a.decl[ref.URI]; ok {
-			d, found = x, true
-			break
-		}
-	}
+	d, found := a.decl[ref.URI]
 	s.mu.Unlock()
 	if !found {
 		return completion.Result(nil), true
@@ -195,7 +197,8 @@ func (s *Set) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Comp
 	if enum, ok := d.Enum[arg.Name]; ok {
 		return completion.Result(completion.Enum(enum, arg.Value)), true
 	}
-	vals := completion.FromMethod(ctx, s.cfg.Call, d.Socket, d.Complete[arg.Name], arg.Value)
+	vals := completion.FromMethod(ctx, a.road, backend.Request{Target: ref.URI + " " + arg.Name, Method: d.Complete[arg.Name],
+		Manifest: d.File, From: req}, arg.Value)
 	vals = slices.DeleteFunc(vals, func(v string) bool { return escapes(v) != "" })
 	return completion.Result(vals), true
 }
@@ -240,8 +243,20 @@ func (s *Set) scanLogs() map[string]logState {
 		}
 		out[filepath.Join(dir, e.Name())] = logState{size: fi.Size(), mtime: fi.ModTime(), ino: uint64(st.Ino)}
 	}
+	if len(out) > MaxLogFiles {
+		// The most recently written are served: resources/list is one
+		// message, and a directory of many files is no log directory.
+		paths := slices.Collect(maps.Keys(out))
+		slices.SortFunc(paths, func(a, b string) int { return out[b].mtime.Compare(out[a].mtime) })
+		for _, p := range paths[MaxLogFiles:] {
+			delete(out, p)
+		}
+	}
 	return out
 }
+
+// MaxLogFiles is the most files of the log directory served as resources.
+const MaxLogFiles = 256
 
 func (s *Set) logResource(path string, st logState) *mcp.Resource {
 	return &mcp.Resource{URI: FileURI(path), Name: filepath.Base(path), Title: "log " + filepath.Base(path),
@@ -352,7 +367,7 @@ func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 			st.Notes = append(st.Notes, p.String())
 		}
 		st.Reloads, st.LastErr = max(0, s.reloads-1), s.lastErr
-		t, mapped := s.methodTool(a, statusMethod)
+		_, mapped := s.methodTool(a, statusMethod)
 		s.mu.Unlock()
 		slices.Sort(st.Served)
 		if s.cfg.Ping != nil {
@@ -365,7 +380,8 @@ func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 			}
 		}
 		if mapped && st.Answers {
-			out, err := s.call(ctx, t.Socket, statusMethod, json.RawMessage("{}"))
+			out, err := s.call(ctx, a, &backend.Request{Kind: backend.Resource, Target: StatusURI, Method: statusMethod,
+				Params: json.RawMessage("{}"), From: req})
 			if err != nil {
 				st.ServerErr = err.Error()
 			} else if json.Valid(out) {

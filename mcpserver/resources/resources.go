@@ -4,10 +4,12 @@
 // resources and templates manifests declare, whose content is the reply of
 // a socket method.
 //
-// A Set is made once; Attach registers it onto each *mcp.Server (the
-// server's own and one per HTTP header selection, each with its tool
-// policy), Update follows manifest reloads, and Run watches the log
-// directory. It reaches the backend only through Config.Call.
+// A Set is made once; Attach adds it to each *mcp.Server (the server's own
+// and one per HTTP header selection, each with its road and tool policy),
+// Update follows manifest reloads, and Run watches the log directory. It
+// reaches the backend only through the road of the server a request came
+// to, which applies that server's rules; subscriptions belong to the
+// session that made them.
 package resources
 
 import (
@@ -25,7 +27,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/manifest"
-	"github.com/geilt/tairseach-mcp/mcpserver/completion"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 )
 
 // Defaults for Config fields left zero.
@@ -58,8 +60,6 @@ type Config struct {
 	MaxBytes int64
 	// ManifestsDir is where Registry.Files are, for the manifest resources.
 	ManifestsDir string
-	// Call reaches the backend.
-	Call completion.CallFunc
 	// Ping reports whether the default socket answers, for the status.
 	Ping func(ctx context.Context) error
 	// Socket is the default socket's path now, for the status.
@@ -82,16 +82,17 @@ type Set struct {
 	reloads  int
 	lastErr  string
 	logFiles map[string]logState // absolute path → what was seen; owned by Run, read under mu
-	// subs counts subscriptions by URI, so that an append nobody follows
-	// costs no notification work; a session that goes away without
-	// unsubscribing leaves its count, which only costs that work.
-	subs map[string]int
 }
 
 // attachment is one go-sdk server the Set registered onto.
 type attachment struct {
 	m     *mcp.Server
+	road  backend.Road
 	hides func(manifest.Tool) string
+	// subs are the sessions subscribed to each URI, so that an append
+	// nobody follows costs no notification work. A session's subscription
+	// is its own: another's unsubscribe does not end it.
+	subs  map[string]map[*mcp.ServerSession]struct{}
 	fixed map[string]string // URI → the resource's JSON and what it calls, as registered
 	tmpls map[string]string // URI template → the same
 	decl  map[string]manifest.Resource
@@ -108,7 +109,7 @@ func New(cfg Config) *Set {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	s := &Set{cfg: cfg, log: cfg.Logger, reg: &manifest.Registry{}, subs: map[string]int{}}
+	s := &Set{cfg: cfg, log: cfg.Logger, reg: &manifest.Registry{}}
 	s.logFiles = s.scanLogs()
 	return s
 }
@@ -152,26 +153,14 @@ func (s *Set) manifestHidden(a *attachment, file string) bool {
 	return false
 }
 
-// known reports whether uri is a fixed resource of some server.
-func (s *Set) known(uri string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, a := range s.servers {
-		if _, ok := a.fixed[uri]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// call calls method with the Set's timeout.
-func (s *Set) call(ctx context.Context, socket, method string, params json.RawMessage) (json.RawMessage, error) {
-	if s.cfg.Call == nil {
+// call asks a's road for r, with the Set's timeout.
+func (s *Set) call(ctx context.Context, a *attachment, r *backend.Request) (json.RawMessage, error) {
+	if a.road == nil {
 		return nil, fmt.Errorf("no backend")
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	return s.cfg.Call(ctx, socket, method, params)
+	return a.road.Do(ctx, r)
 }
 
 // mimeFor guesses a log file's type from its name, ignoring a rotation

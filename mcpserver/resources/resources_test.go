@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 )
 
@@ -52,7 +54,10 @@ type fakeBackend struct {
 	calls []string
 }
 
-func (b *fakeBackend) call(_ context.Context, _, method string, params json.RawMessage) (json.RawMessage, error) {
+// Do stands in for the server's road, which the features' own tests do
+// not exercise: it applies no rule.
+func (b *fakeBackend) Do(_ context.Context, r *backend.Request) (json.RawMessage, error) {
+	method, params := r.Method, r.Params
 	b.mu.Lock()
 	b.calls = append(b.calls, method+" "+string(params))
 	b.mu.Unlock()
@@ -63,6 +68,7 @@ func (b *fakeBackend) call(_ context.Context, _, method string, params json.RawM
 }
 
 type harness struct {
+	srv     *mcp.Server
 	set     *resources.Set
 	cs      *mcp.ClientSession
 	backend *fakeBackend
@@ -73,11 +79,12 @@ type harness struct {
 func start(t *testing.T, logs string, hides func(manifest.Tool) string) *harness {
 	t.Helper()
 	h := &harness{backend: &fakeBackend{}, updated: make(chan string, 64), changed: make(chan struct{}, 64)}
-	h.set = resources.New(resources.Config{LogsDir: logs, MaxBytes: 1024, Call: h.backend.call, Poll: 20 * time.Millisecond, Version: "test"})
+	h.set = resources.New(resources.Config{LogsDir: logs, MaxBytes: 1024, Poll: 20 * time.Millisecond, Version: "test"})
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
-	h.set.ServerOptions(opts)
+	register := h.set.Attach(opts, backend.View{Road: h.backend, Hides: hides})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t"}, opts)
-	h.set.Attach(srv, hides)
+	register(srv)
+	h.srv = srv
 	h.set.Update(registry(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -203,6 +210,45 @@ func TestReadTailRefuses(t *testing.T) {
 		case <-time.After(2 * time.Second):
 			t.Fatalf("%s: blocked", p)
 		}
+	}
+}
+
+// A subscription is its session's: another session's unsubscribe of the
+// same URI, which it never subscribed to, does not end it.
+func TestSubscriptionsAreTheSessions(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "proxy.log")
+	os.WriteFile(log, []byte("start\n"), 0o600)
+	h := start(t, dir, nil)
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := h.srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	other, err := mcp.NewClient(&mcp.Implementation{Name: "other"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	uri := resources.FileURI(log)
+	if err := h.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("more\n")
+	f.Close()
+	select {
+	case u := <-h.updated:
+		if u != uri {
+			t.Fatalf("updated %s", u)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("another session's unsubscribe silenced this session's subscription")
 	}
 }
 
@@ -348,5 +394,36 @@ func TestReloadReroutesAndNotifies(t *testing.T) {
 	}
 	if _, err := h.read("tairseach://contacts/c-1"); !notFound(err) {
 		t.Fatalf("a removed template is still served: %v", err)
+	}
+}
+
+// A log directory of many files gives at most MaxLogFiles resources, the
+// most recently written.
+func TestManyLogFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i := range resources.MaxLogFiles + 40 {
+		p := filepath.Join(dir, fmt.Sprintf("f%03d.log", i))
+		os.WriteFile(p, []byte("x\n"), 0o600)
+		if i < 40 {
+			os.Chtimes(p, old, old)
+		}
+	}
+	h := start(t, dir, nil)
+	res, err := h.cs.ListResources(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := 0
+	for _, r := range res.Resources {
+		if strings.HasPrefix(r.URI, "file://") {
+			logs++
+			if strings.Contains(r.URI, "/f000.log") {
+				t.Fatalf("an old file is served over newer ones: %s", r.URI)
+			}
+		}
+	}
+	if logs != resources.MaxLogFiles {
+		t.Fatalf("%d log resources, want %d", logs, resources.MaxLogFiles)
 	}
 }

@@ -11,33 +11,57 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
 )
 
-// ServerOptions advertises resources with subscriptions and completes the
-// variables of declared templates.
-func (s *Set) ServerOptions(o *mcp.ServerOptions) {
-	if o.Capabilities != nil {
-		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
-	}
-	o.SubscribeHandler = s.subscribe
-	o.UnsubscribeHandler = s.unsubscribe
-	completion.Chain(o, s.complete)
-}
-
-// Attach registers the resources onto m; hides is m's tool policy: a
-// resource that would show what it hides is left out.
-func (s *Set) Attach(m *mcp.Server, hides func(manifest.Tool) string) {
+// Attach adds the resources to a go-sdk server being made: o advertises
+// them with subscriptions and completes the variables of declared
+// templates; the function returned registers them onto the server. v is
+// the server's road and its sessions' tool policy: a resource that would
+// show what the policy hides is left out.
+func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
+	hides := v.Hides
 	if hides == nil {
 		hides = func(manifest.Tool) string { return "" }
 	}
+	a := &attachment{road: v.Road, hides: hides, fixed: map[string]string{}, tmpls: map[string]string{},
+		subs: map[string]map[*mcp.ServerSession]struct{}{}}
+	if o.Capabilities != nil {
+		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
+	}
+	o.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.subscribe(a, req) }
+	o.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return s.unsubscribe(a, req) }
+	completion.Chain(o, func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
+		return s.complete(ctx, a, req)
+	})
+	return func(m *mcp.Server) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		a.m = m
+		(&listed.Gate{Lists: []string{"resources/list", "resources/templates/list"}, Notify: "notifications/resources/list_changed"}).Install(m)
+		s.servers = append(s.servers, a)
+		s.sync(a)
+	}
+}
+
+// Resync brings every server's resources in step with its policy, which
+// changed without a reload.
+func (s *Set) Resync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := &attachment{m: m, hides: hides, fixed: map[string]string{}, tmpls: map[string]string{}}
-	(&listed.Gate{Lists: []string{"resources/list", "resources/templates/list"}, Notify: "notifications/resources/list_changed"}).Install(m)
-	s.servers = append(s.servers, a)
-	s.sync(a)
+	for _, a := range s.servers {
+		s.sync(a)
+	}
+}
+
+// Detach forgets m, a server no longer served: its resources are no
+// longer kept in step with reloads.
+func (s *Set) Detach(m *mcp.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.servers = slices.DeleteFunc(s.servers, func(a *attachment) bool { return a.m == m })
 }
 
 // Update follows a manifest reload: declared resources are registered anew
@@ -65,11 +89,11 @@ func (s *Set) Update(reg *manifest.Registry) {
 
 // updated tells the subscribers of uris on every server.
 func (s *Set) updated(servers []*attachment, uris ...string) {
-	s.mu.Lock()
-	uris = slices.DeleteFunc(slices.Clone(uris), func(u string) bool { return s.subs[u] == 0 })
-	s.mu.Unlock()
 	for _, a := range servers {
-		for _, u := range uris {
+		s.mu.Lock()
+		followed := slices.DeleteFunc(slices.Clone(uris), func(u string) bool { return len(a.subs[u]) == 0 })
+		s.mu.Unlock()
+		for _, u := range followed {
 			_ = a.m.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: u})
 		}
 	}
@@ -109,7 +133,7 @@ func (s *Set) sync(a *attachment) {
 			mime = "application/json"
 		}
 		if d.URI != "" {
-			fixed[d.URI] = entry{&mcp.Resource{URI: d.URI, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}, s.readDeclared(d), d.Socket + " " + d.Method}
+			fixed[d.URI] = entry{&mcp.Resource{URI: d.URI, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}, s.readDeclared(a, d), d.File + " " + d.Method}
 			continue
 		}
 		tmpls[d.URITemplate] = &mcp.ResourceTemplate{URITemplate: d.URITemplate, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}
@@ -152,12 +176,12 @@ func (s *Set) sync(a *attachment) {
 	for u, t := range tmpls {
 		b, _ := json.Marshal(t)
 		d := decl[u]
-		vars, _ := json.Marshal([]any{d.Socket, d.Method, d.Complete, d.Enum})
+		vars, _ := json.Marshal([]any{d.File, d.Method, d.Complete, d.Enum})
 		key := string(b) + "\x00" + string(vars)
 		if a.tmpls[u] == key {
 			continue
 		}
-		if err := addTemplate(a.m, t, s.readTemplate(decl[u])); err != nil {
+		if err := addTemplate(a.m, t, s.readTemplate(a, decl[u])); err != nil {
 			s.log.Warn().Str("uriTemplate", u).Err(err).Msg("skipping resource template")
 			continue
 		}
@@ -186,25 +210,47 @@ func addTemplate(m *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) 
 	return nil
 }
 
-// subscribe accepts subscriptions to the fixed resources; only logs,
-// manifests and the status ever report an update.
-func (s *Set) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
-	if !s.known(req.Params.URI) {
-		return mcp.ResourceNotFoundError(req.Params.URI)
-	}
+// subscribe accepts a session's subscription to a fixed resource its
+// server serves it (its policy's view); only logs, manifests and the
+// status ever report an update.
+func (s *Set) subscribe(a *attachment, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
 	s.mu.Lock()
-	s.subs[req.Params.URI]++
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if _, ok := a.fixed[uri]; !ok {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	subs := a.subs[uri]
+	if subs == nil {
+		subs = map[*mcp.ServerSession]struct{}{}
+		a.subs[uri] = subs
+	}
+	// Sessions that ended without unsubscribing are let go here.
+	if len(subs) > 0 {
+		live := map[*mcp.ServerSession]bool{}
+		for ss := range a.m.Sessions() {
+			live[ss] = true
+		}
+		for ss := range subs {
+			if !live[ss] {
+				delete(subs, ss)
+			}
+		}
+	}
+	subs[req.Session] = struct{}{}
 	return nil
 }
 
-func (s *Set) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+// unsubscribe ends the subscription of the session that asks, not
+// another's.
+func (s *Set) unsubscribe(a *attachment, req *mcp.UnsubscribeRequest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.subs[req.Params.URI] > 1 {
-		s.subs[req.Params.URI]--
-	} else {
-		delete(s.subs, req.Params.URI)
+	if subs := a.subs[req.Params.URI]; subs != nil {
+		delete(subs, req.Session)
+		if len(subs) == 0 {
+			delete(a.subs, req.Params.URI)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+)
+
+// checkPermissions reads the macOS permissions the Tairseach app holds and
+// lists those the served tools need and do not have, with how to grant
+// each: the tools that need them are not offered (--hide-ungranted).
+func (d *doctor) checkPermissions(ctx context.Context, reg *manifest.Registry) {
+	if reg == nil {
+		return
+	}
+	mapped := false
+	for _, t := range reg.Tools {
+		mapped = mapped || t.Method == "permissions.list"
+	}
+	if !mapped {
+		return
+	}
+	srv := d.o.newServer(reg, d.log)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := srv.ReadPermissions(ctx); err != nil {
+		d.report(statusWarn, "macOS permissions: permissions.list failed: "+err.Error(), "no tool is left out for a permission until it answers")
+		return
+	}
+	missing := 0
+	for _, p := range srv.Permissions() {
+		if !p.Status.Blocks() {
+			continue
+		}
+		missing++
+		left := "left out"
+		if !d.o.hideUngranted {
+			left = "offered anyway (--hide-ungranted=false); their calls fail"
+		}
+		d.report(statusWarn, fmt.Sprintf("macOS permission %s is %s: %d tools %s", p.Name, p.Status, len(p.Tools), left), p.Remediation)
+	}
+	if missing == 0 {
+		d.report(statusOK, "macOS permissions: every tool served has the permission it needs", "")
+	}
+}

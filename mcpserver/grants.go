@@ -1,0 +1,250 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+)
+
+// The backend methods of the macOS permissions, where a manifest maps them.
+const (
+	methodPermissionsList    = "permissions.list"
+	methodPermissionsRequest = "permissions.request"
+)
+
+// Grants are the macOS permissions the Tairseach app holds, as last read.
+// With Config.HideUngranted, a tool whose permission is denied, restricted
+// or not determined is left out as the flags' policy leaves tools out:
+// from tools/list, discovery, and the resources, prompts and completions
+// that would call its method; a call of it by name is answered with the
+// permission and how to grant it. Nothing is left out while the grants are
+// unknown (no manifest maps permissions.list, or the app does not answer).
+
+// hides says why s leaves t out: the flags' (or a header selection's)
+// policy, else a permission not granted; "" when t is served.
+func (s *Server) hides(t manifest.Tool) string {
+	if why := s.cfg.Policy.Hides(t); why != "" {
+		return why
+	}
+	if perm, status, blocked := s.blocked(t); blocked {
+		return permissionReason(perm, status)
+	}
+	return ""
+}
+
+// blocked reports the permission that keeps t from working, if any.
+func (s *Server) blocked(t manifest.Tool) (string, permissions.Status, bool) {
+	if !s.cfg.HideUngranted || len(t.Permissions) == 0 {
+		return "", "", false
+	}
+	g := s.grants.Load()
+	if g == nil {
+		return "", "", false
+	}
+	perm, status, blocked := g.Blocked(t.Permissions)
+	return perm, status, blocked
+}
+
+// permissionReason is why a tool is left out for a permission, with how
+// to grant it.
+func permissionReason(perm string, status permissions.Status) string {
+	return fmt.Sprintf("left out: it needs the macOS permission %s, which is %s (%s)", perm, status,
+		strings.TrimSuffix(permissions.Remediation(perm, status), "."))
+}
+
+// isPermissionReason reports whether why is permissionReason's.
+func isPermissionReason(why string) bool {
+	return strings.HasPrefix(why, "left out: it needs the macOS permission ")
+}
+
+// permissionMessage is the answer to a call of a tool left out for perm.
+func permissionMessage(name, perm string, status permissions.Status) string {
+	return hiddenMessage(name, permissionReason(perm, status))
+}
+
+// setGrants makes g the grants and, when they change what is served,
+// applies the registry again: clients are told the lists changed.
+func (s *Server) setGrants(g permissions.Grants) {
+	s.grants.Store(&g)
+	s.mu.Lock()
+	reg := s.reg
+	s.mu.Unlock()
+	if reg == nil || !s.cfg.HideUngranted {
+		return
+	}
+	if ch := s.apply(reg); !ch.Empty() {
+		s.log.Info().Strs("added", ch.Added).Strs("removed", ch.Removed).Msg("tools offered changed with the macOS permissions")
+	}
+	for _, f := range s.cfg.Features {
+		f.Resync()
+	}
+}
+
+// readGrants reads permissions.list through the one road, as the server's
+// own request: the grants are read whatever the flags serve, but only
+// where a manifest maps the method.
+func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
+	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")})
+}
+
+// TrackPermissions reads the macOS permissions now, whenever a call is
+// refused for one, after the user asks macOS for one, and every interval
+// (0: a minute) until ctx ends, and leaves out what cannot work (see
+// Config.HideUngranted). It returns when ctx ends.
+func (s *Server) TrackPermissions(ctx context.Context) {
+	t := permissions.NewTracker(permissions.Options{
+		Read:     s.readGrants,
+		Interval: s.cfg.PermissionsInterval,
+		OnChange: func(_, now permissions.Grants) { s.setGrants(now) },
+		Logger:   s.log,
+	})
+	s.pipe.refreshGrants.Store(&t)
+	t.Start(ctx)
+	<-ctx.Done()
+	s.pipe.refreshGrants.Store(nil)
+	_ = t.Close()
+}
+
+// ReadPermissions reads the macOS permissions once, for the commands that
+// call or list tools (call, tools, doctor): what they show and call is
+// what a client would be offered.
+func (s *Server) ReadPermissions(ctx context.Context) (permissions.Grants, error) {
+	out, err := s.readGrants(ctx)
+	if err != nil {
+		return permissions.Grants{}, err
+	}
+	m, err := permissions.Parse(out)
+	if err != nil {
+		return permissions.Grants{}, err
+	}
+	g := permissions.NewGrants(m)
+	s.setGrants(g)
+	return g, nil
+}
+
+// Grants returns the macOS permissions as last read; the zero Grants when
+// they have not been read or could not be.
+func (s *Server) Grants() permissions.Grants {
+	if p := s.grants.Load(); p != nil {
+		return *p
+	}
+	return permissions.Grants{}
+}
+
+// Permission is one macOS permission the served tools need.
+type Permission struct {
+	Name        string
+	Status      permissions.Status // unknown when the grants could not be read
+	Remediation string             // how to grant it; "" when granted
+	Tools       []string           // the tools that need it
+}
+
+// Permissions lists the permissions the registry's tools the flags serve
+// need, with their status as last read, in name order.
+func (s *Server) Permissions() []Permission {
+	<-s.ready
+	s.mu.Lock()
+	reg := s.reg
+	s.mu.Unlock()
+	var g permissions.Grants
+	if p := s.grants.Load(); p != nil {
+		g = *p
+	}
+	by := map[string]*Permission{}
+	for _, t := range reg.Tools {
+		if s.cfg.Policy.Hides(t) != "" {
+			continue
+		}
+		for _, perm := range t.Permissions {
+			p := by[perm]
+			if p == nil {
+				st := g.Status(perm)
+				p = &Permission{Name: perm, Status: st, Remediation: permissions.Remediation(perm, st)}
+				by[perm] = p
+			}
+			p.Tools = append(p.Tools, t.Name)
+		}
+	}
+	out := make([]Permission, 0, len(by))
+	for _, p := range by {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b Permission) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// unavailable is the line the instructions of initialize add when tools
+// are left out for permissions, or "".
+func (s *Server) unavailable() string {
+	t := s.routes.Load()
+	by := map[string][]string{}
+	for _, h := range t.blocked {
+		by[h.perm+" ("+string(h.status)+")"] = append(by[h.perm+" ("+string(h.status)+")"], h.name)
+	}
+	if len(by) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, fmt.Sprintf("%s: %d tools", k, len(by[k])))
+	}
+	return " Some capabilities are unavailable because macOS has not granted Tairseach the permission they need, so their tools are not offered: " +
+		strings.Join(parts, "; ") + ". If the user asks for one, tell them which permission to grant in System Settings › Privacy & Security."
+}
+
+// askForPermission answers a call of a tool left out for a permission not
+// yet determined: a client that can ask its user is asked whether
+// Tairseach should ask macOS for it now (permissions.request), and the
+// grants are read again after; otherwise, and after a refusal, the answer
+// says how to grant it.
+func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *routeTable, b blockedTool) *mcp.CallToolResult {
+	msg := permissionMessage(c.Name, b.perm, b.status)
+	caps := c.Caps
+	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
+	req := table.internal[methodPermissionsRequest]
+	if b.status != permissions.NotDetermined || !canAsk || c.Peer == nil || c.Info.Protocol >= newProtocol || req == nil {
+		return check.ErrorResult(msg)
+	}
+	er, err := c.Peer.Elicit(ctx, &mcp.ElicitParams{
+		Mode: "form",
+		Message: fmt.Sprintf("The assistant wants to use %s, which needs the macOS permission %s. Tairseach has not asked macOS for it yet. Ask now? macOS shows its own prompt, or opens System Settings.",
+			c.Name, b.perm),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"ask": map[string]any{"type": "boolean", "title": "Ask macOS for " + b.perm, "default": true},
+			},
+			"required": []string{"ask"},
+		},
+	})
+	if err != nil || er.Action != "accept" || er.Content["ask"] != true {
+		return check.ErrorResult(msg)
+	}
+	params, _ := json.Marshal(map[string]string{"permission": b.perm})
+	res := p.run(ctx, &Request{Kind: backend.Permissions, Name: "permissions.request " + b.perm, Method: methodPermissionsRequest,
+		Args: params, Info: observe.CallInfo{Transport: c.Info.Transport, Session: c.Info.Session, Client: c.Info.Client, Protocol: c.Info.Protocol}})
+	p.nudgeGrants()
+	if res == nil || res.IsError {
+		return check.ErrorResult(fmt.Sprintf("asking macOS for the permission %s failed: %s. %s", b.perm, ResultText(res), msg))
+	}
+	return check.ErrorResult(fmt.Sprintf("macOS is asking the user to grant %s to Tairseach now (the prompt, or System Settings › Privacy & Security). "+
+		"Once it is granted, %s is offered again: list the tools and call it then.", b.perm, c.Name))
+}
+
+// nudgeGrants has the grants read again soon, when they are tracked.
+func (p *pipeline) nudgeGrants() {
+	if t := p.refreshGrants.Load(); t != nil {
+		(*t).Refresh()
+	}
+}

@@ -1,0 +1,174 @@
+package mcpserver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/internal/demo"
+)
+
+// grantsManifest maps the permission methods and a tool of each kind:
+// contacts.list needs contacts, screen.capture screen_recording, server.status
+// nothing.
+const grantsManifest = `{"id": "mac", "tools": [
+  {"name": "contacts.list", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}, "requires": {"permissions": [{"name": "contacts"}]}},
+  {"name": "screen.capture", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}, "requires": {"permissions": [{"name": "screen_recording"}]}},
+  {"name": "server.status", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+  {"name": "permissions.list", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+  {"name": "permissions.request", "inputSchema": {"type": "object", "properties": {"permission": {"type": "string"}}, "required": ["permission"]}}
+ ],
+ "implementation": {"methods": {"contacts.list": "contacts.list", "screen.capture": "screen.capture", "server.status": "server.status",
+   "permissions.list": "permissions.list", "permissions.request": "permissions.request"}}}`
+
+// startGrantsDemo runs the demo backend with grants, in-process.
+func startGrantsDemo(t *testing.T, grants map[string]string) (*demo.Server, string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "grants")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "s.sock")
+	ln, err := demo.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := demo.New(zerolog.Nop(), demo.Options{Grants: grants})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = d.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return d, path
+}
+
+// Tools whose macOS permission is not granted are not offered; a grant
+// changed in the app is seen at the next read, and the client is told the
+// list changed; a call by name says which permission and how to grant it.
+func TestUngrantedToolsAreNotOffered(t *testing.T) {
+	d, sock := startGrantsDemo(t, map[string]string{"screen_recording": "denied"})
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true, PermissionsInterval: 50 * time.Millisecond},
+		registryOf(t, grantsManifest))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	tracked := make(chan struct{})
+	go func() { srv.TrackPermissions(ctx); close(tracked) }()
+	defer func() { cancel(); <-tracked }()
+
+	var changed atomic.Int32
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	listed := func() string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	waitFor("screen.capture to be left out", func() bool { return !strings.Contains(listed(), "screen_capture") })
+	if got := listed(); !strings.Contains(got, "tairseach_contacts_list") {
+		t.Fatalf("tools listed: %s", got)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_screen_capture"})
+	if err != nil || !res.IsError || !strings.Contains(ResultText(res), "screen_recording, which is denied") ||
+		!strings.Contains(ResultText(res), "Screen") {
+		t.Fatalf("a call of a tool left out for a permission: %v %q", err, ResultText(res))
+	}
+	if !strings.Contains(srv.unavailable(), "screen_recording (denied): 1 tools") {
+		t.Fatalf("instructions: %q", srv.unavailable())
+	}
+
+	// (A list_changed for leaving it out reached this session only if the
+	// grants were read after it connected.)
+	before := changed.Load()
+	if err := d.SetPermission("screen_recording", "granted"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("list_changed after the grant", func() bool { return changed.Load() > before })
+	waitFor("the tool to be listed once granted", func() bool { return strings.Contains(listed(), "tairseach_screen_capture") })
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_screen_capture"})
+	if err != nil || res.IsError {
+		t.Fatalf("a call once granted: %v %q", err, ResultText(res))
+	}
+}
+
+// A tool whose permission is not determined: a client that can ask its
+// user is asked whether Tairseach should ask macOS now; on accept,
+// permissions.request reaches the socket and the grants are read again.
+func TestNotDeterminedAsksTheUser(t *testing.T) {
+	d, sock := startGrantsDemo(t, map[string]string{"contacts": "not_determined"})
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	ctx := context.Background()
+	if _, err := srv.ReadPermissions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	var asked string
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = r.Params.Message
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ask": true}}, nil
+		},
+	}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"})
+	if err != nil || !strings.Contains(asked, "contacts") || !strings.Contains(ResultText(res), "macOS is asking the user") {
+		t.Fatalf("asked %q; result %v %q", asked, err, ResultText(res))
+	}
+	if n := d.PermissionRequests("contacts"); n != 1 {
+		t.Fatalf("permissions.request reached the socket %d times, want once", n)
+	}
+}
+
+// Off, every tool is offered, as before.
+func TestHideUngrantedOff(t *testing.T) {
+	_, sock := startGrantsDemo(t, map[string]string{"screen_recording": "denied"})
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop()}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	if _, err := srv.ReadPermissions(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, hidden := srv.Hidden("tairseach_screen_capture"); hidden {
+		t.Fatal("left out with HideUngranted off")
+	}
+}

@@ -1,0 +1,258 @@
+package permissions_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+)
+
+// fakeServer answers reads with whatever the test set last.
+type fakeServer struct {
+	mu  sync.Mutex // guards raw and err
+	raw json.RawMessage
+	err error
+
+	reads atomic.Int64
+	read  chan struct{} // one value per read, if there is room
+}
+
+func newFake(raw json.RawMessage) *fakeServer {
+	return &fakeServer{raw: raw, read: make(chan struct{}, 100)}
+}
+
+func (f *fakeServer) set(raw json.RawMessage, err error) {
+	f.mu.Lock()
+	f.raw, f.err = raw, err
+	f.mu.Unlock()
+}
+
+func (f *fakeServer) Read(context.Context) (json.RawMessage, error) {
+	f.mu.Lock()
+	raw, err := f.raw, f.err
+	f.mu.Unlock()
+	f.reads.Add(1)
+	select {
+	case f.read <- struct{}{}:
+	default:
+	}
+	return raw, err
+}
+
+type change struct{ old, now permissions.Grants }
+
+// recorder collects OnChange calls.
+type recorder chan change
+
+func (r recorder) onChange(old, now permissions.Grants) { r <- change{old, now} }
+
+// next waits for the next change.
+func (r recorder) next(t *testing.T) change {
+	t.Helper()
+	select {
+	case c := <-r:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change reported within 10s")
+	}
+	panic("unreachable")
+}
+
+func grants(kv ...string) permissions.Grants {
+	m := map[string]permissions.Status{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = permissions.Status(kv[i+1])
+	}
+	return permissions.NewGrants(m)
+}
+
+func startTracker(t *testing.T, opts permissions.Options) *permissions.Tracker {
+	t.Helper()
+	tr := permissions.NewTracker(opts)
+	tr.Start(context.Background())
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+func TestTrackerChanges(t *testing.T) {
+	f := newFake(list("contacts", "granted", "screen_recording", "denied"))
+	rec := make(recorder, 10)
+	tr := startTracker(t, permissions.Options{Read: f.Read, OnChange: rec.onChange, Interval: time.Hour})
+
+	c := rec.next(t)
+	if c.old.Known() || !c.now.Equal(grants("contacts", "granted", "screen_recording", "denied")) {
+		t.Fatalf("first change %v -> %v", c.old, c.now)
+	}
+	if !tr.Grants().Equal(c.now) {
+		t.Errorf("Grants() = %v after the change", tr.Grants())
+	}
+	if p, s, blocked := tr.Blocked([]string{"contacts", "screen_recording"}); !blocked || p != "screen_recording" || s != permissions.Denied {
+		t.Errorf("Blocked = %q, %q, %v", p, s, blocked)
+	}
+
+	// The same statuses again: no change reported (the next one reported
+	// starts from the first).
+	tr.Refresh()
+	<-f.read
+	<-f.read
+	f.set(list("contacts", "granted", "screen_recording", "granted"), nil)
+	tr.Refresh()
+	c = rec.next(t)
+	if !c.old.Equal(grants("contacts", "granted", "screen_recording", "denied")) || !c.now.Equal(grants("contacts", "granted", "screen_recording", "granted")) {
+		t.Fatalf("change %v -> %v", c.old, c.now)
+	}
+	if _, _, blocked := tr.Blocked([]string{"screen_recording"}); blocked {
+		t.Error("blocked after the grant")
+	}
+
+	// A failed read: nothing is known, and nothing blocked.
+	f.set(list("screen_recording", "denied"), nil)
+	tr.Refresh()
+	rec.next(t)
+	f.set(nil, errors.New("tairseach server unavailable"))
+	tr.Refresh()
+	c = rec.next(t)
+	if !c.old.Equal(grants("screen_recording", "denied")) || c.now.Known() || tr.Grants().Known() {
+		t.Fatalf("change %v -> %v after a failed read", c.old, c.now)
+	}
+	if _, _, blocked := tr.Blocked([]string{"screen_recording"}); blocked {
+		t.Error("blocked while nothing is known")
+	}
+	// A result that is not a list is a failed read too; from unknown to
+	// unknown is no change.
+	f.set(json.RawMessage(`{"status":"ok"}`), nil)
+	tr.Refresh()
+	f.set(list("camera", "not_determined"), nil)
+	tr.Refresh()
+	c = rec.next(t)
+	if c.old.Known() || !c.now.Equal(grants("camera", "not_determined")) {
+		t.Fatalf("change %v -> %v", c.old, c.now)
+	}
+	select {
+	case c := <-rec:
+		t.Errorf("extra change %v -> %v", c.old, c.now)
+	default:
+	}
+}
+
+// TestTrackerInterval: with no Refresh, the tracker reads every Interval.
+func TestTrackerInterval(t *testing.T) {
+	f := newFake(list("contacts", "granted"))
+	startTracker(t, permissions.Options{Read: f.Read, Interval: 5 * time.Millisecond})
+	for range 4 {
+		select {
+		case <-f.read:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d reads in 10s with a 5ms interval", f.reads.Load())
+		}
+	}
+}
+
+// TestTrackerRefreshCoalesced: Refreshes made while a read runs give one
+// more read, not one each.
+func TestTrackerRefreshCoalesced(t *testing.T) {
+	started := make(chan struct{}, 10)
+	release := make(chan struct{})
+	read := func(ctx context.Context) (json.RawMessage, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return list("contacts", "granted"), nil
+	}
+	tr := startTracker(t, permissions.Options{Read: read, Interval: time.Hour})
+	<-started // the first read, at Start
+	for range 100 {
+		tr.Refresh() // never blocks
+	}
+	release <- struct{}{}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no read after Refresh")
+	}
+	release <- struct{}{}
+	select {
+	case <-started:
+		t.Error("a third read: the Refreshes were not coalesced")
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// TestTrackerReadTimeout: a read that hangs is given up, and leaves
+// nothing known.
+func TestTrackerReadTimeout(t *testing.T) {
+	var hang atomic.Bool
+	read := func(ctx context.Context) (json.RawMessage, error) {
+		if hang.Load() {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return list("camera", "denied"), nil
+	}
+	rec := make(recorder, 10)
+	tr := startTracker(t, permissions.Options{Read: read, OnChange: rec.onChange, Interval: time.Hour, ReadTimeout: 20 * time.Millisecond})
+	rec.next(t)
+	hang.Store(true)
+	tr.Refresh()
+	if c := rec.next(t); c.now.Known() {
+		t.Errorf("after a timed out read: %v", c.now)
+	}
+}
+
+// TestTrackerStop: Close interrupts a read in progress and waits for the
+// goroutine; cancelling Start's context stops it too.
+func TestTrackerStop(t *testing.T) {
+	t.Run("close", func(t *testing.T) {
+		inRead := make(chan struct{})
+		var returned atomic.Bool
+		read := func(ctx context.Context) (json.RawMessage, error) {
+			close(inRead)
+			<-ctx.Done()
+			time.Sleep(10 * time.Millisecond) // Close must wait for this
+			returned.Store(true)
+			return nil, ctx.Err()
+		}
+		tr := permissions.NewTracker(permissions.Options{Read: read, OnChange: func(_, _ permissions.Grants) { t.Error("change reported while closing") }})
+		tr.Start(context.Background())
+		<-inRead
+		tr.Close()
+		if !returned.Load() {
+			t.Error("Close returned before the read did")
+		}
+		tr.Close() // again
+		tr.Refresh()
+	})
+	t.Run("cancel", func(t *testing.T) {
+		f := newFake(list("contacts", "granted"))
+		ctx, cancel := context.WithCancel(context.Background())
+		tr := permissions.NewTracker(permissions.Options{Read: f.Read, Interval: time.Millisecond})
+		tr.Start(ctx)
+		<-f.read
+		cancel()
+		tr.Close()
+		n := f.reads.Load()
+		time.Sleep(20 * time.Millisecond)
+		if f.reads.Load() != n {
+			t.Error("reads after the context was cancelled")
+		}
+	})
+	t.Run("close before start", func(t *testing.T) {
+		f := newFake(list("contacts", "granted"))
+		tr := permissions.NewTracker(permissions.Options{Read: f.Read})
+		tr.Close()
+		tr.Start(context.Background())
+		tr.Refresh()
+		time.Sleep(20 * time.Millisecond)
+		if f.reads.Load() != 0 || tr.Grants().Known() {
+			t.Error("a closed Tracker read")
+		}
+	})
+}
