@@ -57,6 +57,7 @@ var readmeTryWants = map[string][]string{
 	"bin/tairseach-mcp call contacts.search query=anna": {`"fullName":"Anna Ryan"`, `"count":1`},
 	"bin/tairseach-mcp call contacts.list limit=2":      {`"id":"c-001"`, `"id":"c-002"`, `"limit":2`},
 	"bin/tairseach-mcp doctor":                          {"OK    round trip: server.status answered"},
+	"bin/tairseach-mcp prompts":                         {"find-contact ", "day-plan ", "inbox-summary "},
 	`echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_contacts_get","arguments":{"id":"c-007"}}}' | bin/tairseach-mcp`: {`"id":1`, `Anna Ryan`},
 	"bin/tairseach-mcp install claude-desktop --print": {`"mcpServers"`, `"tairseach"`, "--manifests=", "--socket="},
 	"npx -y @modelcontextprotocol/inspector@":          {`"tairseach_contacts_get"`},
@@ -142,10 +143,10 @@ func TestReadmeTry(t *testing.T) {
 }
 
 // TestReadmeLinksAndPins checks the README and docs/ as a reader follows
-// them: the README keeps `make demo` and `make test` and links every page
-// of docs/ once; every relative link, anchors included, leads somewhere;
-// and every npx command names the version scripts/package.json pins, the
-// one the tests drive.
+// them: the README keeps `make demo` and `make test` and its Documentation
+// list links every page of docs/ once; every relative link, anchors
+// included, leads somewhere; and every npx command names the version
+// scripts/package.json pins, the one the tests drive.
 func TestReadmeLinksAndPins(t *testing.T) {
 	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil || len(docs) == 0 {
@@ -165,10 +166,12 @@ func TestReadmeLinksAndPins(t *testing.T) {
 			t.Errorf("README.md does not say %q", want)
 		}
 	}
+	_, list, _ := strings.Cut(pages[readme], "\n## Documentation\n")
+	list, _, _ = strings.Cut(list, "\n## ")
 	for _, d := range docs {
 		rel := "docs/" + filepath.Base(d)
-		if n := strings.Count(pages[readme], "]("+rel+")"); n != 1 {
-			t.Errorf("README.md links %s %d times, want once", rel, n)
+		if n := strings.Count(list, "- ["+rel+"]("+rel+")"); n != 1 {
+			t.Errorf("README.md's Documentation list links %s %d times, want once", rel, n)
 		}
 	}
 
@@ -350,6 +353,11 @@ var readmeWalkWants = map[string][]string{
 	`tairseach-mcp call tairseach_contacts_list '{"limit": 2}'`:                                        {`"id":"c-001"`, `"id":"c-002"`, `"limit":2`},
 	"tairseach-mcp call contacts.get id=c-001 --raw":                                                   {`{"content":[{"type":"text","text":"{\"id\":\"c-001\"`, `Aoife Byrne`},
 	"tairseach-mcp doctor": {"OK    manifests directory ", "OK    round trip: server.status answered"},
+
+	// Resources, prompts and pictures: the demo setup's prompt files.
+	"tairseach-mcp prompts":   {"find-contact ", "who*,channel", "day-plan ", "inbox-summary ", "contact-card "},
+	"tairseach-mcp resources": {"tairseach://status ", "tairseach://manifests/contacts ", "tairseach://contacts/{id} "},
+	`echo '{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"find-contact","arguments":{"who":"Anna","channel":"email"}}}' | tairseach-mcp`: {`{"jsonrpc":"2.0","id":1,"result":{`, `Find Anna in my contacts`, `by email`},
 }
 
 // readmeNotWalked are the README commands TestReadmeCommands leaves alone,
@@ -475,7 +483,7 @@ func TestReadmeCommands(t *testing.T) {
 	}
 
 	env := append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"TAIRSEACH_MANIFESTS=manifests.example", "TAIRSEACH_SOCKET="+sock, "npm_config_offline=true")
+		"TAIRSEACH_MANIFESTS=manifests.example", "TAIRSEACH_SOCKET="+sock, "TAIRSEACH_PROMPTS=manifests.example/prompts", "npm_config_offline=true")
 	o, stderr := runReadmeScript(t, script.String(), env)
 	for n, c := range ran {
 		cmdErr, _ := os.ReadFile(filepath.Join(errs, fmt.Sprint(n)))

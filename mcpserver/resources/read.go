@@ -360,6 +360,12 @@ func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 				st.Hidden[sk.Name] = sk.Detail
 			}
 		}
+		for _, fe := range s.reg.FileErrors {
+			st.Notes = append(st.Notes, fe.Error())
+		}
+		for _, p := range s.reg.Problems {
+			st.Notes = append(st.Notes, p.String())
+		}
 		st.Reloads, st.LastErr = max(0, s.reloads-1), s.lastErr
 		_, mapped := s.methodTool(a, statusMethod)
 		s.mu.Unlock()
