@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -95,8 +96,18 @@ func (s *Server) setGrants(g permissions.Grants) {
 // own request: the grants are read whatever the flags serve, but only
 // where a manifest maps the method.
 func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
+	select {
+	case <-s.ready:
+		if s.routes.Load().internal[methodPermissionsList] == nil {
+			return nil, errNoGrants
+		}
+	default: // the road waits for the manifests
+	}
 	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")})
 }
+
+// errNoGrants is a registry that maps no permissions.list.
+var errNoGrants = errors.New("no manifest maps permissions.list")
 
 // TrackPermissions reads the macOS permissions now, whenever a call is
 // refused for one, after the user asks macOS for one, and every interval
