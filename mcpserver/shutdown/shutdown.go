@@ -18,6 +18,12 @@
 //     answers they could not write (a client that no longer reads its
 //     output); the process ends once every call cut off has ended.
 //
+// A call cut off ends at once (every wait of the call pipeline takes its
+// context) and is recorded as it ends, so the transports wait for that
+// without a time limit of their own. Abandoned, GiveUp past the stop (or at
+// a third stop signal), is the last resort against one that does not: a
+// call stuck writing to a client that no longer reads.
+//
 // The Owner decides nothing else: the transports answer, cancel and
 // record; the command that built the Owner decides the exit status from
 // its Status.
@@ -50,6 +56,10 @@ const (
 	ShutdownGrace Reason = "shutdown grace"
 )
 
+// DefaultGiveUp is Config.GiveUp when unset: far longer than a cancelled
+// call takes to end on a loaded machine.
+const DefaultGiveUp = 5 * time.Second
+
 // DefaultStopAfter is Config.StopAfter when unset: time enough for a client
 // that reads to take the answers of what was cut off, little enough to
 // leave most of the second between a client's SIGTERM deadline and its
@@ -69,6 +79,9 @@ type Config struct {
 	// writing the answers of what they cut off; zero means
 	// DefaultStopAfter.
 	StopAfter time.Duration
+	// GiveUp is how long after the stop the transports still wait for the
+	// calls they cut off to end; zero means DefaultGiveUp.
+	GiveUp time.Duration
 	// Signals, when set, is read instead of subscribing to SIGINT and
 	// SIGTERM: tests send their own.
 	Signals <-chan os.Signal
@@ -90,8 +103,9 @@ type Status struct {
 	// Limit is the bound the drain was cut off at: Config.Drain or
 	// Config.Grace; at a second signal, how long the drain had lasted.
 	Limit time.Duration
-	// Stopped reports that StopAfter has passed since the hurry.
-	Stopped bool
+	// Stopped reports that StopAfter has passed since the hurry;
+	// Abandoned, that GiveUp has passed since.
+	Stopped, Abandoned bool
 }
 
 // Owner owns the end of a process's session; see the package comment. Its
@@ -107,7 +121,7 @@ type Owner struct {
 	sigCancel           context.CancelFunc
 	drainCtx, hurryCtx  context.Context
 	drainDone, hurryEnd context.CancelFunc
-	stopped             chan struct{}
+	stopped, abandoned  chan struct{}
 
 	startOnce sync.Once
 	quit      chan struct{} // closed by Close: Start's goroutine returns
@@ -128,7 +142,11 @@ func New(cfg Config) *Owner {
 	if cfg.StopAfter <= 0 {
 		cfg.StopAfter = DefaultStopAfter
 	}
-	o := &Owner{cfg: cfg, log: cfg.Logger, stopped: make(chan struct{}), quit: make(chan struct{}), done: make(chan struct{})}
+	if cfg.GiveUp <= 0 {
+		cfg.GiveUp = DefaultGiveUp
+	}
+	o := &Owner{cfg: cfg, log: cfg.Logger, stopped: make(chan struct{}), abandoned: make(chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{})}
 	o.sigCtx, o.sigCancel = context.WithCancel(context.Background())
 	o.drainCtx, o.drainDone = context.WithCancel(context.Background())
 	o.hurryCtx, o.hurryEnd = context.WithCancel(context.Background())
@@ -211,6 +229,10 @@ func (o *Owner) HurryContext() context.Context { return o.hurryCtx }
 // given up.
 func (o *Owner) Stopped() <-chan struct{} { return o.stopped }
 
+// Abandoned is closed GiveUp past the stop, or at a third stop signal: the
+// transports stop waiting for the calls they cut off.
+func (o *Owner) Abandoned() <-chan struct{} { return o.abandoned }
+
 // Reason is why the session is ending: the hurry's reason once hurried,
 // else the drain's; empty while it serves.
 func (o *Owner) Reason() Reason {
@@ -240,8 +262,9 @@ func (o *Owner) Drain(why Reason) {
 	o.drainLocked(why)
 }
 
-// signal handles one stop signal: the first drains, the second hurries,
-// another stops at once.
+// signal handles one stop signal: the first drains, the second hurries
+// (or stops, when the drain timeout or the grace has hurried already), a
+// third abandons.
 func (o *Owner) signal(s os.Signal) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -250,12 +273,15 @@ func (o *Owner) signal(s os.Signal) {
 	case o.st.Signals == 1:
 		o.log.Info().Stringer("signal", s).Msg("stop signal: taking no more requests, finishing those in flight")
 		o.drainLocked(StopSignal)
-	case o.st.Hurry == "":
+	case o.st.Signals == 2 && o.st.Hurry == "":
 		o.log.Warn().Stringer("signal", s).Msg("second stop signal: cutting off the requests in flight")
 		o.hurryLocked(SecondSignal)
-	default:
-		o.log.Warn().Stringer("signal", s).Msg("another stop signal: not waiting for answers to be written")
+	case o.st.Signals == 2:
+		o.log.Warn().Stringer("signal", s).Msg("second stop signal: not waiting for answers to be written")
 		o.stopLocked()
+	default:
+		o.log.Warn().Stringer("signal", s).Msg("third stop signal: not waiting for anything")
+		o.abandonLocked()
 	}
 }
 
@@ -336,6 +362,19 @@ func (o *Owner) stopLocked() {
 	}
 	o.st.Stopped = true
 	close(o.stopped)
+	o.armLocked(o.cfg.GiveUp, o.abandonLocked)
+}
+
+func (o *Owner) abandonLocked() {
+	if o.st.Abandoned {
+		return
+	}
+	if o.st.Hurry == "" {
+		o.hurryLocked(SecondSignal)
+	}
+	o.stopLocked()
+	o.st.Abandoned = true
+	close(o.abandoned)
 	o.gen++
 	if o.timer != nil {
 		o.timer.Stop()

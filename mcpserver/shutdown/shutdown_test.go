@@ -171,10 +171,13 @@ func TestSecondSignalHurriesAtOnce(t *testing.T) {
 	if isClosed(o.Stopped()) {
 		t.Fatal("stopped before StopAfter")
 	}
-	// A third stops at once.
+	// A third stops and abandons at once.
 	sig <- syscall.SIGTERM
-	if !closedWithin(o.Stopped(), long) {
-		t.Fatal("a third signal did not stop")
+	if !closedWithin(o.Abandoned(), long) || !isClosed(o.Stopped()) {
+		t.Fatal("a third signal did not stop and abandon")
+	}
+	if st := o.Status(); !st.Stopped || !st.Abandoned || st.Hurry != shutdown.SecondSignal {
+		t.Errorf("status %+v", st)
 	}
 }
 
@@ -195,8 +198,38 @@ func TestSignalsAfterTheDrainTimeout(t *testing.T) {
 	if !closedWithin(o.Stopped(), long) {
 		t.Fatal("a second signal did not stop")
 	}
+	if isClosed(o.Abandoned()) {
+		t.Fatal("abandoned at the second signal")
+	}
 	if got := o.Reason(); got != shutdown.DrainTimeout {
 		t.Errorf("reason %q, want it to stay %q", got, shutdown.DrainTimeout)
+	}
+	sig <- syscall.SIGTERM
+	if !closedWithin(o.Abandoned(), long) {
+		t.Fatal("a third signal did not abandon")
+	}
+}
+
+// GiveUp past the stop, the transports are told to abandon what has not
+// ended.
+func TestGiveUp(t *testing.T) {
+	o, _ := start(t, shutdown.Config{Drain: short, StopAfter: short, GiveUp: 2 * short})
+	o.Drain(shutdown.EndOfInput)
+	if !closedWithin(o.Stopped(), long) {
+		t.Fatal("not stopped")
+	}
+	stopped := time.Now()
+	if isClosed(o.Abandoned()) {
+		t.Fatal("abandoned at the stop")
+	}
+	if !closedWithin(o.Abandoned(), long) {
+		t.Fatal("not abandoned GiveUp past the stop")
+	}
+	if d := time.Since(stopped); d < short {
+		t.Errorf("abandoned %v after the stop, GiveUp is %v", d, 2*short)
+	}
+	if st := o.Status(); !st.Abandoned || st.Hurry != shutdown.DrainTimeout {
+		t.Errorf("status %+v", st)
 	}
 }
 
