@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…";
@@ -52,6 +51,10 @@ type options struct {
 	maxManifestBytes int64  // manifest.Options.MaxFileSize
 	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
 
+	// end owns the end of the process: the one receiver of SIGINT and
+	// SIGTERM. Made by startEnd, closed by run.
+	end *shutdown.Owner
+
 	// Filled in by resolve.
 	socketSource  string        // which rule chose the socket: flag, env, default, fallback
 	resolveSocket func() string // nil when set by flag or env; else the rules, applied again on each new connection
@@ -65,11 +68,13 @@ func (e usageError) Unwrap() error { return e.err }
 
 // run executes the command line and returns the process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cmd := newRootCmd(stdin, stdout, stderr)
+	o := &options{}
+	cmd := newRootCmd(o, stdin, stdout, stderr)
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
+	err := cmd.ExecuteContext(context.Background())
+	if o.end != nil {
+		o.end.Close()
+	}
 	if err == nil {
 		return 0
 	}
@@ -100,8 +105,7 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
-func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	o := &options{}
+func newRootCmd(o *options, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tairseach-mcp",
 		Short: "MCP server for the Tairseach capabilities on this machine",
@@ -115,7 +119,11 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 		SilenceErrors: true,
 		Args:          unknownCommand,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return o.resolve(cmd)
+			if err := o.resolve(cmd); err != nil {
+				return err
+			}
+			o.startEnd(cmd, stderr)
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.transport == "stdio" && stdinIsTerminal(stdin) {
@@ -181,6 +189,19 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 		hint = "did you mean " + strings.Join(s, " or ") + "? (" + hint + ")"
 	}
 	return usageError{fmt.Errorf("unknown command %q; %s", args[0], hint)}
+}
+
+// startEnd starts the owner of the process's end from the flags, and makes
+// its context, ended by the first stop signal, the command's. Serving, it
+// tells the transport when to drain, cut off and stop.
+func (o *options) startEnd(cmd *cobra.Command, stderr io.Writer) {
+	log := zerolog.Nop()
+	if cmd == cmd.Root() {
+		log = o.newLogger(stderr)
+	}
+	o.end = shutdown.New(shutdown.Config{Drain: o.drainTimeout, Grace: o.shutdownGrace, Logger: log})
+	o.end.Start(cmd.Context())
+	cmd.SetContext(o.end.Context())
 }
 
 // envName is the environment variable that backs flag name.
