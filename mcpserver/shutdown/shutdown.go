@@ -287,6 +287,10 @@ func (o *Owner) signal(s os.Signal) {
 
 func (o *Owner) drainLocked(why Reason) {
 	now := time.Now()
+	if why == StopSignal {
+		// First, so that whoever sees the drain sees the signal's end.
+		o.sigCancel()
+	}
 	if o.st.Drain == "" {
 		o.st.Drain, o.st.Began = why, now
 		o.drainDone()
@@ -294,11 +298,7 @@ func (o *Owner) drainLocked(why Reason) {
 			o.setDeadlineLocked(now.Add(o.cfg.Drain), DrainTimeout)
 		}
 	}
-	if why != StopSignal {
-		return
-	}
-	o.sigCancel()
-	if o.st.Hurry != "" || o.cfg.Grace <= 0 {
+	if why != StopSignal || o.st.Hurry != "" || o.cfg.Grace <= 0 {
 		return
 	}
 	// The grace counts from the signal; it applies when it ends the drain
