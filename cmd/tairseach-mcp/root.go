@@ -54,6 +54,9 @@ type options struct {
 	// end owns the end of the process: the one receiver of SIGINT and
 	// SIGTERM. Made by startEnd, closed by run.
 	end *shutdown.Owner
+	// log is serve's logger, made once by startEnd: newLogger sets
+	// zerolog's time format, which end's goroutine reads.
+	log zerolog.Logger
 
 	// Filled in by resolve.
 	socketSource  string        // which rule chose the socket: flag, env, default, fallback
@@ -129,7 +132,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 			if o.transport == "stdio" && stdinIsTerminal(stdin) {
 				greetTerminal(stderr)
 			}
-			return serve(cmd.Context(), o, stdin, stdout, stderr)
+			return serve(cmd.Context(), o, stdin, stdout)
 		},
 	}
 	root.SetIn(stdin)
@@ -195,11 +198,11 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 // its context, ended by the first stop signal, the command's. Serving, it
 // tells the transport when to drain, cut off and stop.
 func (o *options) startEnd(cmd *cobra.Command, stderr io.Writer) {
-	log := zerolog.Nop()
+	o.log = zerolog.Nop()
 	if cmd == cmd.Root() {
-		log = o.newLogger(stderr)
+		o.log = o.newLogger(stderr)
 	}
-	o.end = shutdown.New(shutdown.Config{Drain: o.drainTimeout, Grace: o.shutdownGrace, Logger: log})
+	o.end = shutdown.New(shutdown.Config{Drain: o.drainTimeout, Grace: o.shutdownGrace, Logger: o.log})
 	o.end.Start(cmd.Context())
 	cmd.SetContext(o.end.Context())
 }

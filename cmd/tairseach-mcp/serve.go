@@ -24,8 +24,8 @@ import (
 // serve runs the MCP server on stdio until stdin ends, or on HTTP, until
 // o.end, the owner of the process's end, says so (a stop signal), reloading
 // the manifests when they change on disk or on SIGHUP.
-func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.Writer) error {
-	log := o.newLogger(stderr)
+func serve(ctx context.Context, o *options, stdin io.Reader, stdout io.Writer) error {
+	log := o.log
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(strings.ReplaceAll(o.cpuProfile, "%p", strconv.Itoa(os.Getpid())))
 		if err != nil {
