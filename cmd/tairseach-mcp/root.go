@@ -72,7 +72,7 @@ func (e usageError) Unwrap() error { return e.err }
 // run executes the command line and returns the process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o := &options{}
-	cmd := newRootCmd(o, stdin, stdout, stderr)
+	cmd := newRootCmdWith(o, stdin, stdout, stderr)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())
 	if o.end != nil {
@@ -108,7 +108,13 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
-func newRootCmd(o *options, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	return newRootCmdWith(&options{}, stdin, stdout, stderr)
+}
+
+// newRootCmdWith builds the command tree with its flags bound to o; run
+// closes o.end, the owner of the process's end, once it has run.
+func newRootCmdWith(o *options, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tairseach-mcp",
 		Short: "MCP server for the Tairseach capabilities on this machine",
