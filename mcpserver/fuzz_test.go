@@ -24,6 +24,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/faultbackend"
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
@@ -107,7 +108,7 @@ func FuzzStdioLines(f *testing.F) {
 	addSeeds(f, "stdio", func(data []byte) { f.Add(data) })
 	f.Fuzz(func(t *testing.T, input []byte) {
 		out := &lockedBuffer{}
-		tr := &stdio.Transport{In: bytes.NewReader(input), Out: out, DrainTimeout: fuzzDrain, MaxLineBytes: 1 << 20, Logger: zerolog.Nop()}
+		tr := &stdio.Transport{In: bytes.NewReader(input), Out: out, End: shutdown.New(shutdown.Config{Drain: fuzzDrain}), MaxLineBytes: 1 << 20, Logger: zerolog.Nop()}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan error, 1)

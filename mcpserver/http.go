@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonenc"
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
 // Defaults of the HTTP transport.
@@ -60,12 +60,11 @@ type HTTPConfig struct {
 	// ReadHeaderTimeout) and of its body, so that a client that sends them
 	// slowly cannot hold a connection; zero means DefaultBodyTimeout.
 	ReadTimeout time.Duration
-	// DrainTimeout bounds how long shutdown waits for requests in flight;
-	// zero waits as long as they take.
-	DrainTimeout time.Duration
-	// Hurry, when closed, ends the drain at once (a second stop signal):
-	// the calls still running are cut off, and so recorded, before the exit.
-	Hurry <-chan struct{}
+	// End owns the end of the serving: it says when to drain (a stop
+	// signal), when to cut off what is left and when to give up on it.
+	// Nil: an Owner of the transport's own, drained when ctx is cancelled,
+	// without deadlines.
+	End *shutdown.Owner
 	// Manifests is the manifests directory, as /healthz reports it.
 	Manifests string
 	// TokenHint says where a client finds the token ("the token in
@@ -351,17 +350,13 @@ func isLoopback(addr string) bool {
 // machine only.
 func IsLoopbackHost(host string) bool { return isLoopback(host) }
 
-// sessionCloseGrace bounds the wait for sessions to close at shutdown, once
-// their requests are done or cut off.
-const sessionCloseGrace = 2 * time.Second
-
-// waitIdle returns when no counted request is in flight or ctx is done.
-func (h *httpHandler) waitIdle(ctx context.Context) {
+// waitIdle returns when no counted request is in flight or done is closed.
+func (h *httpHandler) waitIdle(done <-chan struct{}) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for h.inFlight.Load() > 0 {
 		select {
-		case <-ctx.Done():
+		case <-done:
 			return
 		case <-tick.C:
 		}

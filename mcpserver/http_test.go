@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
 func TestIsLoopback(t *testing.T) {
@@ -189,7 +191,9 @@ func TestServeHTTPListenerStopsOnCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTPListener(ctx, ln, HTTPConfig{DrainTimeout: 5 * time.Second}) }()
+	go func() {
+		done <- srv.ServeHTTPListener(ctx, ln, HTTPConfig{End: shutdown.New(shutdown.Config{Drain: 5 * time.Second})})
+	}()
 
 	// A session with an open event stream must not hold the shutdown up.
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)

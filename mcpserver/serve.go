@@ -17,30 +17,54 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // ServeStdio serves one MCP session over t until its input ends and the
-// requests already received are answered. When ctx is cancelled (SIGINT,
-// SIGTERM) it ends the session as end of input does, even if the input
-// stays open: no more reading, calls in flight get the drain timeout.
+// requests already received are answered, or t.End cuts the session off.
+// When ctx is cancelled the session ends as at a stop signal, even if the
+// input stays open: no more reading, calls in flight get the drain timeout
+// or the grace. Once t.End has stopped, answers a client no longer reads are
+// given up: ServeStdio returns, with an error, as soon as every call cut off
+// has ended.
 func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	if t.Calls == nil {
 		t.Calls = s
 	}
-	// The session ends through t.Stop, never by the go-sdk seeing ctx done.
+	// The session ends through t.End, never by the go-sdk seeing ctx done.
 	ss, err := s.mcp.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
 	t.Bind(ss)
+	end := t.End // set by Connect
+	defer context.AfterFunc(ctx, func() { end.Drain(shutdown.StopSignal) })()
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
 	case err = <-done:
-	case <-ctx.Done():
-		t.Stop()
-		err = <-done
+	case <-end.Stopped():
+		// The answers a client does not read are given up, not the
+		// records: every call cut off ends first (t.End abandons one that
+		// does not).
+		select {
+		case err = <-done:
+		case <-t.Settled():
+		case <-end.Abandoned():
+		}
+		select {
+		case err = <-done:
+		default:
+			// A writer blocked for good keeps the go-sdk's session open.
+			if end.Status().Abandoned {
+				return fmt.Errorf("stdio session cut off at the %s: calls still running %s later; their audit lines are missing",
+					end.Reason(), time.Since(end.Status().HurriedAt).Round(time.Millisecond))
+			}
+		}
+	}
+	if t.Unwritten() {
+		return fmt.Errorf("stdio session cut off at the %s: answers given up unwritten (is the client still reading stdout?)", end.Reason())
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) && ctx.Err() == nil {
 		return fmt.Errorf("stdio session: %w", err)
@@ -177,13 +201,20 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 	return h
 }
 
-// ServeHTTPListener serves the HTTP transport on ln until ctx is cancelled,
-// then shuts down gracefully: it stops accepting connections, waits for the
-// requests in flight, closes every session and returns. When cfg.DrainTimeout
-// passes first, it cuts the requests still running off by closing the
-// backend connections, which leaves s closed. It closes ln.
+// ServeHTTPListener serves the HTTP transport on ln until cfg.End drains
+// (a stop signal) or ctx is cancelled, then shuts down gracefully: it stops
+// accepting connections, waits for the requests in flight and closes every
+// session once its requests are answered. When cfg.End hurries first, it
+// cuts off what is still running by closing the backend connections, which
+// leaves s closed, and waits until each handler cut off has returned (each
+// call recorded) or cfg.End abandons them. It closes ln.
 func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg HTTPConfig) error {
 	h := s.newHTTPHandler(cfg)
+	end := cfg.End
+	if end == nil {
+		end = shutdown.New(shutdown.Config{})
+		defer end.Close()
+	}
 	srv := &http.Server{
 		Handler: h,
 		// No ReadTimeout or WriteTimeout: event streams stay open as long
@@ -195,50 +226,45 @@ func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg HTT
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	defer context.AfterFunc(ctx, func() { end.Drain(shutdown.StopSignal) })()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving HTTP: %w", err)
-	case <-ctx.Done():
+	case <-end.Draining():
 	}
 
 	start := time.Now()
-	s.log.Info().Int64("in_flight", h.inFlight.Load()).Msg("shutting down: finishing the requests in flight")
-	drainCtx, hurried := context.WithCancel(context.Background())
-	defer hurried()
-	if cfg.DrainTimeout > 0 {
-		var cancel context.CancelFunc
-		drainCtx, cancel = context.WithTimeout(drainCtx, cfg.DrainTimeout)
-		defer cancel()
-	}
-	if cfg.Hurry != nil {
-		go func() {
-			select {
-			case <-cfg.Hurry:
-				hurried()
-			case <-drainCtx.Done(): // ended by its timeout, or by the return
-			}
-		}()
-	}
+	s.log.Info().Int64("in_flight", h.inFlight.Load()).Str("why", string(end.Reason())).
+		Msg("shutting down: finishing the requests in flight")
+	hurry := end.HurryContext()
 	// Shutdown closes the listener and idle connections at once, then
 	// waits for the active ones: requests in flight, and event streams,
 	// which end when their sessions are closed below.
 	shut := make(chan error, 1)
-	go func() { shut <- srv.Shutdown(drainCtx) }()
-	h.waitIdle(drainCtx)
-	cutOff := drainCtx.Err() != nil
+	go func() { shut <- srv.Shutdown(hurry) }()
+	h.waitIdle(hurry.Done())
+	closed := s.closeSessions()
+	select {
+	case <-closed:
+	case <-hurry.Done():
+	}
+	cutOff := hurry.Err() != nil
 	if cutOff {
-		why := "after the drain timeout"
-		if time.Since(start) < cfg.DrainTimeout {
-			why = "at a second stop signal"
-		}
-		s.log.Warn().Int64("in_flight", h.inFlight.Load()).Dur("drain_timeout", cfg.DrainTimeout).
-			Msg("requests still running " + why + "; cutting them off")
+		st := end.Status()
+		s.log.Warn().Int64("in_flight", h.inFlight.Load()).Dur("limit", st.Limit.Round(time.Millisecond)).
+			Msg("requests still running at the " + string(st.Hurry) + "; cutting them off")
 		// Closing the backend connections fails the calls still running,
-		// so that their handlers return and their sessions can close.
+		// so that their handlers return, each call recorded, and their
+		// sessions can close.
 		_ = srv.Close()
 		_ = s.Close()
+		h.waitIdle(end.Abandoned())
+		select {
+		case <-closed:
+		case <-end.Abandoned():
+			s.log.Warn().Msg("sessions still closing at shutdown; not waiting for them")
+		}
 	}
-	s.closeSessions(sessionCloseGrace)
 	if err := <-shut; err != nil && !cutOff {
 		_ = srv.Close()
 	}
@@ -249,9 +275,9 @@ func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg HTT
 
 // closeSessions closes every session at once: their event streams end and
 // their subscriptions are cancelled. A session closes once its requests are
-// answered; after grace, closeSessions stops waiting, leaving the closing
-// goroutine to the process's exit.
-func (s *Server) closeSessions(grace time.Duration) {
+// answered; the channel returned is closed when all have. The goroutine
+// closing them is left to the process's exit if one never does.
+func (s *Server) closeSessions() <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -261,9 +287,5 @@ func (s *Server) closeSessions(grace time.Duration) {
 		}
 		wg.Wait()
 	}()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		s.log.Warn().Dur("waited", grace).Msg("sessions still closing at shutdown; not waiting for them")
-	}
+	return done
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
@@ -191,7 +192,7 @@ func TestStdioLargeLines(t *testing.T) {
 }
 
 func TestStdioEOFAnswersEverythingInFlight(t *testing.T) {
-	h := startStdio(t, &stdio.Transport{DrainTimeout: 10 * time.Second})
+	h := startStdio(t, &stdio.Transport{End: shutdown.New(shutdown.Config{Drain: 10 * time.Second})})
 	h.send(initLine, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for i := 1; i <= 3; i++ {
 		h.send(`{"jsonrpc":"2.0","id":` + string(rune('0'+i)) + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":300}}}`)
@@ -214,7 +215,7 @@ func TestStdioEOFAnswersEverythingInFlight(t *testing.T) {
 }
 
 func TestStdioDrainTimeout(t *testing.T) {
-	h := startStdio(t, &stdio.Transport{DrainTimeout: 200 * time.Millisecond})
+	h := startStdio(t, &stdio.Transport{End: shutdown.New(shutdown.Config{Drain: 200 * time.Millisecond})})
 	h.send(initLine)
 	h.next()
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)

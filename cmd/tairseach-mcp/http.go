@@ -256,8 +256,9 @@ func readOrMakeTokenFile(path string, create bool) (token string, made bool, err
 	return token, true, nil
 }
 
-// serveHTTP serves srv over streamable HTTP until ctx is cancelled.
-func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, hurry <-chan struct{}, log zerolog.Logger) error {
+// serveHTTP serves srv over streamable HTTP until o.end drains it (a stop
+// signal).
+func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerolog.Logger) error {
 	h := &o.http
 	host, _, _ := net.SplitHostPort(h.listen) // checked by resolveHTTP
 	switch {
@@ -296,11 +297,9 @@ func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, hurry <-c
 		SessionTimeout:  h.sessionTimeout,
 		MaxSessions:     h.maxSessions,
 		ReadTimeout:     h.readTimeout,
-		// The HTTP transport ends only on a stop signal.
-		DrainTimeout: min(o.drainTimeout, o.shutdownGrace),
-		Manifests:    o.manifests,
-		TokenHint:    tokenHint(h.tokenPath),
-		Hurry:        hurry,
+		End:             o.end,
+		Manifests:       o.manifests,
+		TokenHint:       tokenHint(h.tokenPath),
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…";
@@ -52,6 +51,13 @@ type options struct {
 	maxManifestBytes int64  // manifest.Options.MaxFileSize
 	cpuProfile       string // hidden: write a CPU profile of serve here ("%p": the pid)
 
+	// end owns the end of the process: the one receiver of SIGINT and
+	// SIGTERM. Made by startEnd, closed by run.
+	end *shutdown.Owner
+	// log is serve's logger, made once by startEnd: newLogger sets
+	// zerolog's time format, which end's goroutine reads.
+	log zerolog.Logger
+
 	// Filled in by resolve.
 	socketSource  string        // which rule chose the socket: flag, env, default, fallback
 	resolveSocket func() string // nil when set by flag or env; else the rules, applied again on each new connection
@@ -65,11 +71,13 @@ func (e usageError) Unwrap() error { return e.err }
 
 // run executes the command line and returns the process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cmd := newRootCmd(stdin, stdout, stderr)
+	o := &options{}
+	cmd := newRootCmdWith(o, stdin, stdout, stderr)
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
+	err := cmd.ExecuteContext(context.Background())
+	if o.end != nil {
+		o.end.Close()
+	}
 	if err == nil {
 		return 0
 	}
@@ -101,7 +109,12 @@ func isCobraUsage(err error) bool {
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	o := &options{}
+	return newRootCmdWith(&options{}, stdin, stdout, stderr)
+}
+
+// newRootCmdWith builds the command tree with its flags bound to o; run
+// closes o.end, the owner of the process's end, once it has run.
+func newRootCmdWith(o *options, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tairseach-mcp",
 		Short: "MCP server for the Tairseach capabilities on this machine",
@@ -116,13 +129,17 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 		SilenceErrors: true,
 		Args:          unknownCommand,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return o.resolve(cmd)
+			if err := o.resolve(cmd); err != nil {
+				return err
+			}
+			o.startEnd(cmd, stderr)
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.transport == "stdio" && stdinIsTerminal(stdin) {
 				greetTerminal(stderr)
 			}
-			return serve(cmd.Context(), o, stdin, stdout, stderr)
+			return serve(cmd.Context(), o, stdin, stdout)
 		},
 	}
 	root.SetIn(stdin)
@@ -138,8 +155,8 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	f.StringVar(&o.socket, "socket", "", "`PATH` of the Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock if that exists, chosen again at each connection)")
 	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
 	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call; the default covers the server's 60s script limit (a tool's timeoutMs overrides it)")
-	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes, how long to wait for calls in flight (default: the call timeout)")
-	f.DurationVar(&o.shutdownGrace, "shutdown-grace", defaultShutdownGrace, "after SIGTERM or SIGINT, how long calls in flight may still finish; then each is answered with an error and the process exits (a second signal exits at once)")
+	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "once the session takes no more requests (stdin closed, or a stop signal), how long calls in flight may still run (default: the call timeout)")
+	f.DurationVar(&o.shutdownGrace, "shutdown-grace", defaultShutdownGrace, "after SIGTERM or SIGINT, how long calls in flight may still finish, when sooner than the drain timeout; then each is answered with an error and the process exits once it has ended (a second signal cuts them off at once)")
 	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest message carrying a tool result or error to the client, in bytes; a larger one becomes an isError result")
 	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
 	f.IntVar(&o.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "most tool calls at once; more wait for a slot until their timeout")
@@ -182,6 +199,19 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 		hint = "did you mean " + strings.Join(s, " or ") + "? (" + hint + ")"
 	}
 	return usageError{fmt.Errorf("unknown command %q; %s", args[0], hint)}
+}
+
+// startEnd starts the owner of the process's end from the flags, and makes
+// its context, ended by the first stop signal, the command's. Serving, it
+// tells the transport when to drain, cut off and stop.
+func (o *options) startEnd(cmd *cobra.Command, stderr io.Writer) {
+	o.log = zerolog.Nop()
+	if cmd == cmd.Root() {
+		o.log = o.newLogger(stderr)
+	}
+	o.end = shutdown.New(shutdown.Config{Drain: o.drainTimeout, Grace: o.shutdownGrace, Logger: o.log})
+	o.end.Start(cmd.Context())
+	cmd.SetContext(o.end.Context())
 }
 
 // envName is the environment variable that backs flag name.

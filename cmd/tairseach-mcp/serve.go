@@ -17,13 +17,15 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
-// serve runs the MCP server on stdio until stdin ends, or on HTTP, until ctx
-// is cancelled, reloading the manifests when they change on disk or on SIGHUP.
-func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.Writer) error {
-	log := o.newLogger(stderr)
+// serve runs the MCP server on stdio until stdin ends, or on HTTP, until
+// o.end, the owner of the process's end, says so (a stop signal), reloading
+// the manifests when they change on disk or on SIGHUP.
+func serve(ctx context.Context, o *options, stdin io.Reader, stdout io.Writer) error {
+	log := o.log
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(strings.ReplaceAll(o.cpuProfile, "%p", strconv.Itoa(os.Getpid())))
 		if err != nil {
@@ -52,38 +54,9 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	var flushOnce sync.Once
-	flush := func() { flushOnce.Do(stopObs) }
-	defer flush()
-	served := make(chan struct{})
-	defer close(served)
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	var tr *stdio.Transport // the stdio session, hurried by a second signal
-	if o.transport != "http" {
-		tr = &stdio.Transport{
-			In:            stdin,
-			Out:           stdout,
-			DrainTimeout:  o.drainTimeout,
-			ShutdownGrace: o.shutdownGrace,
-			Linger:        o.linger,
-			NoDirect:      o.direct == "off",
-			Logger:        log,
-		}
-	}
-	var draining <-chan struct{}
-	if tr != nil {
-		draining = tr.Draining()
-	}
-	httpHurry := make(chan struct{}) // closed to hurry the HTTP transport's drain
-	go watchShutdown(sig, served, draining, o.shutdownGrace, o.drainTimeout, func() {
-		if tr != nil {
-			tr.Hurry()
-		} else {
-			close(httpHurry)
-		}
-	}, flush, log)
+	// The audit log is synced and the exporters flushed last, once the
+	// transport has returned: by then every call it cut off has ended.
+	defer stopObs()
 	var srv *mcpserver.Server
 	feats := o.newFeatures(&cfg, func() *mcpserver.Server { return srv }, log)
 	srv = mcpserver.New(cfg, nil)
@@ -138,9 +111,23 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 	})
 
 	if o.transport == "http" {
-		return serveHTTP(ctx, o, srv, httpHurry, log)
+		err = serveHTTP(ctx, o, srv, log)
+	} else {
+		err = srv.ServeStdio(ctx, &stdio.Transport{
+			In:       stdin,
+			Out:      stdout,
+			End:      o.end,
+			Linger:   o.linger,
+			NoDirect: o.direct == "off",
+			Logger:   log,
+		})
 	}
-	return srv.ServeStdio(ctx, tr)
+	if err == nil && o.end.Status().Hurry == shutdown.SecondSignal {
+		// What was in flight was cut off, as asked: each call is
+		// recorded, but the session did not end well.
+		return exitCode(1)
+	}
+	return err
 }
 
 // logManifestNotes sums up in one line what the manifests' loading found:
@@ -167,54 +154,6 @@ func logManifestNotes(log zerolog.Logger, dir string, reg *manifest.Registry) {
 // (close stdin, SIGTERM, then SIGKILL) usually waits a few seconds between
 // the signals.
 const defaultShutdownGrace = 2 * time.Second
-
-// exitNow ends the process; a variable so that a test can see it called.
-var exitNow = os.Exit
-
-// watchShutdown owns the end of the process once the session is ending.
-// After a stop signal the session gets the grace to answer what it can; at
-// end of input, the drain timeout. A second signal hurries the session (the
-// calls in flight are answered and cancelled, so each is recorded) and
-// exits at once; so does the grace or the drain timeout, and half a second
-// more, passing before serve returns (a client that no longer reads stdout
-// blocks every write). Either way the audit log and the exporters are
-// flushed. draining is nil when nothing drains (HTTP).
-func watchShutdown(sig <-chan os.Signal, served, draining <-chan struct{}, grace, drain time.Duration, hurry, flush func(), log zerolog.Logger) {
-	var deadline <-chan time.Time
-	why := ""
-	signals := 0
-	for {
-		select {
-		case <-served:
-			return
-		case <-draining:
-			draining = nil
-			if deadline == nil {
-				deadline, why = time.After(drain+500*time.Millisecond), "the drain timeout"
-			}
-			continue
-		case <-sig:
-			if signals++; signals == 1 {
-				deadline, why = time.After(grace+500*time.Millisecond), "the shutdown grace"
-				continue
-			}
-			log.Warn().Msg("second stop signal: exiting at once")
-			// The calls in flight are answered and cancelled, so that each
-			// is recorded; a stdout nobody reads may keep the answers back.
-			hurry()
-			select {
-			case <-served:
-				return
-			case <-time.After(300 * time.Millisecond):
-			}
-		case <-deadline:
-			log.Warn().Msgf("the session did not end within %s (is the client still reading stdout?); exiting", why)
-		}
-		flush()
-		exitNow(1)
-		return
-	}
-}
 
 // applyReload hands a reloaded registry to the server and logs the outcome
 // as one line.

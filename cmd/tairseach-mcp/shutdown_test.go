@@ -74,7 +74,9 @@ func TestShutdownSequence(t *testing.T) {
 				}
 			}
 			if tt.noRead {
-				time.Sleep(500 * time.Millisecond) // the calls fill the pipe
+				// The bridge starts, reads the calls and blocks on stdout;
+				// on a loaded machine that takes more than half a second.
+				time.Sleep(1500 * time.Millisecond)
 			} else {
 				collect(300 * time.Millisecond)
 			}
@@ -121,14 +123,26 @@ func TestShutdownSequence(t *testing.T) {
 	}
 }
 
-// blobCalls initialises a session and asks for more than a pipe holds.
+// blobCalls initialises a session and makes n calls: one whose answer is a
+// line longer than the test's reader takes (1 MiB), which so stops reading
+// stdout for good, one whose answer then waits behind it, and calls still
+// running when the session is cut off. These sleep in the backend rather
+// than move megabytes: 40 answers of 1 MB kept a 2-core machine so busy
+// that the timings measured it, not the bridge.
 func blobCalls(n int) []string {
 	lines := []string{
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 	}
 	for i := 1; i <= n; i++ {
-		lines = append(lines, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"tools/call","params":{"name":"tairseach_demo_blob","arguments":{"bytes":1000000}}}`)
+		call := `"name":"tairseach_demo_slow","arguments":{"ms":60000}`
+		switch i {
+		case 1:
+			call = `"name":"tairseach_demo_blob","arguments":{"bytes":1200000}`
+		case 2:
+			call = `"name":"tairseach_demo_blob","arguments":{"bytes":100000}`
+		}
+		lines = append(lines, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"tools/call","params":{`+call+`}}`)
 	}
 	return lines
 }

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
 // Connect implements mcp.Transport. It returns at once: reading starts in
@@ -21,6 +24,11 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	}
 	// The calls live as long as the session, not as the context of Connect.
 	ctx, cancel := context.WithCancel(context.Background())
+	t.connMu.Lock()
+	defer t.connMu.Unlock()
+	if t.End == nil {
+		t.End = shutdown.New(shutdown.Config{})
+	}
 	c := &conn{
 		calls:     t.Calls,
 		direct:    t.Calls != nil && !t.NoDirect,
@@ -29,15 +37,14 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		in:        bufio.NewReaderSize(t.In, 64<<10),
 		rawIn:     t.In,
 		out:       t.Out,
-		drainFor:  t.DrainTimeout,
-		grace:     t.ShutdownGrace,
+		end:       t.End,
 		outgoing:  make(map[jsonrpc.ID]struct{}),
 		linger:    t.Linger,
 		maxLine:   max,
 		log:       t.Logger,
 		toSDK:     make(chan jsonrpc.Message),
 		inputEnd:  make(chan struct{}),
-		stopping:  make(chan struct{}),
+		wlock:     make(chan struct{}, 1),
 		reqs:      make(map[int64]*request),
 		keys:      make(map[string]int64),
 		drained:   make(chan struct{}),
@@ -48,22 +55,12 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	if t.Calls != nil {
 		c.detach = t.Calls.Attach(c)
 	}
-	t.connMu.Lock()
-	if t.hurry == nil {
-		t.hurry = make(chan struct{})
-	}
-	c.hurry = t.hurry
-	if t.drain == nil {
-		t.drain = make(chan struct{})
-	}
-	c.drain = t.drain
 	t.conn = c
-	t.connMu.Unlock()
 	go c.readLoop()
 	return c, nil
 }
 
-// bind tells the connection its go-sdk session, which the calls it serves
+// Bind tells the connection its go-sdk session, which the calls it serves
 // directly report progress on and ask the user through.
 func (t *Transport) Bind(ss *mcp.ServerSession) {
 	t.connMu.Lock()
@@ -74,81 +71,64 @@ func (t *Transport) Bind(ss *mcp.ServerSession) {
 	}
 }
 
-// Draining is closed when the session has read its last line and waits
-// for the requests in flight (--drain-timeout), so that the process can
-// end even if a client that no longer reads stdout blocks every answer.
-func (t *Transport) Draining() <-chan struct{} {
+// Settled is closed once the session has stopped reading and every request
+// it read has been answered, or cut off and ended: every call has been
+// recorded. Answers may still be on their way to a client that reads
+// slowly, or none at all. Nil before Connect.
+func (t *Transport) Settled() <-chan struct{} {
 	t.connMu.Lock()
 	defer t.connMu.Unlock()
-	if t.drain == nil {
-		t.drain = make(chan struct{})
+	if t.conn == nil {
+		return nil
 	}
-	return t.drain
+	return t.conn.drained
 }
 
-// Hurry ends the drain of a stopping session at once: the requests still
-// in flight are answered with an error and cancelled. Used on a second stop
-// signal.
-func (t *Transport) Hurry() {
-	t.connMu.Lock()
-	defer t.connMu.Unlock()
-	if t.hurry == nil {
-		t.hurry = make(chan struct{})
-	}
-	select {
-	case <-t.hurry:
-	default:
-		close(t.hurry)
-	}
-}
-
-// Stop ends the session as end of input does: reading stops, requests in
-// flight get DrainTimeout to finish, the rest are answered with an error.
-// Used on SIGINT and SIGTERM, when stdin may stay open.
-func (t *Transport) Stop() {
+// Unwritten reports whether End stopped with messages unwritten: given up,
+// or one blocked for good. A client that no longer reads stdout never got
+// them.
+func (t *Transport) Unwritten() bool {
 	t.connMu.Lock()
 	c := t.conn
 	t.connMu.Unlock()
-	if c != nil {
-		c.stop()
+	if c == nil {
+		return false
+	}
+	select {
+	case <-c.end.Stopped():
+		return c.givenUp.Load() > 0 || c.blocked.Load()
+	default:
+		return false
 	}
 }
 
 // Read returns the next message for the go-sdk. At end of input, or once
-// stopped, it first ends the requests that could never end on their own
-// (see ending), then drains and returns io.EOF.
+// End drains, it first ends the requests that could never end on their own
+// (see ending), then drains (see finish) and returns io.EOF.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case msg := <-c.toSDK:
-		return msg, nil
-	case <-c.inputEnd:
-		if c.linger {
-			select {
-			case <-c.stopping:
-			case <-c.closed:
-				return nil, io.EOF
-			default:
+	if !c.finishing {
+		select {
+		case msg := <-c.toSDK:
+			return msg, nil
+		case <-c.inputEnd:
+			if c.linger {
 				c.lingerOnce.Do(func() { c.log.Info().Msg("stdin closed; lingering until stopped (--linger)") })
 				select {
-				case <-c.stopping:
+				case <-c.end.Draining():
 				case <-c.closed:
 					return nil, io.EOF
 				}
 			}
+			c.end.Drain(shutdown.EndOfInput)
+		case <-c.end.Draining():
+		case <-c.closed:
+			return nil, io.EOF
 		}
-	case <-c.stopping:
-	case <-c.closed:
-		return nil, io.EOF
 	}
 	if msg := c.ending(); msg != nil {
 		return msg, nil
 	}
-	select {
-	case <-c.stopping:
-		return c.finish("stopping", c.grace)
-	default:
-		return c.finish("stdin closed", c.drainFor)
-	}
+	return c.finish()
 }
 
 // ending returns, one per call, the messages that end what would otherwise
@@ -207,49 +187,40 @@ func unanswered(id jsonrpc.ID) jsonrpc.Message {
 		Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client closed its input before answering"}}
 }
 
-func (c *conn) stop() {
-	c.stopOnce.Do(func() { close(c.stopping) })
+// cancelRequest is the cancellation of the request the go-sdk knows as n,
+// cut off by the hurry.
+func cancelRequest(n int64, why shutdown.Reason) jsonrpc.Message {
+	return &jsonrpc.Request{Method: "notifications/cancelled",
+		Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d,"reason":"tairseach-mcp is shutting down (%s)"}`, n, why))}
 }
 
-// finish is called once reading has ended. It waits until every request
-// read has been answered, the drain timeout passed, or the connection was
-// closed; requests still unanswered then get an error response.
-func (c *conn) finish(why string, limit time.Duration) (jsonrpc.Message, error) {
-	c.mu.Lock()
-	c.eof = true
-	n := len(c.reqs)
-	if n == 0 {
-		c.closeDrained()
-	}
-	if c.drainStart.IsZero() {
-		// The first call: the drain begins. Later ones (after an ending
-		// message was handed over) keep its deadline.
-		if limit <= 0 {
-			limit = c.drainFor
+// finish is called once reading has ended, on every later Read. It returns
+// io.EOF once every request read has been answered. Meanwhile it hands the
+// go-sdk the messages read before the drain began, and the ending messages.
+//
+// When End hurries, what is left is cut off (see cutOff), and io.EOF waits
+// until every call cut off has ended, so that each is recorded before the
+// session may end. That wait has no time limit of its own: a cancelled call
+// ends at once, as every wait of the pipeline takes its context; End's
+// Abandoned is the last resort of whoever waits for the session.
+func (c *conn) finish() (jsonrpc.Message, error) {
+	if !c.finishing {
+		c.finishing = true
+		c.mu.Lock()
+		c.eof = true
+		n := len(c.reqs)
+		if n == 0 {
+			c.closeDrained()
 		}
-		c.drainWhy, c.drainStart = why, time.Now()
-		if limit > 0 {
-			c.drainDeadline = c.drainStart.Add(limit)
-		}
+		c.mu.Unlock()
 		if n > 0 {
-			c.log.Debug().Int("pending", n).Str("why", why).Msg("answering requests in flight")
-		}
-		if why != "stopping" {
-			c.drainOnce.Do(func() { close(c.drain) })
+			c.log.Debug().Int("pending", n).Str("why", string(c.end.Reason())).Msg("answering requests in flight")
 		}
 	}
-	c.mu.Unlock()
-	stopped := c.stopping
-	hurried := false
+	hurried := c.end.Hurried()
 	for {
-		if c.drainWhy == "stopping" {
-			stopped = nil
-		}
-		var timeout <-chan time.Time
-		if !c.drainDeadline.IsZero() {
-			timer := time.NewTimer(time.Until(c.drainDeadline))
-			defer timer.Stop()
-			timeout = timer.C
+		if c.cutDone {
+			hurried = nil
 		}
 		select {
 		case <-c.drained:
@@ -260,51 +231,84 @@ func (c *conn) finish(why string, limit time.Duration) (jsonrpc.Message, error) 
 			if msg := c.ending(); msg != nil {
 				return msg, nil
 			}
-			continue
-		case <-stopped:
-			// A signal while draining at end of input: the grace applies.
-			c.drainWhy = "stopping"
-			if d := time.Now().Add(c.grace); c.grace > 0 && (c.drainDeadline.IsZero() || d.Before(c.drainDeadline)) {
-				c.drainDeadline = d
+		case msg := <-c.toSDK:
+			// Read before the drain began (a signal came while the line
+			// was dispatched): the go-sdk serves it, unless it was cut off.
+			if msg = c.stillWanted(msg); msg != nil {
+				return msg, nil
 			}
-			continue
-		case <-timeout:
-		case <-c.hurry:
-			hurried = true
+		case <-hurried:
+			c.cutOff()
+			if msg := c.ending(); msg != nil {
+				return msg, nil
+			}
 		}
-		break
 	}
-	why = c.drainWhy
+}
+
+// stillWanted returns msg, a message for the go-sdk, or nil once the
+// session was cut off: a request cut off before the go-sdk had it is
+// settled here, as nothing else will.
+func (c *conn) stillWanted(msg jsonrpc.Message) jsonrpc.Message {
+	if !c.cutDone {
+		return msg
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+		n, _ := req.ID.Raw().(int64)
+		c.settle(n)
+	}
+	return nil
+}
+
+// cutOff cuts off, once, every request still unanswered: each is answered
+// with an error naming why, and cancelled, a call served directly through
+// its context, a request of the go-sdk's through the go-sdk. Each stays in
+// c.reqs until it has ended; what it answers then is dropped.
+func (c *conn) cutOff() {
+	c.cutDone = true
+	st := c.end.Status()
+	var left []*request
 	c.mu.Lock()
-	left := make([]*request, 0, len(c.reqs))
-	for id, r := range c.reqs {
-		delete(c.reqs, id)
+	for n, r := range c.reqs {
+		r.cut = true
 		if !r.implicit && !r.cancelled {
 			left = append(left, r)
 		}
+		if r.cancel == nil && !r.cancelled {
+			// The go-sdk's, or one the dispatcher has not yet handed
+			// over: the go-sdk ignores the cancellation of an id it does
+			// not know, and such a request, once handed over, is dropped
+			// (stillWanted).
+			c.endingMsgs = append(c.endingMsgs, cancelRequest(n, st.Drain))
+		}
 	}
-	clear(c.keys)
 	c.mu.Unlock()
-	// The calls still running are cancelled: each ends, and is recorded,
-	// at once; nobody reads their answers.
+	// The calls served directly, and any the dispatcher is about to start.
 	c.cancelAll()
-	waited := c.drainDeadline.Sub(c.drainStart).Round(time.Millisecond)
-	wait := "the drain timeout"
-	switch {
-	case hurried:
-		waited = time.Since(c.drainStart).Round(time.Millisecond)
-		wait = "the shutdown grace, cut short by a second stop signal,"
-	case why == "stopping":
-		wait = "the shutdown grace"
+	if len(left) == 0 {
+		return
 	}
-	c.log.Warn().Int("unanswered", len(left)).Dur("waited", waited).Str("why", why).
-		Msg("requests still running after " + wait + "; answering them with an error")
-	for _, r := range left {
-		c.writeErrorRawID(r.raw, jsonrpc.CodeInternalError, fmt.Sprintf(
-			"tairseach-mcp is shutting down (%s) and %s did not finish within %s (%s); restart the server and retry",
-			why, r.method, wait, waited))
-	}
-	return nil, io.EOF
+	limit := st.Limit.Round(time.Millisecond)
+	c.log.Warn().Int("unanswered", len(left)).Dur("limit", limit).Str("why", string(st.Drain)).
+		Msg("requests still running at the " + string(st.Hurry) + "; answering them with an error")
+	// Written by a goroutine of its own: a client that no longer reads
+	// stdout must not hold the cancellations back.
+	c.callWG.Add(1)
+	go func() {
+		defer c.callWG.Done()
+		for i, r := range left {
+			msg := fmt.Sprintf("tairseach-mcp is shutting down (%s) and %s did not finish within the %s (%s); restart the server and retry",
+				st.Drain, r.method, st.Hurry, limit)
+			if st.Hurry == shutdown.SecondSignal {
+				msg = fmt.Sprintf("tairseach-mcp is shutting down (%s) and %s was cut off by a %s after %s; restart the server and retry",
+					st.Drain, r.method, st.Hurry, limit)
+			}
+			if err := c.writeLine(errorLine(r.raw, jsonrpc.CodeInternalError, msg)); err != nil {
+				c.log.Warn().Err(err).Int("unanswered", len(left)-i).Msg("answering the requests cut off")
+				return
+			}
+		}
+	}()
 }
 
 // Close stops the session. It is safe to call more than once. It does not
@@ -320,7 +324,26 @@ func (c *conn) Close() error {
 		if cl, ok := c.rawIn.(io.Closer); ok {
 			go func() { _ = cl.Close() }()
 		}
-		c.callWG.Wait() // the calls were cancelled: they end promptly
+		// The calls were cancelled: they end at once, each recorded as it
+		// ends; End abandons one that does not. Their answers are waited
+		// for until End stops: one may be stuck writing to a client that
+		// no longer reads stdout.
+		waitFor(&c.running, c.end.Abandoned())
+		waitFor(&c.callWG, c.end.Stopped())
 	})
 	return nil
+}
+
+// waitFor waits for wg, or until stop is closed, leaving the waiting
+// goroutine to the process's exit.
+func waitFor(wg *sync.WaitGroup, stop <-chan struct{}) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-stop:
+	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
 
-// readLoop reads lines until end of input or stop. A read blocked on an
+// readLoop reads lines until end of input or the drain. A read blocked on an
 // input that never ends does not keep the session open: Read stops waiting
 // for it, and the goroutine ends with the process.
 //
@@ -31,7 +31,7 @@ func (c *conn) readLoop() {
 	for {
 		line, err := c.readLine()
 		select {
-		case <-c.stopping:
+		case <-c.end.Draining():
 			c.refuse(line)
 			return
 		case <-c.closed:
@@ -56,8 +56,8 @@ func (c *conn) readLoop() {
 	}
 }
 
-// refuse answers a request read after Stop: it is not served, and the
-// client must not wait for it.
+// refuse answers a request read once the drain has begun: it is not
+// served, and the client must not wait for it.
 func (c *conn) refuse(line []byte) {
 	var w struct {
 		ID     json.RawMessage `json:"id"`
@@ -68,7 +68,7 @@ func (c *conn) refuse(line []byte) {
 	}
 	if id := validRawID(w.ID); id != nil {
 		c.writeErrorRawID(id, jsonrpc.CodeInternalError,
-			"tairseach-mcp is shutting down (stopping) and did not serve "+w.Method+"; restart the server and retry")
+			"tairseach-mcp is shutting down ("+string(c.end.Status().Drain)+") and did not serve "+w.Method+"; restart the server and retry")
 	}
 }
 
@@ -417,13 +417,16 @@ func (c *conn) serveDirectly(n int64, method string, p callParams, newProto bool
 	c.mu.Unlock()
 	dc := DirectCall{ID: r.raw, Name: name, Args: p.args, Meta: p.meta, NewProtocol: newProto, Session: ss}
 	c.callWG.Add(1)
+	c.running.Add(1)
 	if alone && c.in.Buffered() == 0 {
 		return true, c.serveInline(ctx, cancel, n, dc)
 	}
 	go func() {
 		defer c.callWG.Done()
 		defer cancel()
-		c.answer(n, c.calls.CallDirect(ctx, dc)) // nil when cancelled: nothing is sent
+		res := c.calls.CallDirect(ctx, dc)
+		c.running.Done()
+		c.answer(n, res) // nil when cancelled: nothing is sent
 	}()
 	return true, true
 }
@@ -442,6 +445,7 @@ func (c *conn) serveInline(ctx context.Context, cancel context.CancelFunc, n int
 	defer cancel()
 	ticket := c.watch.begin()
 	res := c.calls.CallDirect(ctx, dc)
+	c.running.Done()
 	reading := c.watch.end(ticket)
 	c.answer(n, res) // nil when cancelled: nothing is sent
 	return reading
@@ -540,7 +544,7 @@ func (c *conn) waitReady() bool {
 		return true
 	case <-c.closed:
 		return false
-	case <-c.stopping:
+	case <-c.end.Draining():
 		return false
 	}
 }

@@ -14,7 +14,8 @@ import (
 func (c *conn) SessionID() string { return "" }
 
 // settle removes the request the go-sdk knows as n and returns it, or nil
-// if it was answered already (after the drain timeout).
+// if it was answered already. A request cut off by the hurry is answered
+// by the transport once settled: its own answer is not written.
 func (c *conn) settle(n int64) *request {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,7 +69,7 @@ func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 		}
 		var err error
 		switch {
-		case r.cancelled, r.implicit:
+		case r.cancelled, r.implicit, r.cut:
 			if r.implicit && m.Error != nil {
 				c.log.Error().Err(m.Error).Msg("implicit initialize failed")
 			}
@@ -124,8 +125,10 @@ func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 // A non-nil started is set once the line is certain to come before any
 // other written after it.
 func (c *conn) writeResult(id, result []byte, started *atomic.Bool) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	if !c.lockOut() {
+		return errStopped
+	}
+	defer c.unlockOut()
 	if started != nil {
 		started.Store(true)
 	}
@@ -156,15 +159,44 @@ func (c *conn) writeErrorLine(id []byte, e error) error {
 
 // writeLine writes data and a newline in a single write.
 func (c *conn) writeLine(data []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	if !c.lockOut() {
+		return errStopped
+	}
+	defer c.unlockOut()
 	return c.flush(append(append(c.wbuf[:0], data...), '\n'))
 }
 
+// errStopped is the error of a write given up when End stopped.
+var errStopped = errors.New("writing stdout: given up at shutdown (is the client still reading?)")
+
+// lockOut takes the output's lock, or reports false once End has stopped:
+// the writer holding it may be blocked for good.
+func (c *conn) lockOut() bool {
+	stopped := c.end.Stopped()
+	select {
+	case c.wlock <- struct{}{}:
+	case <-stopped:
+		c.givenUp.Add(1)
+		return false
+	}
+	select {
+	case <-stopped:
+		<-c.wlock
+		c.givenUp.Add(1)
+		return false
+	default:
+		return true
+	}
+}
+
+func (c *conn) unlockOut() { <-c.wlock }
+
 // flush writes buf, a line built in c.wbuf, and keeps the buffer unless a
-// huge message grew it. c.wmu must be held.
+// huge message grew it. The output's lock must be held.
 func (c *conn) flush(buf []byte) error {
+	c.blocked.Store(true)
 	_, err := c.out.Write(buf)
+	c.blocked.Store(false)
 	if cap(buf) <= 1<<20 {
 		c.wbuf = buf
 	}
@@ -174,8 +206,8 @@ func (c *conn) flush(buf []byte) error {
 	return nil
 }
 
-// writeErrorRawID answers a message the go-sdk never sees.
-func (c *conn) writeErrorRawID(id json.RawMessage, code int64, message string) {
+// errorLine is the error response to the request of id (null when nil).
+func errorLine(id json.RawMessage, code int64, message string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -184,6 +216,12 @@ func (c *conn) writeErrorRawID(id json.RawMessage, code int64, message string) {
 		ID      json.RawMessage `json:"id"`
 		Error   jsonrpc.Error   `json:"error"`
 	}{"2.0", id, jsonrpc.Error{Code: code, Message: message}})
+	return data
+}
+
+// writeErrorRawID answers a message the go-sdk never sees.
+func (c *conn) writeErrorRawID(id json.RawMessage, code int64, message string) {
+	data := errorLine(id, code, message)
 	c.log.Warn().Int64("code", code).Msg(message)
 	if err := c.writeLine(data); err != nil {
 		c.log.Warn().Err(err).Msg("writing error response")
@@ -194,7 +232,7 @@ func (c *conn) writeErrorRawID(id json.RawMessage, code int64, message string) {
 // cancelled it; a nil result writes nothing.
 func (c *conn) answer(n int64, result []byte) {
 	r := c.settle(n)
-	if r == nil || r.cancelled || result == nil {
+	if r == nil || r.cancelled || r.cut || result == nil {
 		return
 	}
 	if err := c.writeResult(r.raw, result, nil); err != nil {

@@ -1,8 +1,10 @@
 // Package stdio is the MCP transport over newline-delimited JSON on a pair
 // of streams, stdin and stdout in serve mode: framing, request ids as the
-// client sent them, and the end of a session (the drain at end of input,
-// the grace after a stop signal, and the requests that could never end on
-// their own). It decides nothing about a call: a tools/call the go-sdk
+// client sent them, and what the end of a session asks of a transport:
+// reading no more, answering what is in flight or cutting it off, and
+// ending the requests that could never end on their own. When the session
+// ends is the shutdown.Owner's to say; the transport tells it when the
+// input ends. It decides nothing about a call: a tools/call the go-sdk
 // would only have passed on is handed to a CallHandler, everything else
 // to the go-sdk.
 package stdio
@@ -15,11 +17,12 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
 // ImplicitProtocolVersion is the protocol version a session is initialised
@@ -38,10 +41,10 @@ const DefaultMaxLineBytes = 16 << 20
 //     the session going;
 //   - echoes every request id exactly as received, and refuses ids a request
 //     may not have (null, objects, arrays, booleans) and ids already in use;
-//   - on end of input or Stop, waits until every request already received has
-//     been answered (bounded by DrainTimeout), answers the rest with an error
-//     and then reports EOF, so `printf '…' | tairseach-mcp` prints one
-//     response per request;
+//   - at end of input, or when End drains, waits until every request already
+//     received has been answered; when End hurries, answers the rest with an
+//     error and cancels them; then, once each has ended, reports EOF, so
+//     `printf '…' | tairseach-mcp` prints one response per request;
 //   - initialises the session implicitly when the first request is not
 //     "initialize", so a single piped request works;
 //   - sends no response for a request the client cancelled.
@@ -51,15 +54,13 @@ const DefaultMaxLineBytes = 16 << 20
 type Transport struct {
 	In  io.Reader
 	Out io.Writer
-	// DrainTimeout bounds the wait for in-flight requests after end of input
-	// or Stop; zero waits as long as they take.
-	DrainTimeout time.Duration
-	// ShutdownGrace bounds the wait for in-flight requests after Stop (a
-	// signal): a client's SIGKILL usually follows its SIGTERM within
-	// seconds; zero means DrainTimeout.
-	ShutdownGrace time.Duration
-	// Linger keeps the session open after end of input until the process is
-	// told to stop, for clients that close stdin but keep reading stdout.
+	// End owns the end of the session: it says when to drain, hurry and
+	// stop, and why; the transport tells it when the input ends. Nil: an
+	// Owner of the transport's own, without deadlines (Connect sets it).
+	End *shutdown.Owner
+	// Linger keeps the session open after end of input until End drains
+	// (a stop signal), for clients that close stdin but keep reading
+	// stdout.
 	Linger bool
 	// MaxLineBytes caps one incoming message; zero means DefaultMaxLineBytes.
 	MaxLineBytes int
@@ -72,8 +73,6 @@ type Transport struct {
 
 	connMu sync.Mutex
 	conn   *conn
-	hurry  chan struct{} // closed by Hurry
-	drain  chan struct{} // closed when the drain at end of input begins
 }
 
 // request is a request read from the client and not yet answered. The go-sdk
@@ -85,7 +84,10 @@ type request struct {
 	implicit  bool // the made-up initialize: its response is not sent
 	newProto  bool // carries a valid 2026-07-28 _meta
 	cancelled bool
-	cancel    context.CancelFunc // a call served directly
+	// cut off by the hurry: its answer is the transport's error, written
+	// once it has ended.
+	cut    bool
+	cancel context.CancelFunc // a call served directly
 	// A subscriptions/listen: acknowledged by the go-sdk, and to be ended
 	// once it is (the go-sdk answers a listen cancelled before its
 	// acknowledgement with an error, not its result).
@@ -98,22 +100,27 @@ type request struct {
 // dispatches each message: answered at once (malformed), served directly
 // (on that goroutine when nothing else is in flight, see serveInline, else
 // on its own), or handed to the go-sdk through toSDK, which Read returns. Write is called from any
-// goroutine; wmu serialises the output. mu guards the request bookkeeping.
+// goroutine; wlock serialises the output. mu guards the request bookkeeping.
+// The end of the session (ending, finish) runs on the goroutine that calls
+// Read, the go-sdk's reader.
 type conn struct {
 	calls     CallHandler
 	direct    bool
-	callCtx   context.Context // parent of the calls served directly; done on Close
+	callCtx   context.Context // parent of the calls served directly; done at the cut-off and on Close
 	cancelAll context.CancelFunc
-	callWG    sync.WaitGroup // calls served directly, inline or each in its own goroutine
-	detach    func()         // stops the server's notifications to this session
+	// running counts the calls served directly until they have ended (and
+	// so been recorded); callWG, their goroutines until the answers are
+	// written, and the one answering what was cut off.
+	running, callWG sync.WaitGroup
+	detach          func() // stops the server's notifications to this session
 
-	in       *bufio.Reader
-	rawIn    io.Reader
-	out      io.Writer
-	drainFor time.Duration
-	linger   bool
-	maxLine  int
-	log      zerolog.Logger
+	in      *bufio.Reader
+	rawIn   io.Reader
+	out     io.Writer
+	end     *shutdown.Owner
+	linger  bool
+	maxLine int
+	log     zerolog.Logger
 
 	// Owned by the goroutine that reads, readLoop's: a call served inline
 	// can hand reading (and these) to the inline watch's goroutine.
@@ -127,8 +134,6 @@ type conn struct {
 
 	toSDK    chan jsonrpc.Message
 	inputEnd chan struct{} // closed by readLoop at end of input
-	stopOnce sync.Once
-	stopping chan struct{} // closed by stop
 
 	// initWritten is set once the go-sdk has written a successful response
 	// to initialize: only then are legacy tool requests served directly,
@@ -139,31 +144,35 @@ type conn struct {
 	changed     atomic.Bool // the tools changed since the go-sdk last told a subscription
 	session     atomic.Pointer[mcp.ServerSession]
 
-	wmu  sync.Mutex
-	wbuf []byte
+	// wlock is the output's lock, a channel so that a writer waiting for it
+	// can give up when End stops: a client that no longer reads stdout
+	// blocks the writer holding it for good. It guards wbuf.
+	wlock chan struct{}
+	wbuf  []byte
+	// The writes given up, and whether one is under way (blocked, once
+	// End has stopped).
+	givenUp atomic.Int64
+	blocked atomic.Bool
 
-	grace      time.Duration   // the drain after Stop
-	hurry      <-chan struct{} // closed when the drain must end at once
-	drain      chan struct{}   // closed (once, drainOnce) when the drain at end of input begins
-	drainOnce  sync.Once
 	lingerOnce sync.Once
+	// Owned by the goroutine that calls Read: the drain has begun, what was
+	// left has been cut off.
+	finishing bool
+	cutDone   bool
 
 	mu          sync.Mutex
 	outgoing    map[jsonrpc.ID]struct{} // ids of the go-sdk's requests to the client, unanswered
 	endingBuilt bool
 	endingMsgs  []jsonrpc.Message
-	more        chan struct{} // a message was added to endingMsgs after they were built
-	// The drain, once it has begun: why, since when, and until when
-	// (zero: as long as the requests take).
-	drainWhy      string
-	drainStart    time.Time
-	drainDeadline time.Time
-	reqs          map[int64]*request // by the id the go-sdk knows
-	keys          map[string]int64   // the same, by the client's id
-	nextID        int64
-	initID        int64 // the go-sdk's id of the initialize that counts
-	eof           bool
-	drained       chan struct{} // closed once eof is set and reqs is empty
+	more        chan struct{}      // a message was added to endingMsgs after they were built
+	reqs        map[int64]*request // by the id the go-sdk knows
+	keys        map[string]int64   // the same, by the client's id
+	nextID      int64
+	initID      int64 // the go-sdk's id of the initialize that counts
+	eof         bool  // reading has ended: the drain has begun
+	// drained is closed once eof is set and reqs is empty: every request
+	// read has been answered, or cut off and ended.
+	drained chan struct{}
 
 	closeOnce sync.Once
 	closed    chan struct{}
