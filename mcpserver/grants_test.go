@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,6 +32,12 @@ const grantsManifest = `{"id": "mac", "tools": [
 // startGrantsDemo runs the demo backend with grants, in-process.
 func startGrantsDemo(t *testing.T, grants map[string]string) (*demo.Server, string) {
 	t.Helper()
+	return startGrantsDemoOpts(t, demo.Options{Grants: grants})
+}
+
+// startGrantsDemoOpts runs the demo backend with opts, in-process.
+func startGrantsDemoOpts(t *testing.T, opts demo.Options) (*demo.Server, string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "grants")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +48,7 @@ func startGrantsDemo(t *testing.T, grants map[string]string) (*demo.Server, stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := demo.New(zerolog.Nop(), demo.Options{Grants: grants})
+	d := demo.New(zerolog.Nop(), opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = d.Serve(ctx, ln); close(done) }()
@@ -120,6 +127,46 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_screen_capture"})
 	if err != nil || res.IsError {
 		t.Fatalf("a call once granted: %v %q", err, ResultText(res))
+	}
+}
+
+// A client that lists the tools as it connects, before the grants were
+// first read, is not offered what cannot work: the list waits for the read.
+func TestFirstListWaitsForGrants(t *testing.T) {
+	// Every answer of the app takes 300 ms, the first permissions.list too.
+	_, sock := startGrantsDemoOpts(t, demo.Options{Grants: map[string]string{"screen_recording": "denied"}, Delay: 300 * time.Millisecond})
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	tracked := make(chan struct{})
+	go func() { srv.TrackPermissions(ctx); close(tracked) }()
+	defer func() { cancel(); <-tracked }()
+
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	start := time.Now()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	if slices.Contains(names, "tairseach_screen_capture") || !slices.Contains(names, "tairseach_contacts_list") {
+		t.Errorf("the first tools/list: %v; want contacts_list and not screen_capture", names)
+	}
+	if d := time.Since(start); d > grantsWait {
+		t.Errorf("the first tools/list took %s, more than the wait's bound %s", d, grantsWait)
 	}
 }
 
