@@ -94,9 +94,10 @@ func (s *Server) setGrants(g permissions.Grants) {
 
 // readGrants reads permissions.list through the one road, as the server's
 // own request: the grants are read whatever the flags serve, but only
-// where a manifest maps the method.
+// where a manifest maps the method. Nobody asked for it, so it is not
+// audited or traced (a permissions.request the user agreed to is).
 func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
-	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")})
+	return s.do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")}, true)
 }
 
 // TrackPermissions reads the macOS permissions now, whenever a call is

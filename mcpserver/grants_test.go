@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/internal/demo"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 )
 
 // grantsManifest maps the permission methods and a tool of each kind:
@@ -204,6 +207,54 @@ func TestNotDeterminedAsksTheUser(t *testing.T) {
 	}
 	if n := d.PermissionRequests("contacts"); n != 1 {
 		t.Fatalf("permissions.request reached the socket %d times, want once", n)
+	}
+}
+
+// The server's own reads of the grants are nobody's request: they are not
+// in the audit log. The permissions.request the user agreed to is.
+func TestGrantsReadsAreNotAudited(t *testing.T) {
+	_, sock := startGrantsDemo(t, map[string]string{"contacts": "not_determined"})
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := observe.OpenAudit(path, observe.AuditOptions{Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true, Audit: a}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	ctx := context.Background()
+	for range 3 {
+		if _, err := srv.ReadPermissions(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ask": true}}, nil
+		},
+	}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var records []string
+	for _, l := range auditLines(t, path) {
+		records = append(records, fmt.Sprintf("%v %v", l["kind"], cmp.Or(l["method"], l["tool"])))
+	}
+	// The call itself reached no method: it was answered with the question.
+	if got := strings.Join(records, ","); got != "permissions permissions.request,tool tairseach_contacts_list" {
+		t.Errorf("audited: %s; want the request the user agreed to and the call, not the reads", got)
 	}
 }
 

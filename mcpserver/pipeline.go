@@ -39,7 +39,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		c.Info.Kind = string(cmp.Or(c.Kind, backend.Tool))
 	}
 	var o *observe.Call
-	if p.obs.On() {
+	if p.obs.On() && !c.quiet {
 		// Deferred first, so that it sees the result of a recovered panic.
 		ctx, o = p.obs.Start(ctx, c.Info, c.Name, c.Args)
 		defer func() { p.obs.End(o, res, p.cfg.MaxResultBytes+replyMargin) }()
