@@ -205,7 +205,11 @@ func (s *Server) unavailable() string {
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(by)) {
-		parts = append(parts, fmt.Sprintf("%s: %d tools", k, len(by[k])))
+		tools := "tools"
+		if len(by[k]) == 1 {
+			tools = "tool"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d %s", k, len(by[k]), tools))
 	}
 	return " Some capabilities are unavailable because macOS has not granted Tairseach the permission they need, so their tools are not offered: " +
 		strings.Join(parts, "; ") + ". If the user asks for one, tell them which permission to grant in System Settings › Privacy & Security."

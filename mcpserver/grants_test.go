@@ -115,7 +115,7 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 		!strings.Contains(ResultText(res), "Screen") {
 		t.Fatalf("a call of a tool left out for a permission: %v %q", err, ResultText(res))
 	}
-	if !strings.Contains(srv.unavailable(), "screen_recording (denied): 1 tools") {
+	if !strings.Contains(srv.unavailable(), "screen_recording (denied): 1 tool") {
 		t.Fatalf("instructions: %q", srv.unavailable())
 	}
 
