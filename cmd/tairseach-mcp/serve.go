@@ -218,21 +218,22 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		log.Warn().Msg("--output-schemas=on is deprecated: it means strict now; the default, warn, does not fail successful calls whose replies do not match their outputSchema")
 	}
 	return mcpserver.Config{
-		Version:        version,
-		DefaultSocket:  o.socket,
-		ResolveSocket:  o.resolveSocket,
-		CallTimeout:    o.callTimeout,
-		MaxResultBytes: o.maxResultBytes,
-		OutputSchemas:  o.outputSchemas == "strict",
-		CheckOutputs:   o.outputSchemas == "warn",
-		PoolSize:       o.poolSize,
-		MaxInFlight:    o.maxInFlight,
-		InsecureSocket: o.insecureSocket,
-		Logger:         log,
-		Policy:         o.policy,
-		ToolMode:       o.toolMode,
-		Prefix:         o.prefix,
-		HideUngranted:  o.hideUngranted,
+		Version:             version,
+		DefaultSocket:       o.socket,
+		ResolveSocket:       o.resolveSocket,
+		CallTimeout:         o.callTimeout,
+		MaxResultBytes:      o.maxResultBytes,
+		OutputSchemas:       o.outputSchemas == "strict",
+		CheckOutputs:        o.outputSchemas == "warn",
+		PoolSize:            o.poolSize,
+		MaxInFlight:         o.maxInFlight,
+		InsecureSocket:      o.insecureSocket,
+		Logger:              log,
+		Policy:              o.policy,
+		ToolMode:            o.toolMode,
+		Prefix:              o.prefix,
+		HideUngranted:       o.hideUngranted,
+		PermissionsInterval: o.permissionsInterval,
 	}
 }
 
