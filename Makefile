@@ -14,7 +14,12 @@ AGENT_DEPS := scripts/agents/node_modules/.package-lock.json
 # Pinned, fetched through the Go module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build dist test test-go lint try demo bench fuzz soak clean
+# make install puts tairseach-mcp in BINDIR: ~/.local/bin unless PREFIX or
+# BINDIR says otherwise (make install PREFIX=/usr/local, BINDIR=~/bin).
+PREFIX    ?= $(HOME)/.local
+BINDIR    ?= $(PREFIX)/bin
+
+.PHONY: all build install dist test test-go lint try demo bench fuzz soak clean
 
 all: build
 
@@ -25,9 +30,16 @@ build:
 	$(GO) build -trimpath -tags '$(GOTAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-mcp ./cmd/tairseach-mcp
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/tairseach-demo ./cmd/tairseach-demo
 
-# Release archives for darwin/arm64, darwin/amd64, linux/amd64 and
-# linux/arm64 with checksums.txt, in dist/, as .goreleaser.yaml names them,
-# built with go alone (goreleaser release --clean makes a real release).
+install: build
+	install -d '$(BINDIR)'
+	install -m 0755 $(BIN)/tairseach-mcp '$(BINDIR)/tairseach-mcp'
+	@echo "installed $(BINDIR)/tairseach-mcp"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: $(BINDIR) is not on PATH; add it, or run $(BINDIR)/tairseach-mcp by its path" ;; esac
+
+# The release files in dist/, with go alone (scripts/dist.sh): archives for
+# darwin/arm64, darwin/amd64, linux/amd64 and linux/arm64 as
+# .goreleaser.yaml names them, the MCP Bundle with one universal macOS
+# binary, checksums.txt, and server.json and the Homebrew formula filled in.
 dist:
 	GO='$(GO)' VERSION='$(VERSION)' sh scripts/dist.sh
 

@@ -60,29 +60,24 @@ func Load(dir string, opts Options) (*Registry, error) {
 }
 
 // logDiagnostics logs rejected files, problems and skipped tools, each once,
-// at the level Load uses for them.
+// at debug level: the manifests are the app's, which the person running the
+// bridge mostly cannot change, and a stdio client shows every line on stderr
+// as an error. The registry holds them all for whoever reports them (the
+// caller's summary, validate, doctor, the status resource).
 func logDiagnostics(log zerolog.Logger, errs []*FileError, problems []Problem, skipped []Skipped) {
 	for _, fe := range errs {
-		log.Error().Err(fe).Str("file", fe.Path).Msg("manifest rejected")
+		log.Debug().Err(fe).Str("file", fe.Path).Msg("manifest rejected")
 	}
 	for _, p := range problems {
-		ev := log.Warn()
-		if p.Severity == Error {
-			ev = log.Error()
-		}
-		ev.Str("file", p.File).Str("tool", p.Tool).Msg(p.Message)
+		log.Debug().Str("file", p.File).Str("tool", p.Tool).Str("severity", p.Severity.String()).Msg(p.Message)
 	}
 	for _, s := range skipped {
-		var ev *zerolog.Event
 		switch s.Reason {
-		case Duplicate:
-			ev = log.Info()
-		case Hidden:
-			ev = log.Debug()
+		case Duplicate, Hidden:
 		default:
 			continue // already reported as a problem
 		}
-		ev.Str("file", s.File).Str("tool", s.ToolName).Str("name", s.Name).Str("reason", s.Reason.String()).Msg(s.Detail)
+		log.Debug().Str("file", s.File).Str("tool", s.ToolName).Str("name", s.Name).Str("reason", s.Reason.String()).Msg(s.Detail)
 	}
 }
 
@@ -303,9 +298,8 @@ func walkTree(dir string, log zerolog.Logger, skip map[string]bool) (*walker, er
 }
 
 func (w *walker) problem(rel string, s Severity, format string, args ...any) {
-	p := Problem{File: rel, Severity: s, Message: fmt.Sprintf(format, args...)}
-	w.problems = append(w.problems, p)
-	w.log.Warn().Str("file", rel).Msg(p.Message)
+	// Logged with the others by logDiagnostics.
+	w.problems = append(w.problems, Problem{File: rel, Severity: s, Message: fmt.Sprintf(format, args...)})
 }
 
 // walkEntries visits the entries of the directory at relative path rel.

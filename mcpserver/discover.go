@@ -74,7 +74,7 @@ func decodeDiscoveryArgs(args json.RawMessage, v any) string {
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	if err := dec.Decode(v); err != nil {
-		return err.Error()
+		return check.DecodeProblem(err)
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -94,11 +95,20 @@ func (s *Server) setGrants(g permissions.Grants) {
 
 // readGrants reads permissions.list through the one road, as the server's
 // own request: the grants are read whatever the flags serve, but only
-// where a manifest maps the method. Nobody asked for it, so it is not
-// audited or traced (a permissions.request the user agreed to is).
+// where a manifest maps the method.
 func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
-	return s.do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")}, true)
+	select {
+	case <-s.ready:
+		if s.routes.Load().internal[methodPermissionsList] == nil {
+			return nil, errNoGrants
+		}
+	default: // the road waits for the manifests
+	}
+	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")})
 }
+
+// errNoGrants is a registry that maps no permissions.list.
+var errNoGrants = errors.New("no manifest maps permissions.list")
 
 // TrackPermissions reads the macOS permissions now, whenever a call is
 // refused for one, after the user asks macOS for one, and every interval

@@ -39,7 +39,9 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		c.Info.Kind = string(cmp.Or(c.Kind, backend.Tool))
 	}
 	var o *observe.Call
-	if p.obs.On() && !c.quiet {
+	// The server's own reads of the grants, every minute, are not a
+	// request of anybody's: they are not recorded.
+	if p.obs.On() && !(c.Kind == backend.Permissions && c.Info.Transport == "internal") {
 		// Deferred first, so that it sees the result of a recovered panic.
 		ctx, o = p.obs.Start(ctx, c.Info, c.Name, c.Args)
 		defer func() { p.obs.End(o, res, p.cfg.MaxResultBytes+replyMargin) }()
@@ -57,19 +59,40 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	if c.view != nil {
 		table = c.view.Load()
 	}
-	var r *route
+	var (
+		r       *route
+		others  []*route // a feature request's other routes of its method
+		confirm bool
+	)
 	if c.isTool() {
 		r, res = p.resolve(ctx, table, c)
 	} else {
-		r, res = p.resolveMethod(table, c)
+		var routes []*route
+		routes, res = p.resolveMethod(table, c)
+		if res == nil {
+			r, others = routes[0], routes[1:]
+		}
 	}
 	if res != nil {
 		return res
 	}
+	confirm = r.confirm
+	args, msg, err := check.Args(r.input, c.Args)
+	// Several tools may call a feature's method: the params go as the
+	// first whose inputSchema takes them; any of them asking first makes
+	// the request ask.
+	for _, alt := range others {
+		confirm = confirm || alt.confirm
+		if msg == "" {
+			continue
+		}
+		if a, m, e := check.Args(alt.input, c.Args); m == "" {
+			r, args, msg, err = alt, a, m, e
+		}
+	}
 	if o != nil {
 		o.Resolved(r.tool.Name, nil) // call_tool's target; a feature request's tool
 	}
-	args, msg, err := check.Args(r.input, c.Args)
 	if err != nil {
 		p.log.Debug().Str("tool", r.tool.Name).Err(err).Msg("inputSchema does not compile; arguments not checked")
 	}
@@ -85,7 +108,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	if r.confirm {
+	if confirm {
 		res, outcome := p.confirm(callCtx, c, r, args)
 		if res != nil {
 			if outcome != "" {
@@ -258,14 +281,14 @@ func (p *pipeline) waitReady(ctx context.Context) error {
 // tools call is refused with their reason, one no tool calls as unknown.
 // A completion runs while the user types: it takes only a tool annotated
 // readOnlyHint whose calls need no confirmation.
-func (p *pipeline) resolveMethod(table *routeTable, c *Request) (*route, *mcp.CallToolResult) {
+func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.CallToolResult) {
 	if c.Kind == backend.Permissions {
 		if r := table.internal[c.Method]; r != nil {
-			return r, nil
+			return []*route{r}, nil
 		}
 		return nil, check.ErrorResult(fmt.Sprintf("unknown method: no manifest maps %s", c.Method))
 	}
-	var found *route
+	var found []*route
 	for _, r := range table.byMethod[c.Method] {
 		if c.Manifest != "" && r.tool.File != c.Manifest {
 			continue
@@ -273,12 +296,9 @@ func (p *pipeline) resolveMethod(table *routeTable, c *Request) (*route, *mcp.Ca
 		if c.Kind == backend.Completion && (!readOnly(r.tool) || r.confirm) {
 			continue
 		}
-		// The strictest route of the method: one that asks first.
-		if found == nil || (r.confirm && !found.confirm) {
-			found = r
-		}
+		found = append(found, r)
 	}
-	if found != nil {
+	if len(found) > 0 {
 		return found, nil
 	}
 	what := fmt.Sprintf("%s %s", c.Kind, c.Name)

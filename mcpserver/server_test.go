@@ -126,12 +126,12 @@ func TestCheckArgs(t *testing.T) {
 	}{
 		{`{"query":"a"}`, nil},
 		{`{"query":"a","limit":3,"filter":{"tags":["x"]}}`, nil},
-		{`{}`, []string{"required", "query"}},
-		{`{"query":1}`, []string{`argument "query"`, "string"}},
-		{`{"query":"a","limit":0}`, []string{`argument "limit"`, "minimum"}},
-		{`{"query":"a","limit":2.5}`, []string{`argument "limit"`, "integer"}},
-		{`{"query":"a","bogus":1}`, []string{"bogus"}},
-		{`{"query":"a","filter":{"tags":[1]}}`, []string{`argument "filter.tags[]"`}},
+		{`{}`, []string{`missing required argument "query"`}},
+		{`{"query":1}`, []string{`query must be a string; got 1`}},
+		{`{"query":"a","limit":0}`, []string{`limit must be an integer ≥ 1; got 0`}},
+		{`{"query":"a","limit":2.5}`, []string{`limit must be an integer; got 2.5`}},
+		{`{"query":"a","bogus":1}`, []string{`unexpected argument "bogus"`}},
+		{`{"query":"a","filter":{"tags":[1]}}`, []string{`filter.tags[0] must be a string; got 1`}},
 		{`[1]`, []string{"JSON object"}},
 	}
 	for _, tt := range tests {
@@ -155,7 +155,7 @@ func TestInvalidArgumentsNeverReachTheSocket(t *testing.T) {
 	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop()}, loadExample(t))
 	defer srv.Close()
 	res := srv.Call(context.Background(), "tairseach_contacts_search", json.RawMessage(`{"limit":"ten"}`))
-	if !res.IsError || !strings.Contains(textOf(res), `argument "limit"`) {
+	if !res.IsError || !strings.Contains(textOf(res), `limit must be an integer`) {
 		t.Fatalf("invalid arguments: isError %v, %q", res.IsError, textOf(res))
 	}
 	res = srv.Call(context.Background(), "tairseach_contacts_search", json.RawMessage(`{"query":"a"}`))

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"github.com/rs/zerolog"
 )
@@ -23,7 +24,15 @@ func (h *slogHandler) Enabled(_ context.Context, l slog.Level) bool {
 }
 
 func (h *slogHandler) Handle(_ context.Context, r slog.Record) error {
-	ev := h.log.WithLevel(zerologLevel(r.Level))
+	level := zerologLevel(r.Level)
+	if level == zerolog.WarnLevel && strings.HasPrefix(r.Message, "calling notifications/") {
+		// A notification the go-sdk could not send: the client has gone
+		// (stdin closed while the SDK was told of the tools), nothing for
+		// the user to do, and a stdio client shows every stderr line as an
+		// error.
+		level = zerolog.DebugLevel
+	}
+	ev := h.log.WithLevel(level)
 	if ev == nil {
 		return nil
 	}

@@ -16,3 +16,12 @@ stop_demo_backend() {
   if [ -n "$backend_pid" ]; then kill "$backend_pid" 2>/dev/null && wait "$backend_pid" 2>/dev/null; fi
   rm -rf "$dir"
 }
+
+# build_democlient builds scripts/democlient, the Go SDK client the demo
+# drives the bridge with, into $dir as $democlient. The first build compiles
+# the go-sdk and takes about a minute on 2 cores; say so before it starts.
+build_democlient() {
+  echo "building the demo MCP client (scripts/democlient): up to a minute the first time, Go caches it after"
+  democlient="$dir/democlient"
+  go build -o "$democlient" ./scripts/democlient
+}

@@ -7,10 +7,11 @@ cd "$(dirname "$0")/.."
 . scripts/backend.sh
 echo "starting the demo backend"
 start_demo_backend demo
+build_democlient
 
 echo "running: bin/tairseach-mcp --manifests manifests.example --socket $sock"
 echo "(the bridge's log lines go to stderr and are shown as they happen)"
-go run ./scripts/democlient bin/tairseach-mcp --manifests manifests.example --prompts-dir manifests.example/prompts --socket "$sock" --log-level warn
+"$democlient" bin/tairseach-mcp --manifests manifests.example --prompts-dir manifests.example/prompts --socket "$sock" --log-level warn
 
 echo
 echo "== the same from a shell pipe (one request in, one response line out):"

@@ -11,8 +11,8 @@ start_demo_backend try --grants screen_recording=denied
 echo "the demo backend serves a fictional address book on $sock, as an app that has not been granted screen recording"
 
 # What the README has you export by hand.
-export TAIRSEACH_MANIFESTS="$PWD/manifests.example" TAIRSEACH_SOCKET="$sock"
-echo "\$ export TAIRSEACH_MANIFESTS=$TAIRSEACH_MANIFESTS TAIRSEACH_SOCKET=$sock"
+export TAIRSEACH_MANIFESTS="$PWD/manifests.example" TAIRSEACH_SOCKET="$sock" TAIRSEACH_PROMPTS="$PWD/manifests.example/prompts"
+echo "\$ export TAIRSEACH_MANIFESTS=$TAIRSEACH_MANIFESTS TAIRSEACH_SOCKET=$sock TAIRSEACH_PROMPTS=$TAIRSEACH_PROMPTS"
 
 show() {
   echo
@@ -28,7 +28,8 @@ echo "\$ echo '$req' | bin/tairseach-mcp"
 echo "# (the server reads the macOS permissions as it starts: leaving screen.capture out, it tells the session the tools changed)"
 echo "$req" | bin/tairseach-mcp
 echo
+build_democlient
 echo "\$ go run ./scripts/democlient bin/tairseach-mcp --prompts-dir manifests.example/prompts    # an MCP client (the Go SDK's) starts the server, as Claude Desktop does"
-go run ./scripts/democlient bin/tairseach-mcp --prompts-dir manifests.example/prompts
+"$democlient" bin/tairseach-mcp --prompts-dir manifests.example/prompts
 echo
 echo "the backend is stopped; to keep one running, follow the README's \"Try it without the app\""

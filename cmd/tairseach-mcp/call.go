@@ -52,7 +52,7 @@ returned an error (its text is still printed), 2 for an unknown tool or bad argu
   tairseach-mcp call tairseach_contacts_list '{"limit": 2, "offset": 10}'
   echo '{"id": "c-001"}' | tairseach-mcp call contacts.get -
   tairseach-mcp call --raw contacts.get id=c-001`,
-		Args: cobra.MinimumNArgs(1),
+		Args: callArgs,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -485,9 +485,7 @@ func errorSummary(res *mcp.CallToolResult) string {
 		return fmt.Sprintf("the server answered error %d: %s", body.Error.Code, body.Error.Message)
 	}
 	line, _, _ := strings.Cut(text, "\n")
-	if r := []rune(line); len(r) > 200 {
-		line = string(r[:200]) + "…"
-	}
+	line = shorten(line, 500)
 	if line == "" {
 		line = "the tool returned an error without text"
 	}

@@ -172,6 +172,8 @@ func TestGoldenOffline(t *testing.T) {
 		{name: "call_bad_type", args: with(ex, "call", "contacts.search", "query=anna", "limit=2.5"), wantCode: 2},
 		{name: "call_missing_required", args: with(ex, "call", "tairseach_contacts_get"), wantCode: 2},
 		{name: "call_extra_argument", args: with(ex, "call", "contacts_list", "color=red"), wantCode: 2},
+		{name: "call_below_minimum", args: with(ex, "call", "contacts.list", "limit=0"), wantCode: 2},
+		{name: "call_null_argument", args: with(ex, "call", "contacts.list", `{"limit": null}`), wantCode: 2},
 		{name: "call_not_key_value", args: with(ex, "call", "demo.echo", "hello"), wantCode: 2},
 		{name: "call_bad_json", args: with(ex, "call", "demo.echo", `{"a":`), wantCode: 2},
 		{name: "call_not_an_integer", args: with(ex, "call", "contacts.search", "query=anna", "limit=abc"), wantCode: 2},
@@ -349,6 +351,11 @@ func TestSuggestions(t *testing.T) {
 		"tool":         `did you mean tools?`,
 		"xyzzy":        `unknown command "xyzzy"; tairseach-mcp --help lists the commands`,
 		"config claud": `unknown command "claud"; did you mean claude? (tairseach-mcp config --help lists the commands)`,
+		"--sokcet x":   `unknown flag: --sokcet (did you mean --socket?)`,
+		"tools --jsno": `unknown flag: --jsno (did you mean --json?)`,
+		"call --rwa x": `unknown flag: --rwa (did you mean --raw?)`,
+		"tools --zzzz": `unknown flag: --zzzz (tairseach-mcp tools --help lists the flags)`,
+		"call":         `usage: tairseach-mcp call NAME [JSON | key=value...]; name the tool to call (tairseach-mcp tools lists them)`,
 	} {
 		_, stderr, code := cli("", strings.Fields(args)...)
 		if code != 2 || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {

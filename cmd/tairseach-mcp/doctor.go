@@ -166,7 +166,28 @@ func (d *doctor) checkManifests() *manifest.Registry {
 			d.detail(f.String())
 		}
 	case rep.Warnings > 0:
+		// What serve no longer logs at its default level, here in full but
+		// for the duplicates, which are many and alike.
 		d.report(statusWarn, counts, "tairseach-mcp validate lists the warnings")
+		const most = 20
+		dups, n := 0, 0
+		for _, f := range rep.Findings {
+			switch {
+			case f.Severity != sevWarning:
+			case f.duplicate:
+				dups++
+			default:
+				if n++; n <= most {
+					d.detail(f.String())
+				}
+			}
+		}
+		if n > most {
+			d.detail(fmt.Sprintf("… and %d more", n-most))
+		}
+		if dups > 0 {
+			d.detail(fmt.Sprintf("and %s not exposed: each calls the same method as a tool another manifest names (tools --all lists them)", plural(dups, "tool")))
+		}
 	case rep.Tools == 0:
 		d.report(statusWarn, counts, "no tools to serve: put the Tairseach manifests in "+dir)
 	default:

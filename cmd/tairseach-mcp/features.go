@@ -29,8 +29,8 @@ type featureOptions struct {
 }
 
 func (f *featureOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.logsDir, "logs-dir", "", "directory whose log files are served as resources (default ~/.tairseach/logs; env TAIRSEACH_LOGS)")
-	fs.StringVar(&f.promptsDir, "prompts-dir", "", "directory of prompt files, NAME.md (default ~/.tairseach/prompts; env TAIRSEACH_PROMPTS)")
+	fs.StringVar(&f.logsDir, "logs-dir", "", "`DIR` whose log files are served as resources (default ~/.tairseach/logs; env TAIRSEACH_LOGS)")
+	fs.StringVar(&f.promptsDir, "prompts-dir", "", "`DIR` of prompt files, NAME.md (default ~/.tairseach/prompts; env TAIRSEACH_PROMPTS)")
 	fs.Int64Var(&f.resourceMaxBytes, "resource-max-bytes", resources.DefaultMaxBytes, "most of a log file one resource read returns, from its end")
 	fs.Int64Var(&f.maxImageBytes, "max-image-bytes", media.DefaultMaxBytes, "largest image attached to a tool result")
 	fs.StringVar(&f.media, "media", "on", "attach the images tool results point to: on or off")
@@ -80,10 +80,16 @@ func (o *options) newFeatures(cfg *mcpserver.Config, srv func() *mcpserver.Serve
 			Logger: log.With().Str("feature", "prompts").Logger()}),
 	}
 	cfg.Features = append(cfg.Features, fs.res, fs.prompts)
-	if o.features.media == "on" {
-		cfg.Media = media.Images(o.features.maxImageBytes)
-	}
 	return fs
+}
+
+// media is what the server attaches to results that name a picture: every
+// server the options build, serve's and call's alike, attaches the same.
+func (o *options) media() mcpserver.Media {
+	if o.features.media != "on" {
+		return nil
+	}
+	return media.Images(o.features.maxImageBytes)
 }
 
 // update follows a manifest reload.

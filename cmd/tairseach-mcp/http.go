@@ -61,9 +61,9 @@ type httpOptions struct {
 }
 
 func (h *httpOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&h.listen, "listen", "127.0.0.1:8765", "with --transport http: address to serve on")
+	f.StringVar(&h.listen, "listen", "127.0.0.1:8765", "with --transport http: address to serve on, `HOST:PORT`")
 	f.BoolVar(&h.stateless, "stateless", false, "with --transport http: no sessions; each request stands alone (no list_changed for 2025 clients)")
-	f.StringVar(&h.authTokenFile, "auth-token-file", "", "with --transport http: file holding the bearer token clients must send (default ~/.tairseach/"+tokenFileName+", created at first start; or set "+tokenEnv+")")
+	f.StringVar(&h.authTokenFile, "auth-token-file", "", "with --transport http: `FILE` holding the bearer token clients must send (default ~/.tairseach/"+tokenFileName+", created at first start; or set "+tokenEnv+")")
 	f.BoolVar(&h.noAuth, "no-auth", false, "with --transport http on loopback: serve without a token, to every local user (unsafe)")
 	f.Int64Var(&h.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "with --transport http: largest request body accepted")
 	f.DurationVar(&h.sessionTimeout, "session-timeout", defaultSessionTimeout, "with --transport http: close sessions idle this long, with no request and no event stream open (0: never)")

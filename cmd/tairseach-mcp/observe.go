@@ -29,7 +29,7 @@ type observeOptions struct {
 func (ob *observeOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&ob.progressInterval, "progress-interval", observe.DefaultProgressInterval, "while a call whose request carries a progressToken waits for the server, send notifications/progress this often (0: never)")
 	f.StringSliceVar(&ob.confirm, "confirm", []string{"none"}, "ask the user (MCP elicitation) before calling: none, destructive (tools annotated destructiveHint), or globs of tool names (MCP or dotted, e.g. 'mail.send,contacts.*'); repeatable")
-	f.StringVar(&ob.auditLog, "audit-log", "", "append one JSON line per tool call to this file (mode 0600): who, which tool, a SHA-256 of the arguments, the outcome; never the result")
+	f.StringVar(&ob.auditLog, "audit-log", "", "append one JSON line per tool call to `FILE` (mode 0600): who, which tool, a SHA-256 of the arguments, the outcome; never the result")
 	f.BoolVar(&ob.auditArgs, "audit-args", false, "with --audit-log: store the arguments themselves, not only their SHA-256")
 	f.Int64Var(&ob.auditMaxBytes, "audit-max-bytes", defaultAuditMaxBytes, "with --audit-log: past this size, rename the log to FILE.1 (replacing the previous one) and start a new one (0: never)")
 }

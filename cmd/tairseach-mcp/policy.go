@@ -33,10 +33,10 @@ type policyOptions struct {
 }
 
 func (p *policyOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&p.toolsets, "toolsets", "all", "serve only the tools of these toolsets (manifest ids, comma-separated; `tools --summary` lists them), or all")
+	f.StringVar(&p.toolsets, "toolsets", "all", "serve only the tools of these toolsets: a `LIST` of manifest ids, comma-separated (tools --summary lists them), or all")
 	f.BoolVar(&p.readOnly, "read-only", false, "serve only the tools annotated readOnlyHint and not destructiveHint")
-	f.StringVar(&p.tools, "tools", "", "serve only the tools whose MCP or manifest name matches one of these globs (comma-separated, e.g. 'contacts.*,tairseach_calendar_list')")
-	f.StringVar(&p.excludeTools, "exclude-tools", "", "do not serve the tools whose MCP or manifest name matches one of these globs (comma-separated)")
+	f.StringVar(&p.tools, "tools", "", "serve only the tools whose MCP or manifest name matches one of these `GLOBS` (comma-separated, e.g. 'contacts.*,tairseach_calendar_list')")
+	f.StringVar(&p.excludeTools, "exclude-tools", "", "do not serve the tools whose MCP or manifest name matches one of these `GLOBS` (comma-separated)")
 	f.BoolVar(&p.hideUngranted, "hide-ungranted", true, "leave out the tools whose macOS permission Tairseach has not been granted (read from permissions.list every minute); false offers every tool")
 	f.DurationVar(&p.permissionsInterval, "permissions-interval", time.Minute, "how often the macOS permissions are read again (besides at start, after a reload and after a call refused for one)")
 	_ = f.MarkHidden("permissions-interval")

@@ -1,7 +1,8 @@
 package main
 
-// The README's quickstart as a new user runs it: the binary in ~/bin,
-// tairseach-mcp install claude-desktop, then the command the entry names,
+// The README's quickstart as a new user runs it: make install puts the
+// binary in ~/.local/bin, tairseach-mcp doctor and tairseach-mcp install
+// claude-desktop run from there, then the command the entry names,
 // started the way Claude Desktop starts it (an environment of its own, a
 // directory of its own), answering tools/list and a call.
 
@@ -104,23 +105,33 @@ func TestQuickstart(t *testing.T) {
 		copyFile(t, filepath.Join(repoRoot, "manifests.example", name), filepath.Join(home, ".tairseach", "manifests", name), 0o644)
 	}
 	startBackend(t, filepath.Join(home, ".tairseach", "tairseach.sock"))
-	// tar xzf …; mv tairseach-mcp ~/bin/
-	bin := filepath.Join(home, "bin", "tairseach-mcp")
-	copyFile(t, bridgeBin, bin, 0o755)
 
-	environ := []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin"}
+	// make install, its build left out (-o build): the binary TestMain
+	// built stands in for bin/tairseach-mcp.
+	environ := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	cmd := exec.Command("make", "-o", "build", "install", "BIN="+filepath.Dir(bridgeBin))
+	cmd.Dir = repoRoot
+	cmd.Env = environ
+	out, err := cmd.CombinedOutput()
+	bin := filepath.Join(home, ".local", "bin", "tairseach-mcp")
+	if err != nil || !strings.Contains(string(out), "installed "+bin) || !strings.Contains(string(out), "is not on PATH") {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(bin); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("make install: %v, %v", fi, err)
+	}
 
-	// tairseach-mcp doctor
-	cmd := exec.Command(bin, "doctor")
+	// ~/.local/bin/tairseach-mcp doctor
+	cmd = exec.Command(bin, "doctor")
 	cmd.Env = environ
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("doctor: %v\n%s", err, out)
 	}
 
-	// tairseach-mcp install claude-desktop
+	// ~/.local/bin/tairseach-mcp install claude-desktop
 	cmd = exec.Command(bin, "install", "claude-desktop")
 	cmd.Env = environ
-	out, err := cmd.CombinedOutput()
+	out, err = cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "added the tairseach entry") || strings.Contains(string(out), "not exist") {
 		t.Fatalf("install claude-desktop: %v\n%s", err, out)
 	}

@@ -57,6 +57,7 @@ var readmeTryWants = map[string][]string{
 	"bin/tairseach-mcp call contacts.search query=anna": {`"fullName":"Anna Ryan"`, `"count":1`},
 	"bin/tairseach-mcp call contacts.list limit=2":      {`"id":"c-001"`, `"id":"c-002"`, `"limit":2`},
 	"bin/tairseach-mcp doctor":                          {"OK    round trip: server.status answered"},
+	"bin/tairseach-mcp prompts":                         {"find-contact ", "day-plan ", "inbox-summary "},
 	`echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_contacts_get","arguments":{"id":"c-007"}}}' | bin/tairseach-mcp`: {`"id":1`, `Anna Ryan`},
 	"bin/tairseach-mcp install claude-desktop --print": {`"mcpServers"`, `"tairseach"`, "--manifests=", "--socket="},
 	"npx -y @modelcontextprotocol/inspector@":          {`"tairseach_contacts_get"`},
@@ -142,10 +143,10 @@ func TestReadmeTry(t *testing.T) {
 }
 
 // TestReadmeLinksAndPins checks the README and docs/ as a reader follows
-// them: the README keeps `make demo` and `make test` and links every page
-// of docs/ once; every relative link, anchors included, leads somewhere;
-// and every npx command names the version scripts/package.json pins, the
-// one the tests drive.
+// them: the README keeps `make demo` and `make test` and its Documentation
+// list links every page of docs/ once; every relative link, anchors
+// included, leads somewhere; and every npx command names the version
+// scripts/package.json pins, the one the tests drive.
 func TestReadmeLinksAndPins(t *testing.T) {
 	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil || len(docs) == 0 {
@@ -165,10 +166,12 @@ func TestReadmeLinksAndPins(t *testing.T) {
 			t.Errorf("README.md does not say %q", want)
 		}
 	}
+	_, list, _ := strings.Cut(pages[readme], "\n## Documentation\n")
+	list, _, _ = strings.Cut(list, "\n## ")
 	for _, d := range docs {
 		rel := "docs/" + filepath.Base(d)
-		if n := strings.Count(pages[readme], "]("+rel+")"); n != 1 {
-			t.Errorf("README.md links %s %d times, want once", rel, n)
+		if n := strings.Count(list, "- ["+rel+"]("+rel+")"); n != 1 {
+			t.Errorf("README.md's Documentation list links %s %d times, want once", rel, n)
 		}
 	}
 
@@ -350,23 +353,23 @@ var readmeWalkWants = map[string][]string{
 	`tairseach-mcp call tairseach_contacts_list '{"limit": 2}'`:                                        {`"id":"c-001"`, `"id":"c-002"`, `"limit":2`},
 	"tairseach-mcp call contacts.get id=c-001 --raw":                                                   {`{"content":[{"type":"text","text":"{\"id\":\"c-001\"`, `Aoife Byrne`},
 	"tairseach-mcp doctor": {"OK    manifests directory ", "OK    round trip: server.status answered"},
+
+	// Resources, prompts and pictures: the demo setup's prompt files.
+	"tairseach-mcp prompts":   {"find-contact ", "who*,channel", "day-plan ", "inbox-summary ", "contact-card "},
+	"tairseach-mcp resources": {"tairseach://status ", "tairseach://manifests/contacts ", "tairseach://contacts/{id} "},
+	`echo '{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"find-contact","arguments":{"who":"Anna","channel":"email"}}}' | tairseach-mcp`: {`{"jsonrpc":"2.0","id":1,"result":{`, `Find Anna in my contacts`, `by email`},
 }
 
 // readmeNotWalked are the README commands TestReadmeCommands leaves alone,
 // each with why.
 var readmeNotWalked = map[string]string{
-	// Quickstart: a release from GitHub, on a Mac with the app; TestQuickstart
-	// runs the same steps with the built binary.
-	`cd "$(mktemp -d)"`:                      "Quickstart: sets up the download below",
-	"VERSION=0.1.0":                          "Quickstart: sets up the download below",
-	"ARCH=$(uname -m | sed s/x86_64/amd64/)": "Quickstart: sets up the download below",
-	"curl -fLO https://github.com/geilt/tairseach-mcp/releases/download/v$VERSION/tairseach-mcp_${VERSION}_darwin_$ARCH.tar.gz": "needs the network and a published release",
-	"curl -fLO https://github.com/geilt/tairseach-mcp/releases/download/v$VERSION/checksums.txt":                                "needs the network and a published release",
-	"grep darwin_$ARCH checksums.txt | shasum -a 256 -c":                                                                        "checks the download above",
-	"tar xzf tairseach-mcp_${VERSION}_darwin_$ARCH.tar.gz":                                                                      "unpacks the download above; TestDist checks the archives",
-	"mkdir -p ~/bin && mv tairseach-mcp ~/bin/":                                                                                 "installs the download above",
-	"~/bin/tairseach-mcp doctor":                                                                                                "the downloaded binary against the app; doctor is walked under Commands",
-	"~/bin/tairseach-mcp install claude-desktop":                                                                                "the downloaded binary; TestQuickstart runs it, and it is walked under \"Use it from Claude Desktop and other clients\"",
+	// Quickstart: a clone on a Mac with the app; TestQuickstart runs the same
+	// steps with make install into a temporary HOME.
+	"git clone https://github.com/geilt/tairseach-mcp && cd tairseach-mcp": "needs the network; the tests run in a checkout",
+	"make install":                                                       "TestQuickstart runs it (without the build, which TestMain has done)",
+	"~/.local/bin/tairseach-mcp doctor":                                  "the installed binary against the app; TestQuickstart runs it, and doctor is walked under Commands",
+	"~/.local/bin/tairseach-mcp install claude-desktop":                  "the installed binary; TestQuickstart runs it, and it is walked under \"Use it from Claude Desktop and other clients\"",
+	"grep ' tairseach-mcp-1.2.3.mcpb$' checksums.txt | shasum -a 256 -c": "needs a published release; TestDist checks the checksums.txt make dist writes",
 
 	// Two commands: make test is what runs this test; make demo builds and
 	// runs scripts/demo.sh, a few minutes on 2 cores.
@@ -377,7 +380,7 @@ var readmeNotWalked = map[string]string{
 	"CGO_ENABLED=0 go install github.com/geilt/tairseach-mcp/cmd/tairseach-mcp@latest": "needs the network (the Go module proxy) and writes to GOPATH/bin",
 	"make build":                    "the test builds the binaries itself (TestMain)",
 	"make build GOTAGS=notelemetry": "a second build of the same binaries; make lint vets the tag",
-	"make dist":                     "about 4 minutes on 2 cores; TestDist builds the archives",
+	"make dist":                     "several minutes on 2 cores; TestDist runs scripts/dist.sh for three of the four platforms",
 
 	// Serve over HTTP: servers that run until stopped; http_test.go drives
 	// them, and TestMCPRemoteWithoutTokenFailsFast mcp-remote.
@@ -480,7 +483,7 @@ func TestReadmeCommands(t *testing.T) {
 	}
 
 	env := append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"TAIRSEACH_MANIFESTS=manifests.example", "TAIRSEACH_SOCKET="+sock, "npm_config_offline=true")
+		"TAIRSEACH_MANIFESTS=manifests.example", "TAIRSEACH_SOCKET="+sock, "TAIRSEACH_PROMPTS=manifests.example/prompts", "npm_config_offline=true")
 	o, stderr := runReadmeScript(t, script.String(), env)
 	for n, c := range ran {
 		cmdErr, _ := os.ReadFile(filepath.Join(errs, fmt.Sprint(n)))

@@ -108,7 +108,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `tairseach-mcp serves the tools described by the Tairseach manifests as an MCP server
 and forwards each call to the Tairseach server's Unix socket.
 
-Every flag can also be set by environment: TAIRSEACH_MANIFESTS, TAIRSEACH_SOCKET, and
+Every flag below can also be set by environment: TAIRSEACH_MANIFESTS, TAIRSEACH_SOCKET,
+TAIRSEACH_LOGS and TAIRSEACH_PROMPTS for where Tairseach's files are, and
 TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).`,
 		Version:       versionString(),
 		SilenceUsage:  true,
@@ -129,12 +130,12 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("tairseach-mcp {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 
 	f := root.PersistentFlags()
 	f.StringVar(&o.transport, "transport", "stdio", "how MCP clients reach the server: stdio or http")
-	f.StringVar(&o.manifests, "manifests", "", "manifests directory (default ~/.tairseach/manifests)")
-	f.StringVar(&o.socket, "socket", "", "Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock if that exists, chosen again at each connection)")
+	f.StringVar(&o.manifests, "manifests", "", "`DIR` holding the manifests (default ~/.tairseach/manifests)")
+	f.StringVar(&o.socket, "socket", "", "`PATH` of the Tairseach socket (default ~/.tairseach/tairseach.sock, else /tmp/tairseach-<uid>.sock if that exists, chosen again at each connection)")
 	f.StringVar(&o.prefix, "prefix", "tairseach_", "prefix of every MCP tool name")
 	f.DurationVar(&o.callTimeout, "call-timeout", mcpserver.DefaultCallTimeout, "time limit of one tool call; the default covers the server's 60s script limit (a tool's timeoutMs overrides it)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "after stdin closes, how long to wait for calls in flight (default: the call timeout)")
@@ -154,7 +155,7 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	o.policyOptions.addFlags(f)
 	o.obs.addFlags(f)
 	o.features.addFlags(f)
-	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this file (%p: the process id)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to `FILE` (%p: the process id)")
 	_ = f.MarkHidden("cpuprofile")
 
 	root.AddCommand(newConfigCmd(o, stdout, stderr))

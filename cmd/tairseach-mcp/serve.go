@@ -120,6 +120,7 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 		}
 		feats.update(w.Registry())
 		srv.Apply(w.Registry())
+		logManifestNotes(log, o.manifests, w.Registry())
 		wg.Go(func() {
 			for {
 				select {
@@ -140,6 +141,26 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.W
 		return serveHTTP(ctx, o, srv, httpHurry, log)
 	}
 	return srv.ServeStdio(ctx, tr)
+}
+
+// logManifestNotes sums up in one line what the manifests' loading found:
+// at info level, for the manifests are the app's and a stdio client shows
+// every stderr line as an error; as a warning only when nothing loaded.
+// validate and doctor list each finding, the status resource too.
+func logManifestNotes(log zerolog.Logger, dir string, reg *manifest.Registry) {
+	errs, notes := manifestErrors(reg), len(reg.Problems)+len(reg.FileErrors)
+	for _, sk := range reg.Skipped {
+		if sk.Reason == manifest.Duplicate { // validate's warnings, counted alike
+			notes++
+		}
+	}
+	switch {
+	case notes == 0:
+	case len(reg.Tools) == 0 && errs > 0:
+		log.Warn().Str("dir", dir).Int("errors", errs).Msg("serving no tools: the manifests have errors; tairseach-mcp validate lists them")
+	default:
+		log.Info().Str("dir", dir).Int("errors", errs).Msgf("%s; tairseach-mcp doctor or validate lists them", plural(notes, "manifest note"))
+	}
 }
 
 // defaultShutdownGrace is --shutdown-grace: a client that stops a server
@@ -200,13 +221,15 @@ func watchShutdown(sig <-chan os.Signal, served, draining <-chan struct{}, grace
 func applyReload(log zerolog.Logger, srv *mcpserver.Server, r manifest.Reload) {
 	ch := srv.Apply(r.Registry)
 	ev := log.Info()
-	if len(r.Registry.FileErrors) > 0 {
+	if len(r.Failed) > 0 {
+		// A file that failed in this reload, most likely being edited: it
+		// keeps its last good tools meanwhile.
 		ev = log.Warn()
-		failing := make([]string, 0, len(r.Registry.FileErrors))
-		for _, fe := range r.Registry.FileErrors {
+		failing := make([]string, 0, len(r.Failed))
+		for _, fe := range r.Failed {
 			failing = append(failing, fe.Path)
 		}
-		ev = ev.Str("failing", strings.Join(failing, ","))
+		ev = ev.Str("failing", strings.Join(failing, ",")).Str("fix", "tairseach-mcp validate says why")
 	}
 	ev.Int("tools", len(r.Registry.Tools)).Strs("added", ch.Added).Strs("removed", ch.Removed).
 		Strs("changed", ch.Changed).Int("rerouted", ch.Rerouted).Int("files_changed", len(r.Changed)+len(r.Removed)).
@@ -232,6 +255,7 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		Policy:              o.policy,
 		ToolMode:            o.toolMode,
 		Prefix:              o.prefix,
+		Media:               o.media(),
 		HideUngranted:       o.hideUngranted,
 		PermissionsInterval: o.permissionsInterval,
 	}

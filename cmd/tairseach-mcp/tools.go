@@ -152,7 +152,7 @@ func skipReason(s manifest.Skipped) string {
 	return s.Reason.String() + ": " + s.Detail
 }
 
-func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.Writer) error {
+func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.Writer) (err error) {
 	reg, err := o.loadManifests(log)
 	if err != nil {
 		return err
@@ -171,19 +171,30 @@ func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.W
 	}
 	l := collectTools(reg, srv.Lookup, srv.Hidden)
 
-	if manifestErrors(reg) > 0 || len(l.exposed)+hiddenCount(srv, reg) < len(reg.Tools) {
+	// Errors that leave nothing to serve fail the command; a listing that
+	// is only short says so and succeeds.
+	failed := noToolsError(o, reg, len(l.exposed)+hiddenCount(srv, reg))
+	if failed == nil && (manifestErrors(reg) > 0 || len(l.exposed)+hiddenCount(srv, reg) < len(reg.Tools)) {
 		fmt.Fprintln(stderr, "tairseach-mcp: some manifests or tools have errors; tairseach-mcp validate lists them")
 	}
 	if f.json {
-		return printToolsJSON(o, l, f.all, srv.OutputSchemaUse, stdout)
+		if err := printToolsJSON(o, l, f.all, srv.OutputSchemaUse, stdout); err != nil {
+			return err
+		}
+		return failed
 	}
-	if len(l.exposed) == 0 {
+	if len(l.exposed) == 0 && failed == nil {
 		if n := hiddenCount(srv, reg); n > 0 {
 			fmt.Fprintf(stderr, "tairseach-mcp: the flags hide all %d tools in %s (tools --all says which flag hides each)\n", n, o.manifests)
 		} else {
 			fmt.Fprintf(stderr, "tairseach-mcp: no tools in %s\n", o.manifests)
 		}
 	}
+	defer func() {
+		if err == nil {
+			err = failed
+		}
+	}()
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if len(l.exposed) > 0 {
 		fmt.Fprintln(tw, "NAME\tMETHOD\tSOCKET\tFILE\tANNOTATIONS\tOUTPUT\tPERMISSION")
@@ -218,6 +229,21 @@ func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.W
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.name, s.toolName, s.file, s.reason)
 	}
 	return tw.Flush()
+}
+
+// noToolsError says why there is nothing to serve when the manifests'
+// errors left no tool (served or hidden by the flags), else nil.
+func noToolsError(o *options, reg *manifest.Registry, tools int) error {
+	errs := manifestErrors(reg)
+	switch {
+	case tools > 0 || errs == 0:
+		return nil
+	case len(reg.Files) == 0:
+		return fmt.Errorf("no tools: every manifest in %s failed to load (%s); tairseach-mcp validate says why",
+			o.manifests, plural(len(reg.FileErrors), "file"))
+	}
+	return fmt.Errorf("no tools: the manifests in %s have %s and no tool loaded; tairseach-mcp validate lists them",
+		o.manifests, plural(errs, "error"))
 }
 
 // permissionColumn is the PERMISSION column of a tool: each macOS

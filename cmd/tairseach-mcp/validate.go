@@ -85,6 +85,8 @@ type finding struct {
 	Severity string `json:"severity"`
 	Tool     string `json:"tool,omitempty"`
 	Message  string `json:"message"`
+
+	duplicate bool // a tool left out as a duplicate of another's method
 }
 
 func (f finding) String() string {
@@ -317,7 +319,7 @@ func (c *checker) check(reg *manifest.Registry) {
 		f := finding{File: c.path(s.File), Tool: s.ToolName}
 		switch s.Reason {
 		case manifest.Duplicate:
-			f.Severity = sevWarning
+			f.Severity, f.duplicate = sevWarning, true
 			f.Message = fmt.Sprintf("tool %s is not exposed: %s, which calls the same method", s.ToolName, s.Detail)
 		case manifest.Hidden:
 			f.Severity = sevInfo

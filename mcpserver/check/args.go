@@ -33,16 +33,22 @@ func decodeArgs(args json.RawMessage) (any, string) {
 	return v, ""
 }
 
-// validateArgs checks decoded arguments against schema.
+// validateArgs checks decoded arguments against schema and says what is
+// wrong in plain words (explain), or in jsonschema-go's where explain
+// cannot tell.
 func validateArgs(schema *jsonschema.Resolved, v any) string {
 	if err := schema.Validate(v); err != nil {
+		if msg := explain(schema.Schema(), v); msg != "" {
+			return msg
+		}
 		return describeSchemaError(err)
 	}
 	return ""
 }
 
 // describeSchemaError rewrites jsonschema-go's "validating root: validating
-// /properties/a/properties/b: type: …" into `argument "a.b": type: …`.
+// /properties/a/properties/b: type: …" into `argument "a.b": type: …`, for
+// the schemas whose keywords explain leaves to jsonschema-go.
 func describeSchemaError(err error) string {
 	msg := err.Error()
 	path := ""
@@ -61,6 +67,8 @@ func describeSchemaError(err error) string {
 		msg = after
 	}
 	msg = sortAdditional(msg)
+	// A null reaches jsonschema-go as an invalid reflect.Value.
+	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null")
 	if field := schemaPathToField(path); field != "" {
 		return "argument " + strconvQuote(field) + ": " + msg
 	}

@@ -133,6 +133,10 @@ func LoadDir(dir string) (prompts []*Prompt, errs []error) {
 		if !ok || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
+		if len(prompts) == MaxFiles {
+			errs = append(errs, fmt.Errorf("%s: more than %d prompt files; the rest, from %s on, are left out", dir, MaxFiles, e.Name()))
+			break
+		}
 		path := filepath.Join(dir, e.Name())
 		if !e.Type().IsRegular() {
 			errs = append(errs, fmt.Errorf("%s: not a regular file", path))
@@ -147,6 +151,10 @@ func LoadDir(dir string) (prompts []*Prompt, errs []error) {
 	}
 	return prompts, errs
 }
+
+// MaxFiles is the most prompt files a directory gives: prompts/list is one
+// message, and the directory is read again at every change.
+const MaxFiles = 256
 
 func readFile(path, name string) (*Prompt, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -242,8 +243,20 @@ func (s *Set) scanLogs() map[string]logState {
 		}
 		out[filepath.Join(dir, e.Name())] = logState{size: fi.Size(), mtime: fi.ModTime(), ino: uint64(st.Ino)}
 	}
+	if len(out) > MaxLogFiles {
+		// The most recently written are served: resources/list is one
+		// message, and a directory of many files is no log directory.
+		paths := slices.Collect(maps.Keys(out))
+		slices.SortFunc(paths, func(a, b string) int { return out[b].mtime.Compare(out[a].mtime) })
+		for _, p := range paths[MaxLogFiles:] {
+			delete(out, p)
+		}
+	}
 	return out
 }
+
+// MaxLogFiles is the most files of the log directory served as resources.
+const MaxLogFiles = 256
 
 func (s *Set) logResource(path string, st logState) *mcp.Resource {
 	return &mcp.Resource{URI: FileURI(path), Name: filepath.Base(path), Title: "log " + filepath.Base(path),
@@ -346,6 +359,12 @@ func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 			if _, ok := st.Hidden[sk.Name]; !ok {
 				st.Hidden[sk.Name] = sk.Detail
 			}
+		}
+		for _, fe := range s.reg.FileErrors {
+			st.Notes = append(st.Notes, fe.Error())
+		}
+		for _, p := range s.reg.Problems {
+			st.Notes = append(st.Notes, p.String())
 		}
 		st.Reloads, st.LastErr = max(0, s.reloads-1), s.lastErr
 		_, mapped := s.methodTool(a, statusMethod)

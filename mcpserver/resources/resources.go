@@ -204,15 +204,19 @@ var errRefused = errors.New("not a regular file of this user")
 
 // Status is the content of tairseach://status.
 type Status struct {
-	Version   string            `json:"version"`
-	Socket    string            `json:"socket"`
-	Answers   bool              `json:"answers"`
-	Problem   string            `json:"problem,omitempty"`
-	Served    []string          `json:"toolsServed"`
-	Hidden    map[string]string `json:"toolsHidden"`
-	Reloads   int               `json:"manifestReloads"`
-	LastErr   string            `json:"lastReloadError,omitempty"`
-	LogsDir   string            `json:"logsDir,omitempty"`
-	Server    json.RawMessage   `json:"server,omitempty"`
-	ServerErr string            `json:"serverStatusError,omitempty"`
+	Version string            `json:"version"`
+	Socket  string            `json:"socket"`
+	Answers bool              `json:"answers"`
+	Problem string            `json:"problem,omitempty"`
+	Served  []string          `json:"toolsServed"`
+	Hidden  map[string]string `json:"toolsHidden"`
+	Reloads int               `json:"manifestReloads"`
+	LastErr string            `json:"lastReloadError,omitempty"`
+	// Notes are what loading the manifests found, a file rejected or a
+	// problem each, "file: severity: message" (the server logs them at
+	// debug level only).
+	Notes     []string        `json:"manifestNotes,omitempty"`
+	LogsDir   string          `json:"logsDir,omitempty"`
+	Server    json.RawMessage `json:"server,omitempty"`
+	ServerErr string          `json:"serverStatusError,omitempty"`
 }

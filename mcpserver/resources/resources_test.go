@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -393,5 +394,36 @@ func TestReloadReroutesAndNotifies(t *testing.T) {
 	}
 	if _, err := h.read("tairseach://contacts/c-1"); !notFound(err) {
 		t.Fatalf("a removed template is still served: %v", err)
+	}
+}
+
+// A log directory of many files gives at most MaxLogFiles resources, the
+// most recently written.
+func TestManyLogFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i := range resources.MaxLogFiles + 40 {
+		p := filepath.Join(dir, fmt.Sprintf("f%03d.log", i))
+		os.WriteFile(p, []byte("x\n"), 0o600)
+		if i < 40 {
+			os.Chtimes(p, old, old)
+		}
+	}
+	h := start(t, dir, nil)
+	res, err := h.cs.ListResources(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := 0
+	for _, r := range res.Resources {
+		if strings.HasPrefix(r.URI, "file://") {
+			logs++
+			if strings.Contains(r.URI, "/f000.log") {
+				t.Fatalf("an old file is served over newer ones: %s", r.URI)
+			}
+		}
+	}
+	if logs != resources.MaxLogFiles {
+		t.Fatalf("%d log resources, want %d", logs, resources.MaxLogFiles)
 	}
 }

@@ -46,9 +46,10 @@ func generate(dir string, files, perFile int) error {
 			"description":      "Generated manifest for benchmarks: ten tools with schemas shaped like the Tairseach corpus.",
 			"version":          "1.0.0",
 			"category":         "productivity",
-			"requires":         map[string]any{"permissions": []any{map[string]any{"name": id}}},
-			"tools":            tools,
-			"implementation":   map[string]any{"type": "internal", "module": "proxy.handlers." + id, "methods": methods},
+			// A real permission, as the corpus's manifests name theirs.
+			"requires":       map[string]any{"permissions": []any{map[string]any{"name": "contacts"}}},
+			"tools":          tools,
+			"implementation": map[string]any{"type": "internal", "module": "proxy.handlers." + id, "methods": methods},
 		}
 		b, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {

@@ -85,10 +85,6 @@ type Request struct {
 	// failure is the socket call's error, kept for a feature request,
 	// whose answer is the backend's own error.
 	failure error
-	// quiet requests are not observed: the server's own reads of the
-	// grants, which nobody asked for, would add a record to the audit log
-	// at start and every minute.
-	quiet bool
 }
 
 // isTool reports whether r is a tools/call.
@@ -146,12 +142,7 @@ func from(c *Request, req mcp.Request, meta mcp.Meta) {
 // pipeline of every tool call, under this server's policy (a header
 // selection's, for the sessions of its selection).
 func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
-	return s.do(ctx, br, false)
-}
-
-// do is Do; a quiet request is neither audited nor traced.
-func (s *Server) do(ctx context.Context, br *backend.Request, quiet bool) (json.RawMessage, error) {
-	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, view: &s.routes, quiet: quiet}
+	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, view: &s.routes}
 	if br.From != nil {
 		var meta map[string]any
 		if p := br.From.GetParams(); p != nil {

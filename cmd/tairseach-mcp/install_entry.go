@@ -1,0 +1,229 @@
+package main
+
+// The entry install writes: the command that starts this binary with the
+// flags that change what is served, or the URL and token of an HTTP server.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
+	"github.com/geilt/tairseach-mcp/mcpserver"
+)
+
+// serverEntry is what a client needs to reach tairseach: a command to
+// start, or a URL and the token to send.
+type serverEntry struct {
+	command string
+	args    []string
+	url     string
+	token   string
+}
+
+// fields are the members of e that install owns, in the client's words and
+// in the order of a new entry; those of the other form (command and args,
+// or the address and headers) are absent, and so is the type of a client
+// that does not take one.
+func (c mcpClient) fields(e serverEntry) []clientconfig.Field {
+	type field = clientconfig.Field
+	typ, command, args := field{Key: "type"}, field{Key: "command"}, field{Key: "args"}
+	address, headers := field{Key: c.urlKey}, field{Key: "headers"}
+	if c.toml {
+		headers.Key = "http_headers"
+	}
+	if e.url == "" {
+		command.Value, args.Value = e.command, e.args
+	} else {
+		address.Value = e.url
+		auth := field{Key: "Authorization"}
+		if e.token != "" {
+			auth.Value = "Bearer " + e.token
+		}
+		headers.Sub = []field{auth}
+	}
+	if c.typed {
+		typ.Value = "stdio"
+		if e.url != "" {
+			typ.Value = "http"
+		}
+	}
+	fs := []field{command, args}
+	if !c.toml {
+		fs = append([]field{typ}, fs...)
+	}
+	if c.urlKey != "" {
+		fs = append(fs, address)
+	}
+	if c.urlKey != "url" {
+		fs = append(fs, field{Key: "url"}) // another client's word for the address: Gemini CLI's SSE one
+	}
+	return append(fs, headers)
+}
+
+// buildEntry is the client's entry for this binary and these flags, and
+// notes for the user about what was carried or left out. With print set it
+// makes nothing: a token not made yet is shown as a placeholder.
+func buildEntry(cmd *cobra.Command, o *options, c mcpClient, print bool) (serverEntry, []string, error) {
+	exe, err := executable()
+	if err != nil {
+		return serverEntry{}, nil, err
+	}
+	args, left, notes := entryArgs(cmd)
+	if o.transport == "http" && c.urlKey != "" {
+		// The flags go to the server's command line, shown in a note.
+		return buildHTTPEntry(o, c, exe, args, print)
+	}
+	if len(left) > 0 {
+		why := c.title + " starts tairseach-mcp itself and talks to it on stdin and stdout"
+		if o.transport == "http" {
+			why = c.title + " starts its servers itself, over stdio; its file takes no URLs"
+		}
+		notes = append(notes, fmt.Sprintf("left out of the entry: %s; %s", strings.Join(left, ", "), why))
+	}
+	return serverEntry{command: exe, args: args}, notes, nil
+}
+
+func buildHTTPEntry(o *options, c mcpClient, exe string, args []string, print bool) (serverEntry, []string, error) {
+	host, port, err := net.SplitHostPort(o.http.listen)
+	if err != nil {
+		return serverEntry{}, nil, usageError{fmt.Errorf("--listen %q: want host:port, such as 127.0.0.1:8765", o.http.listen)}
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1" // the server listens on every address; loopback is one of them
+	}
+	e := serverEntry{url: "http://" + net.JoinHostPort(host, port) + mcpserver.MCPPath}
+	var notes []string
+	// The server's own token, made now if it was never started (not
+	// with --print, which writes nothing).
+	from, token, err := entryToken(o, print)
+	if err != nil {
+		return serverEntry{}, nil, err
+	}
+	switch {
+	case token == "" && !o.http.noAuth:
+		e.token = "<the token in " + from + ">"
+		notes = append(notes, from+" does not exist yet: the entry shows a placeholder for the token; install without --print makes it (0600), as the server's first start would")
+	case token != "":
+		e.token = token
+		if from == "" {
+			from = tokenEnv
+		}
+		notes = append(notes, "the entry carries the bearer token from "+from+"; keep the file private")
+	default:
+		notes = append(notes, "--no-auth: the entry has no Authorization header, and any local user can reach the tools")
+	}
+	serveArgs := append([]string{exe, "--transport=http", "--listen=" + o.http.listen}, args...)
+	if o.http.authTokenFile != "" {
+		serveArgs = append(serveArgs, "--auth-token-file="+absPath(o.http.authTokenFile))
+	}
+	if o.http.noAuth {
+		serveArgs = append(serveArgs, "--no-auth")
+	}
+	notes = append(notes, fmt.Sprintf("%s connects to %s: keep the server running there, for example with %s", c.title, e.url, strings.Join(serveArgs, " ")))
+	return e, notes, nil
+}
+
+// entryToken is the token an HTTP entry carries and the file it is in (""
+// for TAIRSEACH_MCP_TOKEN; both "" with --no-auth). Without print the
+// default file is made when missing; with print a missing default file
+// gives its path and no token.
+func entryToken(o *options, print bool) (path, token string, err error) {
+	if !print {
+		return clientToken(o)
+	}
+	if o.http.noAuth {
+		return "", "", nil
+	}
+	path, token, _, _, err = o.loadToken(false)
+	if err != nil && errors.Is(err, fs.ErrNotExist) && o.http.authTokenFile == "" && os.Getenv(tokenEnv) == "" {
+		return defaultTokenPath(), "", nil
+	}
+	return path, token, err
+}
+
+// executable is the absolute path of this binary, symlinks resolved (a
+// client starts it from a directory and PATH of its own), except that a
+// Homebrew install is named by its opt link, which brew upgrade keeps valid,
+// rather than by the versioned Cellar directory it replaces.
+func executable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding this binary: %w", err)
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	return homebrewOpt(exe), nil
+}
+
+// homebrewOpt maps PREFIX/Cellar/NAME/VERSION/bin/BIN to
+// PREFIX/opt/NAME/bin/BIN when that leads to the same file.
+func homebrewOpt(exe string) string {
+	prefix, rest, ok := strings.Cut(exe, string(filepath.Separator)+"Cellar"+string(filepath.Separator))
+	if !ok {
+		return exe
+	}
+	parts := strings.Split(rest, string(filepath.Separator))
+	if len(parts) != 4 || parts[2] != "bin" {
+		return exe
+	}
+	opt := filepath.Join(prefix, "opt", parts[0], "bin", parts[3])
+	if real, err := filepath.EvalSymlinks(opt); err == nil && real == exe {
+		return opt
+	}
+	return exe
+}
+
+// entryArgs are the flags of the command line and the environment that
+// change what is served, as --name=value. left names those a stdio entry
+// cannot carry; notes say which came from the environment.
+func entryArgs(cmd *cobra.Command) (args, left, notes []string) {
+	args = []string{}
+	flags := cmd.Flags()
+	cmd.Root().PersistentFlags().VisitAll(func(g *pflag.Flag) {
+		f := flags.Lookup(g.Name)
+		if f == nil || f.Hidden {
+			return
+		}
+		env := envName(f.Name)
+		fromEnv := !f.Changed && os.Getenv(env) != ""
+		if !f.Changed && !fromEnv {
+			return
+		}
+		switch {
+		case f.Name == "transport" && f.Value.String() == "stdio":
+			return
+		case f.Name == "transport", f.Name == "linger", strings.HasPrefix(f.Usage, "with --transport http"):
+			shown := "--" + f.Name
+			if fromEnv {
+				shown = env
+			}
+			left = append(left, shown)
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "manifests" || f.Name == "socket" {
+			v = absPath(v) // the client starts servers in a directory of its own
+		}
+		args = append(args, "--"+f.Name+"="+v)
+		if fromEnv {
+			notes = append(notes, fmt.Sprintf("%s carried into the entry as --%s=%s", env, f.Name, v))
+		}
+	})
+	return args, left, notes
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}

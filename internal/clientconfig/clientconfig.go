@@ -1,0 +1,95 @@
+// Package clientconfig edits one server entry in an MCP client's
+// configuration file, a JSONC or a TOML file as its owner wrote it: it sets
+// the members of the entry that its caller owns and keeps every other one,
+// or takes the entry out, and leaves every other byte of the file as it
+// was. It also keeps the backups made before a file is replaced.
+//
+// The caller (the install command) says which members it owns and in which
+// words, client by client; this package knows the formats, not the
+// clients.
+package clientconfig
+
+import (
+	"fmt"
+	"maps"
+)
+
+// File is a client file parsed for editing one server entry.
+type File interface {
+	// Has reports whether the file has the entry.
+	Has() (bool, error)
+	// Set makes the entry have fields, adding it when missing: only those
+	// members of the entry change, and nothing else in the file.
+	Set(fields []Field) error
+	// Remove takes the entry out.
+	Remove() error
+	// Bytes is the file as edited.
+	Bytes() []byte
+}
+
+// Field is a member of the entry that the caller owns. With a Value (a
+// string, a []string) the entry has it so; with Sub it is an object of
+// which the caller owns those members only (headers, of which install owns
+// Authorization), and which goes when that leaves it empty; with neither,
+// the entry does not have it. Every other member is the user's, and stays.
+type Field struct {
+	Key   string
+	Value any
+	Sub   []Field
+}
+
+// Absent reports whether the entry must not have f.
+func (f Field) Absent() bool { return f.Value == nil && f.Sub == nil }
+
+// present are the members of fs that the entry has, as a new entry has
+// them: without absent ones, nor objects of absent members only.
+func present(fs []Field) []Field {
+	var out []Field
+	for _, f := range fs {
+		if f.Value != nil || len(present(f.Sub)) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Merge is the entry have, decoded (nil for none), with fields set: the
+// entry as it decodes after Set. The members not in fields are have's.
+func Merge(have map[string]any, fields []Field) map[string]any {
+	out := maps.Clone(have)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for _, f := range fields {
+		switch v := f.Value.(type) {
+		case string:
+			out[f.Key] = v
+		case []string:
+			a := make([]any, len(v))
+			for i, s := range v {
+				a[i] = s
+			}
+			out[f.Key] = a
+		default:
+			if f.Sub == nil {
+				delete(out, f.Key)
+				break
+			}
+			sub, _ := out[f.Key].(map[string]any)
+			if sub = Merge(sub, f.Sub); len(sub) > 0 {
+				out[f.Key] = sub
+			} else {
+				delete(out, f.Key)
+			}
+		}
+	}
+	return out
+}
+
+// SyntaxError is a file that cannot be parsed: where, and why.
+type SyntaxError struct {
+	Line, Col int
+	Cause     string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Cause) }
