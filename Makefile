@@ -10,6 +10,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 GOTAGS    ?=
 NODE_DEPS := scripts/node_modules/.package-lock.json
 CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
+AGENT_DEPS := scripts/agents/node_modules/.package-lock.json
 # Pinned, fetched through the Go module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -54,9 +55,16 @@ $(CONFORMANCE_DEPS): scripts/conformance/package.json scripts/conformance/packag
 	cd scripts/conformance && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# An agent CLI (Gemini CLI), which the end-to-end tests drive against a fake
+# model API, pinned in scripts/agents/package-lock.json. Its optional native
+# packages (a pty, the keychain) are not needed offline and not installed.
+$(AGENT_DEPS): scripts/agents/package.json scripts/agents/package-lock.json
+	cd scripts/agents && npm ci --omit=optional --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # -parallel 4: the tests that call t.Parallel wait on timers and on their
 # own processes, not on the CPU, so more of them than cores run at once.
-test: $(NODE_DEPS) $(CONFORMANCE_DEPS)
+test: $(NODE_DEPS) $(CONFORMANCE_DEPS) $(AGENT_DEPS)
 	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 	@# Every Go benchmark once, so that none rots between runs of make bench;
 	@# with -race, so that it reuses the packages built above.

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -122,6 +123,11 @@ func (s *Server) TrackPermissions(ctx context.Context) {
 	})
 	s.pipe.refreshGrants.Store(&t)
 	t.Start(ctx)
+	select {
+	case <-t.FirstRead():
+		s.pipe.markGrantsRead()
+	case <-ctx.Done():
+	}
 	<-ctx.Done()
 	s.pipe.refreshGrants.Store(nil)
 	_ = t.Close()
@@ -131,6 +137,7 @@ func (s *Server) TrackPermissions(ctx context.Context) {
 // call or list tools (call, tools, doctor): what they show and call is
 // what a client would be offered.
 func (s *Server) ReadPermissions(ctx context.Context) (permissions.Grants, error) {
+	defer s.pipe.markGrantsRead()
 	out, err := s.readGrants(ctx)
 	if err != nil {
 		return permissions.Grants{}, err
@@ -208,7 +215,11 @@ func (s *Server) unavailable() string {
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(by)) {
-		parts = append(parts, fmt.Sprintf("%s: %d tools", k, len(by[k])))
+		tools := "tools"
+		if len(by[k]) == 1 {
+			tools = "tool"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d %s", k, len(by[k]), tools))
 	}
 	return " Some capabilities are unavailable because macOS has not granted Tairseach the permission they need, so their tools are not offered: " +
 		strings.Join(parts, "; ") + ". If the user asks for one, tell them which permission to grant in System Settings › Privacy & Security."
@@ -251,6 +262,36 @@ func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *rout
 	}
 	return check.ErrorResult(fmt.Sprintf("macOS is asking the user to grant %s to Tairseach now (the prompt, or System Settings › Privacy & Security). "+
 		"Once it is granted, %s is offered again: list the tools and call it then.", b.perm, c.Name))
+}
+
+// grantsWait bounds how long the first requests whose answer depends on
+// what is offered (tools/list, the resource and prompt lists) wait for the
+// first read of the grants: a Tairseach app that does not answer within it
+// leaves every tool offered until it does.
+const grantsWait = 3 * time.Second
+
+// waitGrants waits until the grants were first read, at most grantsWait;
+// once one wait gives up, none waits again.
+func (p *pipeline) waitGrants(ctx context.Context) {
+	select {
+	case <-p.grantsRead: // without a timer
+		return
+	default:
+	}
+	timer := time.NewTimer(grantsWait)
+	defer timer.Stop()
+	select {
+	case <-p.grantsRead:
+	case <-timer.C:
+		p.log.Warn().Dur("waited", grantsWait).Msg("the macOS permissions are not read yet; every tool is offered until they are")
+		p.markGrantsRead()
+	case <-ctx.Done():
+	}
+}
+
+// markGrantsRead ends the waits of waitGrants, now and later.
+func (p *pipeline) markGrantsRead() {
+	p.grantsReadOnce.Do(func() { close(p.grantsRead) })
 }
 
 // nudgeGrants has the grants read again soon, when they are tracked.

@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/internal/demo"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 )
 
 // grantsManifest maps the permission methods and a tool of each kind:
@@ -31,6 +35,12 @@ const grantsManifest = `{"id": "mac", "tools": [
 // startGrantsDemo runs the demo backend with grants, in-process.
 func startGrantsDemo(t *testing.T, grants map[string]string) (*demo.Server, string) {
 	t.Helper()
+	return startGrantsDemoOpts(t, demo.Options{Grants: grants})
+}
+
+// startGrantsDemoOpts runs the demo backend with opts, in-process.
+func startGrantsDemoOpts(t *testing.T, opts demo.Options) (*demo.Server, string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "grants")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +51,7 @@ func startGrantsDemo(t *testing.T, grants map[string]string) (*demo.Server, stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := demo.New(zerolog.Nop(), demo.Options{Grants: grants})
+	d := demo.New(zerolog.Nop(), opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = d.Serve(ctx, ln); close(done) }()
@@ -105,7 +115,7 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 		!strings.Contains(ResultText(res), "Screen") {
 		t.Fatalf("a call of a tool left out for a permission: %v %q", err, ResultText(res))
 	}
-	if !strings.Contains(srv.unavailable(), "screen_recording (denied): 1 tools") {
+	if !strings.Contains(srv.unavailable(), "screen_recording (denied): 1 tool") {
 		t.Fatalf("instructions: %q", srv.unavailable())
 	}
 
@@ -120,6 +130,46 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_screen_capture"})
 	if err != nil || res.IsError {
 		t.Fatalf("a call once granted: %v %q", err, ResultText(res))
+	}
+}
+
+// A client that lists the tools as it connects, before the grants were
+// first read, is not offered what cannot work: the list waits for the read.
+func TestFirstListWaitsForGrants(t *testing.T) {
+	// Every answer of the app takes 300 ms, the first permissions.list too.
+	_, sock := startGrantsDemoOpts(t, demo.Options{Grants: map[string]string{"screen_recording": "denied"}, Delay: 300 * time.Millisecond})
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	tracked := make(chan struct{})
+	go func() { srv.TrackPermissions(ctx); close(tracked) }()
+	defer func() { cancel(); <-tracked }()
+
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	start := time.Now()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	if slices.Contains(names, "tairseach_screen_capture") || !slices.Contains(names, "tairseach_contacts_list") {
+		t.Errorf("the first tools/list: %v; want contacts_list and not screen_capture", names)
+	}
+	if d := time.Since(start); d > grantsWait {
+		t.Errorf("the first tools/list took %s, more than the wait's bound %s", d, grantsWait)
 	}
 }
 
@@ -157,6 +207,54 @@ func TestNotDeterminedAsksTheUser(t *testing.T) {
 	}
 	if n := d.PermissionRequests("contacts"); n != 1 {
 		t.Fatalf("permissions.request reached the socket %d times, want once", n)
+	}
+}
+
+// The server's own reads of the grants are nobody's request: they are not
+// in the audit log. The permissions.request the user agreed to is.
+func TestGrantsReadsAreNotAudited(t *testing.T) {
+	_, sock := startGrantsDemo(t, map[string]string{"contacts": "not_determined"})
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := observe.OpenAudit(path, observe.AuditOptions{Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true, Audit: a}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	ctx := context.Background()
+	for range 3 {
+		if _, err := srv.ReadPermissions(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ask": true}}, nil
+		},
+	}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var records []string
+	for _, l := range auditLines(t, path) {
+		records = append(records, fmt.Sprintf("%v %v", l["kind"], cmp.Or(l["method"], l["tool"])))
+	}
+	// The call itself reached no method: it was answered with the question.
+	if got := strings.Join(records, ","); got != "permissions permissions.request,tool tairseach_contacts_list" {
+		t.Errorf("audited: %s; want the request the user agreed to and the call, not the reads", got)
 	}
 }
 

@@ -154,7 +154,7 @@ func TestHealth(t *testing.T) {
 		return h
 	}
 	h := get()
-	if h.Status != "ok" || h.Tools != 9 || h.Manifests != "/some/dir" || len(h.Backends) != 1 || !h.Backends[0].Reachable {
+	if h.Status != "ok" || h.Tools != 13 || h.Manifests != "/some/dir" || len(h.Backends) != 1 || !h.Backends[0].Reachable {
 		t.Fatalf("backend up: %+v", h)
 	}
 

@@ -37,6 +37,11 @@ type pipeline struct {
 	// refreshGrants is the tracker of the macOS permissions while they
 	// are tracked: a call refused for a permission has them read again.
 	refreshGrants atomic.Pointer[*permissions.Tracker]
+	// grantsRead is closed once the grants were first read, or a wait for
+	// that gave up (grants.go, waitGrants); closed at once when they are
+	// not needed (Config.HideUngranted off).
+	grantsRead     chan struct{}
+	grantsReadOnce sync.Once
 }
 
 // newProtocol is the revision whose requests carry their client in _meta

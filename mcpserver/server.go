@@ -83,6 +83,11 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		ready:  s.ready,
 		slots:  make(chan struct{}, cfg.MaxInFlight),
 		obs:    observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
+
+		grantsRead: make(chan struct{}),
+	}
+	if !cfg.HideUngranted {
+		s.pipe.markGrantsRead()
 	}
 	if len(cfg.Confirm) > 0 {
 		s.pipe.confirms = newConfirmations()
@@ -122,12 +127,16 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			if method == "tools/list" || method == "tools/call" {
 				s.RegisterWithSDK()
 			}
-			if waitsForManifests[method] {
+			if waitsForManifests[method] || method == "tools/list" {
 				select {
 				case <-s.ready:
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
+				// What is offered depends on the grants too: a client
+				// that lists as it starts, and ignores list_changed, would
+				// otherwise keep offering what cannot work.
+				s.pipe.waitGrants(ctx)
 			}
 			res, err := next(ctx, method, req)
 			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && s.cfg.HideUngranted {

@@ -1,12 +1,12 @@
-# Sourced by demo.sh and try.sh: start_demo_backend NAME starts the demo
-# backend on a socket in a new temporary directory (dir, sock), and stops it
-# and removes the directory when the script exits.
+# Sourced by demo.sh and try.sh: start_demo_backend NAME [FLAGS...] starts
+# the demo backend with FLAGS on a socket in a new temporary directory (dir,
+# sock), and stops it and removes the directory when the script exits.
 start_demo_backend() {
   dir=$(mktemp -d "${TMPDIR:-/tmp}/tairseach-$1.XXXXXX")
   sock="$dir/tairseach.sock"
   backend_pid=
   trap 'stop_demo_backend' EXIT INT TERM
-  bin/tairseach-demo --socket "$sock" 2>"$dir/backend.log" &
+  bin/tairseach-demo --socket "$sock" "${@:2}" 2>"$dir/backend.log" &
   backend_pid=$!
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
   [ -S "$sock" ] || { cat "$dir/backend.log" >&2; echo "the demo backend did not start" >&2; exit 1; }

@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/backend.sh
-start_demo_backend try
-echo "the demo backend serves a fictional address book on $sock"
+# As on a Mac where Tairseach has not been granted Screen Recording.
+start_demo_backend try --grants screen_recording=denied
+echo "the demo backend serves a fictional address book on $sock, as an app that has not been granted screen recording"
 
 # What the README has you export by hand.
 export TAIRSEACH_MANIFESTS="$PWD/manifests.example" TAIRSEACH_SOCKET="$sock" TAIRSEACH_PROMPTS="$PWD/manifests.example/prompts"
@@ -18,12 +19,13 @@ show() {
   echo "\$ $*"
   "$@"
 }
-show bin/tairseach-mcp tools
+show bin/tairseach-mcp tools --all    # screen.capture is left out: screen recording is denied
 show bin/tairseach-mcp call contacts.search query=anna
-show bin/tairseach-mcp doctor
+show bin/tairseach-mcp doctor           # says which permission is missing and how to grant it
 req='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_contacts_get","arguments":{"id":"c-007"}}}'
 echo
 echo "\$ echo '$req' | bin/tairseach-mcp"
+echo "# (the server reads the macOS permissions as it starts: leaving screen.capture out, it tells the session the tools changed)"
 echo "$req" | bin/tairseach-mcp
 echo
 build_democlient

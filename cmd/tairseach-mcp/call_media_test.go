@@ -21,7 +21,7 @@ func TestCallRawShowsPictures(t *testing.T) {
 	if err := os.MkdirAll(manifests, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, filepath.Join(repoRoot, "docs", "manifests", "screen.json"), filepath.Join(manifests, "screen.json"), 0o644)
+	copyFile(t, filepath.Join(repoRoot, "manifests.example", "screen.json"), filepath.Join(manifests, "screen.json"), 0o644)
 	startBackend(t, sock)
 
 	type block struct{ Type, MIMEType, Data string }

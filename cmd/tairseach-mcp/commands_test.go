@@ -211,6 +211,25 @@ func TestGoldenLive(t *testing.T) {
 	}, map[string]string{e.socket: "$SOCKET"})
 }
 
+// TestGoldenPermissionDenied runs doctor, tools and call against a demo
+// backend that has not been granted screen recording: what needs it is
+// left out, and each says how to grant it.
+func TestGoldenPermissionDenied(t *testing.T) {
+	cleanEnv(t)
+	noFeatureDirs(t)
+	e := newEnv(t)
+	startBackend(t, e.socket, "--grants", "screen_recording=denied")
+	with := func(args ...string) []string {
+		return append([]string{"--manifests", exampleDir, "--socket", e.socket}, args...)
+	}
+	runGolden(t, []goldenCase{
+		{name: "doctor_denied", args: with("doctor")},
+		{name: "tools_budget_denied", args: with("tools", "--budget")},
+		{name: "tools_budget_denied_offered", args: with("--hide-ungranted=false", "tools", "--budget")},
+		{name: "call_denied", args: with("call", "screen.capture"), wantCode: 1},
+	}, map[string]string{e.socket: "$SOCKET"})
+}
+
 func TestGoldenDoctorSocketProblems(t *testing.T) {
 	cleanEnv(t)
 	noFeatureDirs(t)

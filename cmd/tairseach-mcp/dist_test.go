@@ -628,7 +628,9 @@ func runBundle(t *testing.T, name, version string) {
 	}{
 		{"defaults", nil, []string{
 			"tairseach_contacts_get", "tairseach_contacts_list", "tairseach_contacts_search", "tairseach_demo_blob",
-			"tairseach_demo_echo", "tairseach_demo_fail", "tairseach_demo_slow", "tairseach_server_status", "tairseach_word_count"}},
+			"tairseach_demo_echo", "tairseach_demo_fail", "tairseach_demo_slow", "tairseach_permissions_check",
+			"tairseach_permissions_list", "tairseach_permissions_request", "tairseach_screen_capture",
+			"tairseach_server_status", "tairseach_word_count"}},
 		// The app's own manifests, where read-only leaves out contacts'
 		// create, update and delete.
 		{"settings", map[string]any{

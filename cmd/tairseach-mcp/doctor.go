@@ -426,8 +426,8 @@ func fileType(m fs.FileMode) string {
 	return "a file of type " + m.Type().String()
 }
 
-// checkBudget reports the size of tools/list for the flags, as tools
-// --budget does, and warns when it lists more tools than a client sends to
+// checkBudget reports the size of tools/list for the flags and the macOS
+// permissions, as tools --budget does, and warns when it lists more tools than a client sends to
 // its model.
 func (d *doctor) checkBudget(reg *manifest.Registry) {
 	if reg == nil {
@@ -439,6 +439,7 @@ func (d *doctor) checkBudget(reg *manifest.Registry) {
 	}
 	srv := d.o.newServer(reg, d.log)
 	defer srv.Close()
+	d.o.readPermissions(srv) // the size clients get leaves out what is not granted
 	line, over := budgetLine(d.o, srv)
 	if over {
 		d.report(statusWarn, line, fewerTools)

@@ -72,6 +72,7 @@ func testMain(m *testing.M) int {
 type demoBackend struct {
 	t    *testing.T
 	path string
+	args []string // flags besides --socket
 	cmd  *exec.Cmd
 }
 
@@ -87,10 +88,11 @@ func shortDir(t *testing.T) string {
 	return dir
 }
 
-// startBackend starts the demo backend on path and waits until it listens.
-func startBackend(t *testing.T, path string) *demoBackend {
+// startBackend starts the demo backend on path, with flags, and waits until
+// it listens.
+func startBackend(t *testing.T, path string, flags ...string) *demoBackend {
 	t.Helper()
-	b := &demoBackend{t: t, path: path}
+	b := &demoBackend{t: t, path: path, args: flags}
 	b.start()
 	t.Cleanup(b.stop)
 	return b
@@ -98,7 +100,7 @@ func startBackend(t *testing.T, path string) *demoBackend {
 
 func (b *demoBackend) start() {
 	b.t.Helper()
-	b.cmd = exec.Command(demoBin, "--socket", b.path)
+	b.cmd = exec.Command(demoBin, append([]string{"--socket", b.path}, b.args...)...)
 	stderr, _ := b.cmd.StderrPipe()
 	if err := b.cmd.Start(); err != nil {
 		b.t.Fatal(err)

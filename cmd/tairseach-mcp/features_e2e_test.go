@@ -17,8 +17,8 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 )
 
-// featureEnv is a serve with a log directory, prompt files and the screen
-// manifest besides the examples.
+// featureEnv is a serve of the examples with a log directory and prompt
+// files.
 type featureEnv struct {
 	env
 	logs, prompts string
@@ -37,7 +37,6 @@ func newFeatureEnv(t *testing.T) featureEnv {
 	if err := os.RemoveAll(filepath.Join(fe.manifests, "prompts")); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, filepath.Join(repoRoot, "docs", "manifests", "screen.json"), filepath.Join(fe.manifests, "screen.json"), 0o644)
 	if err := os.CopyFS(fe.prompts, os.DirFS(filepath.Join(repoRoot, "manifests.example", "prompts"))); err != nil {
 		t.Fatal(err)
 	}

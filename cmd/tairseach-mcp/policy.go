@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
@@ -24,6 +25,9 @@ type policyOptions struct {
 	// hideUngranted leaves out the tools whose macOS permission the app
 	// does not hold.
 	hideUngranted bool
+	// permissionsInterval is the longest time between two reads of the
+	// grants (hidden: the tests shorten it).
+	permissionsInterval time.Duration
 
 	policy mcpserver.Policy // filled in by resolve
 }
@@ -34,6 +38,8 @@ func (p *policyOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&p.tools, "tools", "", "serve only the tools whose MCP or manifest name matches one of these `GLOBS` (comma-separated, e.g. 'contacts.*,tairseach_calendar_list')")
 	f.StringVar(&p.excludeTools, "exclude-tools", "", "do not serve the tools whose MCP or manifest name matches one of these `GLOBS` (comma-separated)")
 	f.BoolVar(&p.hideUngranted, "hide-ungranted", true, "leave out the tools whose macOS permission Tairseach has not been granted (read from permissions.list every minute); false offers every tool")
+	f.DurationVar(&p.permissionsInterval, "permissions-interval", time.Minute, "how often the macOS permissions are read again (besides at start, after a reload and after a call refused for one)")
+	_ = f.MarkHidden("permissions-interval")
 	f.StringVar(&p.toolMode, "tool-mode", mcpserver.ToolModeAll, "all: list every tool served; discover: list three tools that search, describe and call them (for clients that cap tools or ignore list_changed)")
 }
 
@@ -56,6 +62,9 @@ func (p *policyOptions) resolve() error {
 	}
 	if err := p.policy.Validate(); err != nil {
 		return usageError{err}
+	}
+	if p.permissionsInterval <= 0 {
+		return usageError{fmt.Errorf("--permissions-interval %s: want a positive duration", p.permissionsInterval)}
 	}
 	switch p.toolMode {
 	case mcpserver.ToolModeAll, mcpserver.ToolModeDiscover:

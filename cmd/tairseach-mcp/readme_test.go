@@ -347,7 +347,7 @@ var readmeWalkWants = map[string][]string{
 
 	// Commands. The README shows doctor on a Mac without the app running
 	// (a FAIL, exit status 1); against the demo backend every check is OK.
-	"tairseach-mcp tools": {"NAME ", " METHOD ", " SOCKET ", " FILE ", " ANNOTATIONS ", " OUTPUT", "tairseach_contacts_search  contacts.search", "ro !open"},
+	"tairseach-mcp tools": {"NAME ", " METHOD ", " SOCKET ", " FILE ", " ANNOTATIONS ", " OUTPUT", "tairseach_contacts_search ", " contacts.search ", "ro !open"},
 	`tairseach-mcp tools --all --json | jq -r '.[] | select(.exposed | not) | "\(.name): \(.reason)"'`: {"tairseach_contacts_delete: hidden: mcp_expose is false"},
 	"tairseach-mcp call contacts.search query=anna limit=5":                                            {`"fullName":"Anna Ryan"`, `"organization":"Saltmarsh Press"`},
 	`tairseach-mcp call tairseach_contacts_list '{"limit": 2}'`:                                        {`"id":"c-001"`, `"id":"c-002"`, `"limit":2`},

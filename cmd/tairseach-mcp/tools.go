@@ -40,8 +40,13 @@ each tool is logged), advertised (strict: sent to clients, results must match), 
 (off), or - for none. "untrusted" marks a schema that is not valid JSON Schema or that
 the real Tairseach server's replies are known not to match; the reasons follow the table.
 
+PERMISSION is the macOS permission a tool needs and its status as the Tairseach app
+reports it (permissions.list), "?" when it cannot be read, or - for none. With
+--hide-ungranted (the default) a tool whose permission is not granted is not exposed.
+
 With --all, the tools that are not exposed follow, each with the reason (a manifest
-problem, or the flag that hides it: --toolsets, --read-only, --tools, --exclude-tools).
+problem, the flag that hides it: --toolsets, --read-only, --tools, --exclude-tools, or
+a macOS permission not granted, with how to grant it).
 
 With --summary, one line per toolset (a manifest id): its tools, how many of them the
 flags serve, and the bytes and estimated tokens (bytes/4) they add to tools/list.

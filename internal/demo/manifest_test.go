@@ -28,6 +28,10 @@ func TestExampleManifests(t *testing.T) {
 		"demo.blob":       {`{}`, `{"bytes":10}`},
 		"word_count":      {`{"text":""}`, `{"text":"two words\nand a line"}`},
 		"screen.capture":  {`{}`, `{"format":"png"}`},
+
+		"permissions.list":    {`{}`},
+		"permissions.check":   {`{"permission":"contacts"}`, `{"permission":"screen_recording"}`},
+		"permissions.request": {`{"permission":"camera"}`},
 	}
 	failing := map[string]int{"demo.fail": -32001}
 

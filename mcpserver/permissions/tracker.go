@@ -50,6 +50,7 @@ type Tracker struct {
 	log  zerolog.Logger
 
 	nudge chan struct{} // holds at most one pending Refresh
+	first chan struct{} // closed by the goroutine after its first read, or as it returns
 
 	// cur is written by the goroutine only, read by anyone.
 	cur atomic.Pointer[Grants]
@@ -69,7 +70,7 @@ func NewTracker(opts Options) *Tracker {
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout
 	}
-	t := &Tracker{opts: opts, log: opts.Logger, nudge: make(chan struct{}, 1)}
+	t := &Tracker{opts: opts, log: opts.Logger, nudge: make(chan struct{}, 1), first: make(chan struct{})}
 	t.cur.Store(&Grants{})
 	return t
 }
@@ -112,6 +113,12 @@ func (t *Tracker) Refresh() {
 	}
 }
 
+// FirstRead is closed once the first read has ended, whether it read the
+// Grants or failed, and OnChange has returned; also when a Tracker started
+// stops before reading. Until then Grants knows nothing because nothing was
+// read yet, not because the read failed.
+func (t *Tracker) FirstRead() <-chan struct{} { return t.first }
+
 // Grants returns the statuses of the last read; the zero Grants before the
 // first, or when the last one failed.
 func (t *Tracker) Grants() Grants { return *t.cur.Load() }
@@ -124,6 +131,12 @@ func (t *Tracker) Blocked(perms []string) (perm string, status Status, blocked b
 // run is the Tracker's goroutine; it owns every read and every write of cur.
 func (t *Tracker) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
+	first := t.first // closed once, here
+	defer func() {
+		if first != nil {
+			close(first)
+		}
+	}()
 	timer := time.NewTimer(0) // the first read, at once
 	defer timer.Stop()
 	for {
@@ -136,6 +149,10 @@ func (t *Tracker) run(ctx context.Context, done chan struct{}) {
 		t.read(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if first != nil {
+			close(first)
+			first = nil
 		}
 		// The next read is Interval after this one, whatever caused it.
 		// (Since Go 1.23, Reset discards a tick not yet received.)

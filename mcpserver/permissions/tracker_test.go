@@ -256,3 +256,52 @@ func TestTrackerStop(t *testing.T) {
 		}
 	})
 }
+
+// FirstRead is closed after the first read, failed or not, once OnChange
+// has returned; and when the Tracker stops before it reads.
+func TestTrackerFirstRead(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		f := newFake(json.RawMessage(`{"permissions":[{"permission":"camera","status":"denied","granted":false}]}`))
+		if fail {
+			f.set(nil, errors.New("no app"))
+		}
+		release := make(chan struct{})
+		tr := permissions.NewTracker(permissions.Options{Read: func(ctx context.Context) (json.RawMessage, error) {
+			<-release
+			return f.Read(ctx)
+		}, OnChange: func(_, now permissions.Grants) {
+			if now.Status("camera") != permissions.Denied {
+				t.Errorf("OnChange with %v", now)
+			}
+		}})
+		tr.Start(context.Background())
+		select {
+		case <-tr.FirstRead():
+			t.Fatal("FirstRead closed before the first read ended")
+		case <-time.After(20 * time.Millisecond):
+		}
+		close(release)
+		select {
+		case <-tr.FirstRead():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("fail=%v: FirstRead not closed after the first read", fail)
+		}
+		if got := tr.Grants().Known(); got == fail {
+			t.Errorf("fail=%v: Grants known = %v after FirstRead", fail, got)
+		}
+		tr.Refresh() // later reads close nothing twice
+		tr.Close()
+	}
+
+	tr := permissions.NewTracker(permissions.Options{Read: func(ctx context.Context) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}})
+	tr.Start(context.Background())
+	tr.Close()
+	select {
+	case <-tr.FirstRead():
+	default:
+		t.Fatal("FirstRead not closed by Close before any read ended")
+	}
+}
