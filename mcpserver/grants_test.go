@@ -34,8 +34,27 @@ const grantsManifest = `{"id": "mac", "tools": [
 
 // startGrantsDemo runs the demo backend with grants, in-process.
 func startGrantsDemo(t *testing.T, grants map[string]string) (*demo.Server, string) {
+	return startDemoWith(t, demo.Options{Grants: grants})
+}
+
+// connectAsking connects a 2025-11-25 client to srv in memory whose user
+// answers every question with answer.
+func connectAsking(t *testing.T, srv *Server, answer func(*mcp.ElicitRequest) *mcp.ElicitResult) *mcp.ClientSession {
 	t.Helper()
-	return startGrantsDemoOpts(t, demo.Options{Grants: grants})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r), nil },
+	}).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // startGrantsDemoOpts runs the demo backend with opts, in-process.
@@ -184,23 +203,11 @@ func TestNotDeterminedAsksTheUser(t *testing.T) {
 	if _, err := srv.ReadPermissions(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
 	var asked string
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
-		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			asked = r.Params.Message
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ask": true}}, nil
-		},
-	}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectAsking(t, srv, func(r *mcp.ElicitRequest) *mcp.ElicitResult {
+		asked = r.Params.Message
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ask": true}}
+	})
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"})
 	if err != nil || !strings.Contains(asked, "contacts") || !strings.Contains(ResultText(res), "macOS is asking the user") {
 		t.Fatalf("asked %q; result %v %q", asked, err, ResultText(res))
@@ -227,21 +234,9 @@ func TestGrantsReadsAreNotAudited(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ask": true}}, nil
-		},
-	}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectAsking(t, srv, func(*mcp.ElicitRequest) *mcp.ElicitResult {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ask": true}}
+	})
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"}); err != nil {
 		t.Fatal(err)
 	}

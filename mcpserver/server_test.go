@@ -22,6 +22,13 @@ import (
 
 // startDemo runs the demo backend in-process on a real Unix socket.
 func startDemo(t testing.TB) string {
+	_, path := startDemoWith(t, demo.Options{})
+	return path
+}
+
+// startDemoWith runs the demo backend with opts, and returns it and its
+// socket's path.
+func startDemoWith(t testing.TB, opts demo.Options) (*demo.Server, string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "mcps")
 	if err != nil {
@@ -32,14 +39,15 @@ func startDemo(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := demo.New(zerolog.Nop(), opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		_ = demo.New(zerolog.Nop(), demo.Options{}).Serve(ctx, ln)
+		_ = d.Serve(ctx, ln)
 		close(done)
 	}()
 	t.Cleanup(func() { cancel(); <-done; os.RemoveAll(dir) })
-	return path
+	return d, path
 }
 
 func loadExample(t testing.TB) *manifest.Registry {
