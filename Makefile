@@ -11,6 +11,7 @@ GOTAGS    ?=
 NODE_DEPS := scripts/node_modules/.package-lock.json
 CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
 AGENT_DEPS := scripts/agents/node_modules/.package-lock.json
+PEER_DEPS := scripts/bench/peer/node_modules/.package-lock.json
 # Pinned, fetched through the Go module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -62,6 +63,12 @@ $(AGENT_DEPS): scripts/agents/package.json scripts/agents/package-lock.json
 	cd scripts/agents && npm ci --omit=optional --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# make bench's peer, mcp-host-rpc, in a tree of its own, pinned in
+# scripts/bench/peer/package-lock.json as npx resolved it for a user.
+$(PEER_DEPS): scripts/bench/peer/package.json scripts/bench/peer/package-lock.json
+	cd scripts/bench/peer && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # -parallel 4: the tests that call t.Parallel wait on timers and on their
 # own processes, not on the CPU, so more of them than cores run at once.
 test: $(NODE_DEPS) $(CONFORMANCE_DEPS) $(AGENT_DEPS)
@@ -88,7 +95,7 @@ try: build
 # The bridge against its floors (raw socket, a no-op go-sdk server) and a peer
 # (mcp-host-rpc), interleaved; 3 to 4½ minutes on 2 cores. Prints one table and
 # writes scripts/bench/results.md. BENCH_FLAGS=-quick for a 15 s smoke test.
-bench: build $(NODE_DEPS)
+bench: build $(PEER_DEPS)
 	$(GO) run ./scripts/bench -bridge $(BIN)/tairseach-mcp -demo $(BIN)/tairseach-demo $(BENCH_FLAGS)
 
 # Every fuzz test of every package, FUZZTIME (default 20s) each. A crasher is
