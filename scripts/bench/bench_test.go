@@ -28,7 +28,7 @@ func TestBenchQuick(t *testing.T) {
 	c := config{
 		quick:  true,
 		rounds: 1,
-		peer:   "scripts/node_modules/.bin/mcp-host-rpc",
+		peer:   "scripts/bench/peer/node_modules/.bin/mcp-host-rpc",
 		corpus: "manifest/testdata/tairseach-manifests",
 	}
 	if err := setup(&c); err != nil {
@@ -142,7 +142,8 @@ func TestCollector(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	ctx := context.Background()
-	base, err := c.snapshot()
+	c.setOwner(1)
+	base, err := c.snapshot(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestCollector(t *testing.T) {
 		span.End()
 	}
 	c.setTiming(false)
-	st, err := c.drain(ctx, base, 700)
+	st, err := c.drain(ctx, 1, base, 700)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestCollector(t *testing.T) {
 		t.Errorf("metric export: %v", err)
 	}
 
-	st, err = c.snapshot()
+	st, err = c.snapshot(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +192,30 @@ func TestCollector(t *testing.T) {
 	if got.spans != 700 || got.metricReqs < 1 || got.bytes == 0 {
 		t.Errorf("got %+v, want 700 spans, a metric export and some bytes", got)
 	}
+
+	// What arrives while another server runs is not this one's.
+	c.setOwner(2)
+	tp2 := sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp2(t, ctx)))
+	_, span := tp2.Tracer("test").Start(ctx, "tools/call")
+	span.End()
+	if err := tp2.Shutdown(ctx); err != nil {
+		t.Errorf("trace export: %v", err)
+	}
+	if st, err = c.snapshot(1); err != nil || st.sub(base).spans != 700 {
+		t.Errorf("owner 1 after owner 2 exported: %+v, %v; want its 700 spans", st.sub(base), err)
+	}
+	if st, err = c.snapshot(2); err != nil || st.spans != 1 {
+		t.Errorf("owner 2: %+v, %v; want 1 span", st, err)
+	}
+}
+
+func texp2(t *testing.T, ctx context.Context) sdktrace.SpanExporter {
+	t.Helper()
+	e, err := otlptracehttp.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 func TestVariantTable(t *testing.T) {

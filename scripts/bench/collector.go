@@ -23,20 +23,26 @@ import (
 // otlpmetrichttp exporters take as a full success (they read a response
 // body only when it is not empty). Trace bodies are kept and decoded only
 // when the spans are counted, between the timed calls.
+//
+// What arrives is counted for its owner: the bridge+otel server that is
+// running when it arrives (the driver says which; the variants run only in
+// their own turns and are stopped between them), or owner 0, none.
 type collector struct {
 	srv  *http.Server
 	addr string // host:port
 	done chan struct{}
 
 	mu      sync.Mutex
-	timing  bool // calls of bridge+otel are being timed now
-	stats   otlpStats
-	pending []traceBody // not yet decoded
+	timing  bool              // calls of bridge+otel are being timed now
+	owner   int               // the bridge+otel server running now; 0: none
+	stats   map[int]otlpStats // by owner
+	pending []traceBody       // not yet decoded
 	last    time.Time   // when the last trace request arrived
 	bad     []string    // requests this collector did not expect
 }
 
 type traceBody struct {
+	owner int
 	data  []byte
 	gzip  bool
 	timed bool // arrived while calls of bridge+otel were being timed
@@ -72,7 +78,7 @@ func startCollector() (*collector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OTLP collector: %w", err)
 	}
-	c := &collector{addr: ln.Addr().String(), done: make(chan struct{})}
+	c := &collector{addr: ln.Addr().String(), done: make(chan struct{}), stats: map[int]otlpStats{}}
 	c.srv = &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(c.done)
@@ -132,17 +138,19 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.mu.Lock()
-	c.stats.bytes += int64(len(data))
+	st := c.stats[c.owner]
+	st.bytes += int64(len(data))
 	if path == "/v1/traces" {
-		c.stats.traceReqs++
+		st.traceReqs++
 		if c.timing {
-			c.stats.timedReqs++
+			st.timedReqs++
 		}
-		c.pending = append(c.pending, traceBody{data: data, gzip: r.Header.Get("Content-Encoding") == "gzip", timed: c.timing})
+		c.pending = append(c.pending, traceBody{owner: c.owner, data: data, gzip: r.Header.Get("Content-Encoding") == "gzip", timed: c.timing})
 		c.last = time.Now()
 	} else {
-		c.stats.metricReqs++
+		st.metricReqs++
 	}
+	c.stats[c.owner] = st
 	c.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
 }
@@ -154,33 +162,44 @@ func (c *collector) setTiming(on bool) {
 	c.mu.Unlock()
 }
 
-// snapshot decodes the trace bodies received so far and returns the counts.
-func (c *collector) snapshot() (otlpStats, error) {
+// setOwner says which bridge+otel server runs now (0: none).
+func (c *collector) setOwner(id int) {
+	c.mu.Lock()
+	c.owner = id
+	c.mu.Unlock()
+}
+
+// snapshot decodes the trace bodies received so far and returns the counts
+// of owner.
+func (c *collector) snapshot(owner int) (otlpStats, error) {
 	c.mu.Lock()
 	pending := c.pending
 	c.pending = nil
 	c.mu.Unlock()
-	var spans, timed int
 	var errs []error
+	counted := map[int]otlpStats{}
 	for _, b := range pending {
 		n, err := countSpans(b)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		spans += n
+		st := counted[b.owner]
+		st.spans += n
 		if b.timed {
-			timed += n
+			st.timedSpans += n
 		}
+		counted[b.owner] = st
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.stats.spans += spans
-	c.stats.timedSpans += timed
+	for o, n := range counted {
+		c.stats[o] = c.stats[o].add(n)
+	}
 	if len(c.bad) > 0 {
 		errs = append(errs, fmt.Errorf("unexpected requests: %v", c.bad))
 	}
-	return c.stats, errors.Join(errs...)
+	return c.stats[owner], errors.Join(errs...)
 }
 
 func countSpans(b traceBody) (int, error) {
@@ -207,15 +226,15 @@ func countSpans(b traceBody) (int, error) {
 	return n, nil
 }
 
-// drain waits, untimed, until the spans received since base reach want, or
+// drain waits, untimed, until owner's spans received since base reach want, or
 // until no trace export has arrived for two batch delays (the batch
 // processor has sent what it holds: the rest was dropped), or 3 s, so that
 // an export of bridge+otel's spans does not fall into the next
 // contender's turn.
-func (c *collector) drain(ctx context.Context, base otlpStats, want int) (otlpStats, error) {
+func (c *collector) drain(ctx context.Context, owner int, base otlpStats, want int) (otlpStats, error) {
 	start := time.Now()
 	for {
-		st, err := c.snapshot()
+		st, err := c.snapshot(owner)
 		if err != nil {
 			return st, err
 		}

@@ -55,14 +55,22 @@ type session struct {
 	who     string
 	cs      *mcp.ClientSession
 	cmd     *exec.Cmd
+	wire    *wire         // the server's stdio, shared by cs and the lean caller
+	exited  chan struct{} // closed when the server has exited
+	waitErr error         // cmd.Wait's, read after exited
+	paused  bool          // stopped with SIGSTOP between its turns
+
+	collector *collector // told when bridge+otel runs
 	started time.Time     // when the server was started
 	startup time.Duration // exec → initialize (or server/discover) result
 	proto   string        // the negotiated protocol version
 	stderr  *os.File
 
-	calls    atomic.Int64 // tools/call requests answered
+	terminate time.Duration // how long it may take to exit once its stdin is closed
+
+	calls    atomic.Int64 // tools/call requests answered, by either client
 	audit    string       // bridge+audit: its --audit-log file
-	otelBase otlpStats    // bridge+otel: what the collector had before it started
+	otelID   int          // bridge+otel: its owner id at the collector
 }
 
 // spawn starts contender who serving ts and connects to it at proto. A
@@ -71,7 +79,7 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 	var (
 		cmd      *exec.Cmd
 		audit    string
-		otelBase otlpStats
+		otelID   int
 		err      error
 	)
 	terminate := 2 * time.Second
@@ -90,9 +98,8 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 			audit = filepath.Join(e.tmp, fmt.Sprintf("audit-%d.jsonl", e.audits.Add(1)))
 			cmd.Args = append(cmd.Args, "--audit-log", audit)
 		case bridgeOTel:
-			if otelBase, err = e.collector.snapshot(); err != nil {
-				return nil, err
-			}
+			otelID = int(e.otels.Add(1))
+			e.collector.setOwner(otelID) // it runs from its start until paused
 			cmd.Env = append(cmd.Env, e.collector.env()...)
 		}
 	case peer:
@@ -110,6 +117,16 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 		return nil, err
 	}
 	cmd.Stderr = f // a file, so that Wait does not wait for a copying goroutine
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	opts := &mcp.ClientOptions{}
 	if onListChanged != nil {
 		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() }
@@ -118,25 +135,28 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	cs, err := client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
-	took := time.Since(start)
-	if err != nil {
+	if err := cmd.Start(); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.E2BIG) {
 			return nil, errNA(fmt.Sprintf("its TOOLS variable (%d KiB) is over Linux's 128 KiB limit for one variable", len(ts.peerTools)>>10))
 		}
-		if cmd.Process != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		return nil, fmt.Errorf("starting %s: %w", who, err)
+	}
+	s := &session{who: who, cmd: cmd, started: start, stderr: f, terminate: terminate, exited: make(chan struct{}),
+		audit: audit, otelID: otelID, collector: e.collector}
+	s.wire = newWire(stdin, stdout)
+	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
+	cs, err := client.Connect(cctx, &mcp.IOTransport{Reader: s.wire.sdkReader(), Writer: s.wire.sdkWriter()}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
+	s.startup = time.Since(start)
+	if err != nil {
+		s.stop()
 		tail := e.logTail(who)
 		if who == bridgeOTel && strings.Contains(tail, "-tags notelemetry") {
 			return nil, errNA("this tairseach-mcp was built with -tags notelemetry, without the OTLP exporters")
 		}
 		return nil, fmt.Errorf("starting %s with %s: %w\n%s", who, ts.name, err, tail)
 	}
-	s := &session{who: who, cs: cs, cmd: cmd, started: start, startup: took, proto: cs.InitializeResult().ProtocolVersion, stderr: f,
-		audit: audit, otelBase: otelBase}
+	s.cs, s.proto = cs, cs.InitializeResult().ProtocolVersion
 	return s, nil
 }
 
@@ -145,8 +165,53 @@ func (s *session) close() {
 	if s == nil {
 		return
 	}
+	s.resume() // a paused server cannot exit
 	_ = s.cs.Close()
+	s.stop()
+}
+
+// stop closes the server's stdin and waits for it to exit: terminate, then
+// SIGTERM, then SIGKILL after two seconds more.
+func (s *session) stop() {
+	_ = s.wire.stdin.Close()
+	for _, next := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		wait := s.terminate
+		if next == syscall.SIGKILL {
+			wait = 2 * time.Second
+		}
+		select {
+		case <-s.exited:
+			s.stderr.Close()
+			return
+		case <-time.After(wait):
+			_ = s.cmd.Process.Signal(next)
+		}
+	}
+	<-s.exited
 	s.stderr.Close()
+}
+
+// pause stops the server's process (SIGSTOP) between its turns, so that
+// nothing it does in the background (an exporter's timer) falls into
+// another contender's; resume lets it run again.
+func (s *session) pause() {
+	if s != nil && !s.paused {
+		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+		s.paused = true
+		if s.otelID != 0 {
+			s.collector.setOwner(0)
+		}
+	}
+}
+
+func (s *session) resume() {
+	if s != nil && s.paused {
+		if s.otelID != 0 {
+			s.collector.setOwner(s.otelID)
+		}
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+		s.paused = false
+	}
 }
 
 // rssMiB reads the server's VmRSS and RssAnon (its private memory: the
@@ -189,6 +254,88 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage) (
 		return nil, fmt.Errorf("%s: %s returned isError: %s", s.who, tool, resultText(res))
 	}
 	return res, nil
+}
+
+// leanCall is one tool call, with its arguments, that the lean caller of
+// a session repeats.
+type leanCall struct {
+	s          *session
+	head, tail []byte  // the request the go-sdk client wrote, around its id
+	want       *expect // the reply checked in full
+}
+
+// learnCall makes a call once with the go-sdk client, checks its result
+// and keeps the request's bytes; then once on the wire, decoding that
+// reply in full and checking it again, and keeps it as the reply every
+// later call must be; then once more, to see that the reply is the same.
+func (s *session) learnCall(ctx context.Context, tool string, args json.RawMessage, check func(*mcp.CallToolResult) error) (*leanCall, error) {
+	var sent []byte
+	s.wire.wmu.Lock()
+	s.wire.grab = func(line []byte) {
+		if bytes.Contains(line, []byte(`"method":"tools/call"`)) {
+			sent = line
+		}
+	}
+	s.wire.wmu.Unlock()
+	res, err := s.call(ctx, tool, args)
+	s.wire.wmu.Lock()
+	s.wire.grab = nil
+	s.wire.wmu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := check(res); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", s.who, tool, err)
+	}
+	start, end, ok := idSpan(sent)
+	if !ok {
+		return nil, fmt.Errorf("%s: the go-sdk client's tools/call has no id where expected: %.300s", s.who, sent)
+	}
+	lc := &leanCall{s: s, head: sent[:start], tail: sent[end:]}
+
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := s.wire.call(cctx, 0, lc.head, lc.tail, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: a call on the wire: %w (a reply whose id is not where idSpan looks goes to the go-sdk session)", s.who, err)
+	}
+	s.calls.Add(1)
+	var rep struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(c.line, &rep); err != nil {
+		return nil, fmt.Errorf("%s: decoding a reply: %w", s.who, err)
+	}
+	if len(rep.Error) > 0 && string(rep.Error) != "null" {
+		return nil, fmt.Errorf("%s: %s on the wire: error %s", s.who, tool, rep.Error)
+	}
+	var wireRes mcp.CallToolResult
+	if err := json.Unmarshal(rep.Result, &wireRes); err != nil {
+		return nil, fmt.Errorf("%s: decoding a tools/call result: %w", s.who, err)
+	}
+	if wireRes.IsError {
+		return nil, fmt.Errorf("%s: %s on the wire returned isError: %s", s.who, tool, resultText(&wireRes))
+	}
+	if err := check(&wireRes); err != nil {
+		return nil, fmt.Errorf("%s: %s on the wire: %w", s.who, tool, err)
+	}
+	start, end, _ = idSpan(c.line)
+	lc.want = newExpect(c.line, start, end)
+	if err := lc.do(cctx, 0); err != nil {
+		return nil, fmt.Errorf("%s: %s: the same call twice: %w", s.who, tool, err)
+	}
+	return lc, nil
+}
+
+// do makes the call on the wire for caller w (0 ≤ w < maxCallers) and
+// fails unless the reply is the one checked in full.
+func (lc *leanCall) do(ctx context.Context, w int) error {
+	if _, err := lc.s.wire.call(ctx, w, lc.head, lc.tail, lc.want); err != nil {
+		return fmt.Errorf("%s: %w", lc.s.who, err)
+	}
+	lc.s.calls.Add(1)
+	return nil
 }
 
 // listAll lists every tool, following cursors.

@@ -39,6 +39,7 @@ type env struct {
 
 	collector *collector   // bridge+otel's OTLP/HTTP receiver
 	audits    atomic.Int64 // bridge+audit files made
+	otels     atomic.Int64 // bridge+otel servers started
 }
 
 // toolSet is a manifests directory and what the peer needs to serve the

@@ -61,7 +61,9 @@ type config struct {
 	budget time.Duration // start no round that would likely end past it; 0: no limit
 	quick  bool
 
-	warmup    int // calls before the sequential case, per session
+	warmBlock int // warm-up calls per block
+	warmMin   int // blocks at least (6 at least: the steadiness rule compares two groups of 3)
+	warmMax   int // blocks at most
 	seqCalls  int // sequential calls per round
 	tpCalls   int // calls per throughput case per round
 	sizeCalls [3]int
@@ -77,7 +79,7 @@ func main() {
 	flag.StringVar(&c.bridge, "bridge", "", "tairseach-mcp binary (default: go build ./cmd/tairseach-mcp into a temp dir)")
 	flag.StringVar(&c.demo, "demo", "", "tairseach-demo binary (default: go build ./cmd/tairseach-demo into a temp dir)")
 	flag.StringVar(&c.floor, "floor", "", "sdk-floor binary (default: go build ./scripts/bench/sdkfloor into a temp dir)")
-	flag.StringVar(&c.peer, "peer", "scripts/node_modules/.bin/mcp-host-rpc", "mcp-host-rpc binary; n/a when missing (make bench runs npm ci first)")
+	flag.StringVar(&c.peer, "peer", "scripts/bench/peer/node_modules/.bin/mcp-host-rpc", "mcp-host-rpc binary; n/a when missing (make bench installs it first)")
 	flag.StringVar(&c.corpus, "corpus", "manifest/testdata/tairseach-manifests", "directory of the real manifests")
 	flag.StringVar(&c.out, "o", "", "write the results here (default scripts/bench/results.md; none with -quick)")
 	flag.IntVar(&c.rounds, "rounds", 5, "rounds; each case's value is the median of its rounds")
@@ -123,13 +125,15 @@ func setup(c *config) error {
 		return errors.New("-rounds must be at least 1")
 	}
 	c.progress = os.Stderr
-	c.warmup, c.seqCalls, c.tpCalls = 100, 2000, 1600
+	c.warmBlock, c.warmMin, c.warmMax = 250, 8, 60
+	c.seqCalls, c.tpCalls = 2000, 1600
 	c.sizeCalls = [3]int{300, 200, 8}
 	c.listCalls = [2]int{30, 8}
 	c.spawns, c.reloads = 3, 5
 	if c.quick {
 		c.rounds = 1
-		c.warmup, c.seqCalls, c.tpCalls = 20, 200, 300
+		c.warmBlock, c.warmMin, c.warmMax = 50, 6, 8
+		c.seqCalls, c.tpCalls = 200, 300
 		c.sizeCalls = [3]int{40, 30, 3}
 		c.listCalls = [2]int{5, 3}
 		c.spawns, c.reloads = 1, 2

@@ -93,8 +93,11 @@ func (b *bench) rows() []row {
 			row{caseID("seq-p99", proto), "call p99, sequential · " + l, unitMicros, nil},
 			row{caseID("rate1", proto), "calls/s, 1 caller · " + l, unitRate, nil},
 			row{caseID("cpu", proto), "server CPU per call, sequential · " + l, unitMicros, []check{ratioAtMost(floor, 1), ratioAtMost(peer, 1)}},
-			row{caseID("cpu+backend", proto), "server + backend CPU per call · " + l, unitMicros, nil},
-			row{caseID("rate8", proto), "calls/s, 8 callers · " + l, unitRate, []check{ratioAtLeast(floor, 1), ratioAtLeast(peer, 1.2)}},
+			row{caseID("cpu+backend", proto), "server + backend CPU per call, sequential · " + l, unitMicros, nil},
+			row{caseID("client-cpu", proto), "client CPU per call, sequential · " + l, unitMicros, nil},
+			row{caseID("rate8", proto), "calls/s, 8 callers · " + l, unitRate, []check{ratioAtLeast(floor, 1), ratioAtLeast(peer, 1.3)}},
+			row{caseID("cpu8", proto), "server CPU per call, 8 callers · " + l, unitMicros, []check{ratioAtMost(peer, 0.5)}},
+			row{caseID("client-cpu8", proto), "client CPU per call, 8 callers · " + l, unitMicros, nil},
 			row{caseID("rate64", proto), "calls/s, 64 callers · " + l, unitRate, []check{ratioAtLeast(floor, 1), ratioAtLeast(peer, 1.2)}},
 		)
 	}
@@ -138,6 +141,7 @@ func (b *bench) variantTable(cell func(id, who string, unit int) string) (header
 			{caseID("seq-p50", proto), "call p50, sequential · " + l, unitMicros, true},
 			{caseID("cpu", proto), "server CPU per call, sequential · " + l, unitMicros, false},
 			{caseID("rate8", proto), "calls/s, 8 callers · " + l, unitRate, true},
+			{caseID("cpu8", proto), "server CPU per call, 8 callers · " + l, unitMicros, false},
 		} {
 			line := []string{r.label, cell(r.id, bridge, r.unit)}
 			for _, who := range variants {
@@ -185,6 +189,7 @@ func (b *bench) variantTable(cell func(id, who string, unit int) string) (header
 // info describes the machine and the run.
 type info struct {
 	date, cpu, goVersion, node, bridgeVersion, loadStart string
+	peer                                                 string // what the peer loads
 	cpus                                                 int
 	took                                                 time.Duration
 }
@@ -206,6 +211,13 @@ func machineInfo(e *env) info {
 	}
 	if out, err := exec.Command("node", "--version").Output(); err == nil {
 		in.node = strings.TrimSpace(string(out))
+	}
+	if e.cfg.peer != "" {
+		v, err := peerVersions(e.cfg.peer)
+		if err != nil {
+			v = "unknown (" + err.Error() + ")"
+		}
+		in.peer = v
 	}
 	if out, err := exec.Command(e.cfg.bridge, "--version").Output(); err == nil {
 		in.bridgeVersion = strings.TrimSpace(string(out))
@@ -302,11 +314,17 @@ func (b *bench) report(in info) string {
 	if in.node != "" {
 		fmt.Fprintf(&buf, ", node %s", in.node)
 	}
+	if in.peer != "" {
+		fmt.Fprintf(&buf, ". Peer: %s", in.peer)
+	}
 	fmt.Fprintf(&buf, ". Bridge: `%s`. Load average at start %s, at end %s; the run took %s. "+
 		"Client, servers and backend share the machine: compare the ratios, measured side by side, more than the absolute times.\n\n",
 		orUnknown(in.bridgeVersion), in.loadStart, loadavg(), in.took.Round(time.Second))
 	buf.WriteString(markdownTable(header, lines))
 	fmt.Fprintf(&buf, "\nTargets: %d met, %d missed.\n\n", met, missed)
+	buf.WriteString("Every contender warm: the call cases' servers are started once per protocol and kept across the rounds; before the first round, " +
+		"each makes sequential echo calls in blocks until its server's CPU per call stops falling (see the notes). Its first and last block:\n\n")
+	buf.WriteString(b.warmTable())
 	vheader, vlines, vmet, vmissed := b.variantTable(cell)
 	buf.WriteString("The bridge with its audit log or its OpenTelemetry export on, in the same rounds and slices as the plain bridge above (see the notes):\n\n")
 	buf.WriteString(markdownTable(vheader, vlines))
@@ -325,12 +343,15 @@ func (b *bench) report(in info) string {
 func (b *bench) staticNotes() []string {
 	notes := []string{
 		"Ratios are bridge ÷ other: below 1× is better for times and memory, above 1× is better for calls/s. \"–\": does not apply.",
-		"Each contender runs each case in turn, in an order that rotates every round; every value is the median of the per-round values (a per-round value is itself a p50/p99 over that round's calls).",
-		fmt.Sprintf("Calls: tools/call of tairseach_demo_echo with %s (demo.echo returns it); %d sequential calls after %d warm-up calls per round (calls/s at 1 caller comes from that run), %d calls per throughput case. Result cases call tairseach_demo_blob (raw: demo.blob) for a result of exactly 100, 10,000 and 1,000,000 bytes of JSON.",
-			echoArgs, b.cfg.seqCalls, b.cfg.warmup, b.cfg.tpCalls),
+		"Each contender runs each case in turn, in slices, in an order that rotates every round and slice; every value is the median of the per-round values (a per-round value is itself a p50/p99 over that round's calls).",
+		fmt.Sprintf("Warm: the call cases' servers (one per contender and protocol) are started once and kept across the rounds. Before the first round each makes sequential echo calls in blocks of %d until its server's CPU per call has stopped falling: the median of its last 3 blocks is at least 0.9× the median of the 3 before (at least %d blocks, at most %d). The warm-up table gives its first and last block.",
+			b.cfg.warmBlock, max(b.cfg.warmMin, 6), b.cfg.warmMax),
+		fmt.Sprintf("Calls: tools/call of tairseach_demo_echo with %s (demo.echo returns it); %d sequential calls per round (calls/s at 1 caller comes from that run), %d calls per throughput case. Result cases call tairseach_demo_blob (raw: demo.blob) for a result of exactly 100, 10,000 and 1,000,000 bytes of JSON.",
+			echoArgs, b.cfg.seqCalls, b.cfg.tpCalls),
+		"The client: the go-sdk client makes each server's handshake (initialize, or server/discover at 2026-07-28), and one call of each kind, checking its result. The timed calls are the bytes of that call as the go-sdk client wrote them, with a new id, written to the server's stdin by a lean caller in this driver; one goroutine reads the server's stdout and matches each reply to its call by id and, byte for byte but for the id, to a reply decoded and checked in full. So every server receives what a go-sdk client sends, every result is checked, and the client costs a write, a read and a compare per call, not the go-sdk client's decoding.",
 		fmt.Sprintf("raw: this driver on the demo backend's socket, min(callers, %d) persistent connections (the bridge's pool size; the backend answers one request at a time per connection), each reply decoded with encoding/json.", rawPool),
-		"sdk-floor: a go-sdk stdio server registering the same tool definitions (loaded with the manifest package) whose handlers return at once from memory the same text and structuredContent the bridge returns. bridge: tairseach-mcp --log-level warn --output-schemas=strict on the demo backend (text plus structuredContent, results validated against the outputSchema). peer: mcp-host-rpc 0.4.0 (TypeScript SDK) on the same backend; it returns text only and publishes zod-derived input schemas without outputSchemas, so its tools/list is smaller.",
-		"Server CPU per call: CPU time (from /proc/PID/task/*/schedstat) of the server process during the sequential case, divided by the calls (for raw: the demo backend's). Server + backend adds the demo backend's CPU time over the same calls, for the contenders that call it.",
+		"sdk-floor: a go-sdk stdio server registering the same tool definitions (loaded with the manifest package) whose handlers return at once from memory the same text and structuredContent the bridge returns. bridge: tairseach-mcp --log-level warn --output-schemas=strict on the demo backend (text plus structuredContent, results validated against the outputSchema). peer: mcp-host-rpc (TypeScript SDK) on the same backend, installed in scripts/bench/peer from its own lock file as npx installs it for a user, the versions it loads named above; it returns text only and publishes zod-derived input schemas without outputSchemas, so its tools/list is smaller.",
+		"CPU per call: CPU time (from /proc/PID/task/*/schedstat, summed over threads) over a contender's turns, divided by its calls. Server: the server process, from the start of its turn to after its untimed settle (so bridge+otel's export of its spans is its own); for raw, the demo backend. Server + backend adds the demo backend's over the same turns, for the contenders that call it. Client: this driver's process over the timed calls only: the lean caller and its reading goroutine (for raw: its socket calls). Sequential and at 8 callers.",
 		"Spawn → initialize: from exec to the initialize result, as the go-sdk client sees it (protocol 2025-11-25); spawn → first tools/list: from exec to the complete list, just after. Idle RSS: VmRSS of the server process " + idleWait.String() + " after initialize and one tools/list; its private memory: RssAnon, the part of VmRSS that is neither the executable's pages nor other files' (the kernel maps a file's pages around each one touched, 64–128 KiB at a time here, so the executable's share grows with its size).",
 		fmt.Sprintf("Reload: os.WriteFile of demo.json with a changed description into the bridge's --manifests, to the client's ToolListChangedHandler; includes the bridge's %d ms debounce and the go-sdk's 10 ms one.", debounceMs),
 	}
@@ -344,6 +365,29 @@ func (b *bench) staticNotes() []string {
 		notes = append(notes, "Rows marked 2026-07-28 leave the client's protocol version at its default (2026-07-28); negotiated: "+strings.Join(parts, ", ")+".")
 	}
 	return notes
+}
+
+// warmTable renders each contender's warm-up: its first and last block.
+func (b *bench) warmTable() string {
+	header := []string{"protocol", "contender", "warm-up calls", "CPU per call, first block", "last block", "p50, first block", "last block", "steady?"}
+	var lines [][]string
+	for _, proto := range []string{proto2025, proto2026} {
+		l := protoLabel(proto)
+		for _, who := range append([]string{raw, floor, bridge, peer}, variants...) {
+			w, ok := b.warmups[l][who]
+			if !ok {
+				continue
+			}
+			steady := "yes"
+			if !w.steady {
+				steady = "**no**"
+			}
+			lines = append(lines, []string{l, who, thousands(int64(w.calls)),
+				format(w.first.cpu, unitMicros), format(w.last.cpu, unitMicros),
+				format(w.first.p50, unitMicros), format(w.last.p50, unitMicros), steady})
+		}
+	}
+	return markdownTable(header, lines) + "\n"
 }
 
 func orUnknown(s string) string {

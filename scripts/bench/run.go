@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,8 +38,9 @@ type bench struct {
 	res *results
 
 	roundsDone int
-	noReload   bool // the bridge sent no list_changed once: skip the case
-	revision   int  // of the reload case's manifest edits
+	warmups    map[string]map[string]warmup // protocol label → contender → its warm-up
+	noReload   bool                         // the bridge sent no list_changed once: skip the case
+	revision   int                          // of the reload case's manifest edits
 	tally      variantTally
 }
 
@@ -105,11 +105,26 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		return err
 	}
 	defer e.close()
-	b := &bench{cfg: c, e: e, res: &results{
+	b := &bench{cfg: c, e: e, warmups: map[string]map[string]warmup{}, res: &results{
 		vals: map[string]map[string][]float64{}, na: map[string]map[string]string{},
 		negotiated: map[string]map[string]string{},
 	}}
 	info := machineInfo(e)
+	// The call cases' servers live across the rounds: started, checked and
+	// warmed once, so that every round times warm servers.
+	var sets []*callSet
+	defer func() {
+		for _, cs := range sets {
+			cs.close()
+		}
+	}()
+	for _, proto := range []string{proto2025, proto2026} {
+		cs, err := b.startCalls(ctx, proto)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, cs)
+	}
 	var slowest time.Duration
 	for round := range c.rounds {
 		if c.budget > 0 && round > 0 && time.Since(started)+slowest > c.budget {
@@ -119,8 +134,8 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		}
 		b.roundsDone = round + 1
 		t := time.Now()
-		for _, proto := range []string{proto2025, proto2026} {
-			if err := b.callCases(ctx, round, proto); err != nil {
+		for _, cs := range sets {
+			if err := b.callCases(ctx, round, cs); err != nil {
 				return err
 			}
 		}
@@ -134,6 +149,12 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		}
 		slowest = max(slowest, time.Since(t))
 		c.logf("round %d/%d done in %s", round+1, c.rounds, since(t))
+	}
+	// Done with the variants: check what they recorded and exported.
+	for _, cs := range sets {
+		if err := b.finishVariants(cs.sessions); err != nil {
+			return err
+		}
 	}
 	info.took = time.Since(started)
 	table := b.report(info)
@@ -166,243 +187,6 @@ func caseID(name, proto string) string {
 		return name + "@2026-07-28"
 	}
 	return name + "@" + proto
-}
-
-// caller makes one call on behalf of worker w.
-type caller func(ctx context.Context, w int) error
-
-// callCases runs the per-call cases at one protocol version: sequential
-// latency, throughput at 8 and 64 callers and, at 2025-11-25, result sizes.
-// The bridge variants run the sequential and 8-caller cases, interleaved
-// with the others, and are checked and stopped before the rest.
-func (b *bench) callCases(ctx context.Context, round int, proto string) error {
-	e, cfg := b.e, b.cfg
-	label := protoLabel(proto)
-	ids := []string{caseID("seq-p50", proto), caseID("seq-p99", proto), caseID("rate1", proto), caseID("rate8", proto), caseID("rate64", proto)}
-	if proto == proto2025 {
-		for _, size := range resultSizes {
-			ids = append(ids, caseID("size"+strconv.Itoa(size), proto))
-		}
-	}
-	t := time.Now()
-	sessions := map[string]*session{}
-	defer func() {
-		for _, s := range sessions {
-			s.close()
-		}
-	}()
-	for _, who := range append([]string{floor, bridge, peer}, variants...) {
-		s, err := e.spawn(ctx, who, e.example, proto, nil)
-		var na errNA
-		if errors.As(err, &na) {
-			b.res.setNA(who, string(na), append(ids, caseID("cpu", proto))...)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		sessions[who] = s
-		b.res.mu.Lock()
-		if b.res.negotiated[label] == nil {
-			b.res.negotiated[label] = map[string]string{}
-		}
-		b.res.negotiated[label][who] = s.proto
-		b.res.mu.Unlock()
-	}
-	var raws []*rawConn
-	defer func() {
-		for _, rc := range raws {
-			rc.close()
-		}
-	}()
-	for range rawPool {
-		rc, err := dialRaw(ctx, e.socket)
-		if err != nil {
-			return err
-		}
-		raws = append(raws, rc)
-	}
-
-	// callerFor returns who's caller of a tool (MCP) or method (raw).
-	callerFor := func(who, tool, method string, args json.RawMessage) caller {
-		if who == raw {
-			return func(_ context.Context, w int) error {
-				_, err := raws[w%len(raws)].call(method, args)
-				return err
-			}
-		}
-		s := sessions[who]
-		return func(ctx context.Context, _ int) error {
-			_, err := s.call(ctx, tool, args)
-			return err
-		}
-	}
-	running := func(whos ...string) []string {
-		var out []string
-		for _, who := range order(round, whos...) {
-			if who == raw || sessions[who] != nil {
-				out = append(out, who)
-			}
-		}
-		return out
-	}
-	present := running(raw, floor, bridge, peer)
-	all := running(append([]string{raw, floor, bridge, peer}, variants...)...)
-
-	// Check what each returns, and warm up.
-	for _, who := range all {
-		if err := b.checkEcho(ctx, who, sessions[who], raws[0]); err != nil {
-			return err
-		}
-		call := callerFor(who, echoTool, echoMethod, echoArgs)
-		for range cfg.warmup {
-			if err := call(ctx, 0); err != nil {
-				return err
-			}
-		}
-		if err := b.settle(ctx, sessions[who]); err != nil {
-			return err
-		}
-	}
-
-	echo := func(who string) caller { return callerFor(who, echoTool, echoMethod, echoArgs) }
-	// The CPU time the processes behind the client spend: the server (for
-	// raw, the demo backend) and, for the contenders that call it, the
-	// demo backend as well.
-	server := func(who string) []int {
-		if who == raw {
-			return []int{e.demo.Process.Pid}
-		}
-		return []int{sessions[who].cmd.Process.Pid}
-	}
-	usesBackend := func(who string) bool { return who != raw && who != floor }
-	// The CPU time is read again after settle, so that it includes what
-	// bridge+otel exports of a slice's spans once the slice is over.
-	cpu, cpuBefore := map[string]time.Duration{}, map[string]time.Duration{}
-	backend, backendBefore := map[string]time.Duration{}, map[string]time.Duration{}
-	lat, elapsed, err := interleave(ctx, round, all, cfg.seqCalls, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
-		cpuBefore[who] = cpuTime(server(who))
-		backendBefore[who] = cpuTime([]int{e.demo.Process.Pid})
-		defer b.timing(who)()
-		return sequential(ctx, n, echo(who))
-	}, func(who string) error {
-		err := b.settle(ctx, sessions[who])
-		cpu[who] += cpuTime(server(who)) - cpuBefore[who]
-		backend[who] += cpuTime([]int{e.demo.Process.Pid}) - backendBefore[who]
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	for _, who := range all {
-		n := float64(len(lat[who]))
-		b.res.add(ids[0], who, micros(percentile(lat[who], 0.50)))
-		b.res.add(ids[1], who, micros(percentile(lat[who], 0.99)))
-		b.res.add(ids[2], who, n/elapsed[who].Seconds())
-		b.res.add(caseID("cpu", proto), who, micros(cpu[who])/n)
-		if usesBackend(who) {
-			b.res.add(caseID("cpu+backend", proto), who, micros(cpu[who]+backend[who])/n)
-		} else {
-			b.res.setNA(who, "", caseID("cpu+backend", proto))
-		}
-	}
-	for i, callers := range []int{8, 64} {
-		whos := present
-		if callers == 8 {
-			whos = all
-		}
-		_, elapsed, err := interleave(ctx, round, whos, cfg.tpCalls, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
-			workers := callers
-			if who == raw {
-				workers = min(callers, rawPool) // one connection per worker
-			}
-			defer b.timing(who)()
-			return nil, concurrent(ctx, n, workers, echo(who))
-		}, func(who string) error { return b.settle(ctx, sessions[who]) })
-		if err != nil {
-			return err
-		}
-		for _, who := range whos {
-			b.res.add(ids[3+i], who, float64(cfg.tpCalls)/elapsed[who].Seconds())
-		}
-		if callers == 8 {
-			// Done with the variants: check what they recorded and exported.
-			if err := b.finishVariants(sessions); err != nil {
-				return err
-			}
-		}
-	}
-	if proto == proto2025 {
-		for i, size := range resultSizes {
-			args := json.RawMessage(fmt.Sprintf(`{"bytes":%d}`, size-len(`{"data":""}`)))
-			var who3 []string
-			for _, who := range present {
-				if who == peer && size > 60_000 {
-					b.res.setNA(peer, "mcp-host-rpc loses socket replies over ~64 KiB", ids[5+i])
-					continue
-				}
-				if err := b.checkBlob(ctx, who, sessions[who], raws[0], args, size); err != nil {
-					return err
-				}
-				who3 = append(who3, who)
-			}
-			lat, _, err := interleave(ctx, round, who3, cfg.sizeCalls[i], func(ctx context.Context, who string, n int) ([]time.Duration, error) {
-				return sequential(ctx, n, callerFor(who, blobTool, blobMethod, args))
-			}, nil)
-			if err != nil {
-				return err
-			}
-			for _, who := range who3 {
-				b.res.add(ids[5+i], who, micros(percentile(lat[who], 0.50)))
-			}
-		}
-	}
-	b.cfg.logf("round %d: call cases at %s in %s", round+1, label, since(t))
-	return nil
-}
-
-// checkEcho makes sure a contender's echo returns the arguments.
-func (b *bench) checkEcho(ctx context.Context, who string, s *session, rc *rawConn) error {
-	if who == raw {
-		got, err := rc.call(echoMethod, echoArgs)
-		if err != nil {
-			return err
-		}
-		if !jsonEqual(got, echoArgs) {
-			return fmt.Errorf("raw: demo.echo returned %s", got)
-		}
-		return nil
-	}
-	res, err := s.call(ctx, echoTool, echoArgs)
-	if err != nil {
-		return err
-	}
-	if txt := resultText(res); !jsonEqual([]byte(txt), echoArgs) {
-		return fmt.Errorf("%s: %s returned %q, want the arguments %s", who, echoTool, txt, echoArgs)
-	}
-	return nil
-}
-
-// checkBlob makes sure a contender returns a result of the expected size.
-func (b *bench) checkBlob(ctx context.Context, who string, s *session, rc *rawConn, args json.RawMessage, size int) error {
-	var n int
-	if who == raw {
-		got, err := rc.call(blobMethod, args)
-		if err != nil {
-			return err
-		}
-		n = len(got)
-	} else {
-		res, err := s.call(ctx, blobTool, args)
-		if err != nil {
-			return err
-		}
-		n = len(resultText(res))
-	}
-	if n != size {
-		return fmt.Errorf("%s: demo.blob returned %d bytes, want %d", who, n, size)
-	}
-	return nil
 }
 
 func jsonEqual(a, b []byte) bool {

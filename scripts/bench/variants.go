@@ -19,6 +19,7 @@ type variantTally struct {
 	otelServers, otelCalls int
 	otel                   otlpStats // received over the run
 	otelAtExit             int       // export requests sent as a server exited
+	otelOutside            int       // export requests that came while no bridge+otel ran
 }
 
 // bridgeEnv is env without the settings that would make a bridge observe:
@@ -51,11 +52,11 @@ func (b *bench) settle(ctx context.Context, s *session) error {
 	if s == nil || s.who != bridgeOTel {
 		return nil
 	}
-	_, err := b.e.collector.drain(ctx, s.otelBase, spansPerCall*int(s.calls.Load()))
+	_, err := b.e.collector.drain(ctx, s.otelID, otlpStats{}, spansPerCall*int(s.calls.Load()))
 	return err
 }
 
-// finishVariants stops the variants' servers and checks what they
+// finishVariants, after the last round, stops the variants' servers and checks what they
 // recorded: one audit line per call, and exports that reached the
 // collector while the calls ran. Either missing fails the run: the
 // variant's figures would mean nothing.
@@ -115,17 +116,21 @@ func (b *bench) finishAudit(s *session) error {
 func (b *bench) finishOTel(s *session) error {
 	calls := int(s.calls.Load())
 	// What arrived while the calls ran (settle has waited for the spans).
-	during, err := b.e.collector.snapshot()
+	running, err := b.e.collector.snapshot(s.otelID)
 	if err != nil {
 		s.close()
 		return fmt.Errorf("%s: %w", s.who, err)
 	}
 	s.close() // the bridge flushes its exporters as it exits
-	total, err := b.e.collector.snapshot()
+	got, err := b.e.collector.snapshot(s.otelID)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.who, err)
 	}
-	got, running := total.sub(s.otelBase), during.sub(s.otelBase)
+	outside, err := b.e.collector.snapshot(0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.who, err)
+	}
+	b.tally.otelOutside = outside.traceReqs + outside.metricReqs
 	if got.traceReqs == 0 || got.spans == 0 || got.metricReqs == 0 || running.traceReqs == 0 {
 		return fmt.Errorf("%s: the collector on %s received %d trace exports (%d spans, %d while the server ran) and %d metric exports for %d calls: "+
 			"the variant did not export as it ran, so its figures would mean nothing\n%s",
@@ -143,10 +148,10 @@ func (b *bench) variantNotes() []string {
 	c := b.cfg
 	notes := []string{
 		fmt.Sprintf("bridge+audit and bridge+otel: the bridge as above with its audit log, or its OpenTelemetry export, on. "+
-			"Each runs only the sequential and 8-caller cases, with the bridge's calls (%d warm-up, %d sequential, %d at 8 callers, per round and revision), "+
-			"in the same slices, turn by turn with the others; their servers stop before the 64-caller and result cases. "+
+			"Each is started, checked and warmed with the others and runs only the sequential and 8-caller cases, with the bridge's calls (%d sequential, %d at 8 callers, per round and revision), "+
+			"in the same slices, turn by turn with the others. Between its own turns its process is stopped (SIGSTOP), so nothing it does in the background, such as a metric export, falls into another contender's turn; its timers that came due while stopped fire as its next turn starts. "+
 			"Their table sets each beside the plain bridge of the same run; the target is at most 10 %% more time per call: p50 ≤ 1.1× bridge, calls/s ≥ bridge ÷ 1.1.",
-			c.warmup, c.seqCalls, c.tpCalls),
+			c.seqCalls, c.tpCalls),
 	}
 	t := b.tally
 	audit := "bridge+audit: `--audit-log FILE`, a new file in the run's temp dir for each server (arguments recorded as their SHA-256, the default). " +
@@ -171,6 +176,7 @@ func (b *bench) variantNotes() []string {
 			thousands(int64(o.traceReqs)), thousands(int64(o.spans)), thousands(int64(t.otelCalls)), float64(o.spans)/float64(t.otelCalls),
 			100*float64(o.timedSpans)/float64(max(o.spans, 1)), thousands(int64(o.metricReqs)), thousands(o.bytes>>10),
 			plural(t.otelServers, "server"), t.otelAtExit)
+		otel += fmt.Sprintf("; %d came while no bridge+otel server was running", t.otelOutside)
 		if want := spansPerCall * t.otelCalls; o.spans < want {
 			otel += fmt.Sprintf(" (%s spans short of %d a call: dropped by the batch span processor, whose queue holds 2,048)", thousands(int64(want-o.spans)), spansPerCall)
 		}
