@@ -37,8 +37,8 @@ type collector struct {
 	owner   int               // the bridge+otel server running now; 0: none
 	stats   map[int]otlpStats // by owner
 	pending []traceBody       // not yet decoded
-	last    time.Time   // when the last trace request arrived
-	bad     []string    // requests this collector did not expect
+	last    time.Time         // when the last trace request arrived
+	bad     []string          // requests this collector did not expect
 }
 
 type traceBody struct {

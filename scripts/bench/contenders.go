@@ -60,27 +60,27 @@ type session struct {
 	waitErr error         // cmd.Wait's, read after exited
 	paused  bool          // stopped with SIGSTOP between its turns
 
-	collector *collector // told when bridge+otel runs
-	started time.Time     // when the server was started
-	startup time.Duration // exec → initialize (or server/discover) result
-	proto   string        // the negotiated protocol version
-	stderr  *os.File
+	collector *collector    // told when bridge+otel runs
+	started   time.Time     // when the server was started
+	startup   time.Duration // exec → initialize (or server/discover) result
+	proto     string        // the negotiated protocol version
+	stderr    *os.File
 
 	terminate time.Duration // how long it may take to exit once its stdin is closed
 
-	calls    atomic.Int64 // tools/call requests answered, by either client
-	audit    string       // bridge+audit: its --audit-log file
-	otelID   int          // bridge+otel: its owner id at the collector
+	calls  atomic.Int64 // tools/call requests answered, by either client
+	audit  string       // bridge+audit: its --audit-log file
+	otelID int          // bridge+otel: its owner id at the collector
 }
 
 // spawn starts contender who serving ts and connects to it at proto. A
 // non-nil onListChanged receives notifications/tools/list_changed.
 func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, onListChanged func()) (*session, error) {
 	var (
-		cmd      *exec.Cmd
-		audit    string
-		otelID   int
-		err      error
+		cmd    *exec.Cmd
+		audit  string
+		otelID int
+		err    error
 	)
 	terminate := 2 * time.Second
 	switch who {
