@@ -44,6 +44,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -85,6 +86,7 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 5, "rounds; each case's value is the median of its rounds")
 	flag.DurationVar(&c.budget, "budget", 4*time.Minute+30*time.Second, "start no further round that would likely end past this time since the start; 0 means no limit")
 	flag.BoolVar(&c.quick, "quick", false, "smoke test: 1 round, few calls, no results file unless -o is given")
+	cpuProfile := flag.String("cpuprofile", "", "write this driver's CPU profile (the client's share) to `FILE`")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "bench: unexpected arguments; see -h")
@@ -97,7 +99,19 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -cpuprofile: %v\n", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(ctx, c, os.Stdout); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
