@@ -164,6 +164,14 @@ func TestNewProtocolInvalidMetaNeverServedDirectly(t *testing.T) {
 			t.Errorf("call %d without clientCapabilities: got %v, want the go-sdk's error", id, m)
 		}
 	}
+	// The server remembers the last _meta it classified: a valid one
+	// after an invalid one, and the reverse, are each classified afresh.
+	if m := roundTrip(5, good); m["result"] == nil {
+		t.Errorf("call 5, a valid _meta again: %v", m)
+	}
+	if m := roundTrip(6, bad); m["error"] == nil {
+		t.Errorf("call 6, without clientCapabilities again: got %v, want the go-sdk's error", m)
+	}
 	inW.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)

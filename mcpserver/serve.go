@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,31 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	return nil
 }
 
+// directMeta is what CallDirect reads of a request's _meta. It is shared
+// by the requests whose _meta has the same bytes, and never changed.
+type directMeta struct {
+	raw      []byte
+	ok       bool
+	Progress any                     `json:"progressToken"`
+	Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+	Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+}
+
+// callMeta decodes a direct call's _meta, or returns the last one decoded
+// when the bytes are the same: a 2026-07-28 client sends the same _meta
+// (its capabilities and name) with every request.
+func (s *Server) callMeta(raw []byte) *directMeta {
+	if m := s.lastMeta.Load(); m != nil && bytes.Equal(m.raw, raw) {
+		return m
+	}
+	m := &directMeta{raw: bytes.Clone(raw)}
+	m.ok = json.Unmarshal(raw, m) == nil
+	if len(raw) <= 4<<10 {
+		s.lastMeta.Store(m)
+	}
+	return m
+}
+
 // CallDirect implements CallHandler: it fills in the Request from the
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
@@ -83,12 +109,7 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 		}
 	}
 	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.pipe.obs.On() || s.cfg.ProgressInterval > 0 || s.pipe.confirms != nil) {
-		var m struct {
-			Progress any                     `json:"progressToken"`
-			Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
-			Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-		}
-		if json.Unmarshal(d.Meta, &m) == nil {
+		if m := s.callMeta(d.Meta); m.ok {
 			c.ProgressToken = m.Progress
 			if d.NewProtocol {
 				// A 2026-07-28 request carries its client in its own _meta.

@@ -40,6 +40,8 @@ type Server struct {
 	mcp  *mcp.Server
 	info []byte // serverInfo as JSON
 
+	lastMeta atomic.Pointer[directMeta] // CallDirect's last _meta decoded
+
 	routes atomic.Pointer[routeTable] // read on every call
 	// grants are the macOS permissions as last read (grants.go); shared
 	// with the servers of header selections.

@@ -61,3 +61,30 @@ func FuzzQuickDecode(f *testing.F) {
 		}
 	})
 }
+
+// The memo of the last _meta classifies every _meta as classify does,
+// whatever came before it.
+func TestMetaMemoClassifiesAsClassify(t *testing.T) {
+	metas := []string{
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":"x"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"progressToken":1}`,
+		``,
+		`[]`,
+	}
+	var m metaMemo
+	for round := range 2 {
+		for i, a := range metas {
+			for _, b := range []string{a, metas[(i+1)%len(metas)], a} {
+				wantNew, wantValid := classify(decodeMeta(json.RawMessage(b)))
+				gotNew, gotValid := m.classify(json.RawMessage(b))
+				if gotNew != wantNew || gotValid != wantValid {
+					t.Errorf("round %d, %s: memo says (%v, %v), classify (%v, %v)", round, b, gotNew, gotValid, wantNew, wantValid)
+				}
+			}
+		}
+	}
+}

@@ -125,6 +125,7 @@ type conn struct {
 	// Owned by the goroutine that reads, readLoop's: a call served inline
 	// can hand reading (and these) to the inline watch's goroutine.
 	line       []byte
+	meta       metaMemo
 	initRead   bool // initialize was read (or made up), or the client speaks 2026-07-28
 	registered bool // the go-sdk was given the tools (RegisterWithSDK)
 
