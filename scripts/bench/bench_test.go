@@ -253,3 +253,29 @@ func TestVariantTable(t *testing.T) {
 		}
 	}
 }
+
+// A ratio is the median of the per-round ratios: a round that is slow for
+// every contender moves both sides of its ratio, not one.
+func TestRatioMedian(t *testing.T) {
+	r := &results{vals: map[string]map[string][]float64{}, na: map[string]map[string]string{}}
+	for _, v := range [][2]float64{{100, 200}, {300, 600}, {110, 100}} { // bridge, peer per round
+		r.add("x", bridge, v[0])
+		r.add("x", peer, v[1])
+	}
+	got, ok := r.ratioMedian("x", bridge, peer)
+	if !ok || got != 0.5 {
+		t.Errorf("ratioMedian = %v, %v; want 0.5 (rounds 0.5, 0.5, 1.1)", got, ok)
+	}
+	// The medians (110 and 200) would give 0.55.
+	v := rowValues{r, "x"}
+	if x, _ := v.ratio(bridge, peer); x != 0.5 {
+		t.Errorf("rowValues.ratio = %v, want 0.5", x)
+	}
+	if met, known := ratioAtMost(peer, 0.5).eval(v); !met || !known {
+		t.Errorf("≤ 0.5× peer: met %v, known %v; want met", met, known)
+	}
+	r.add("x", bridge, 1) // a round the peer lacks: the ratio of the medians
+	if x, ok := v.ratio(bridge, peer); !ok || x != 105.0/200 {
+		t.Errorf("with rounds that differ, ratio = %v, want %v", x, 105.0/200)
+	}
+}

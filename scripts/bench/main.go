@@ -140,7 +140,7 @@ func setup(c *config) error {
 	}
 	c.progress = os.Stderr
 	c.warmBlock, c.warmMin, c.warmMax = 250, 8, 60
-	c.seqCalls, c.tpCalls = 2000, 1600
+	c.seqCalls, c.tpCalls = 3000, 4000
 	c.sizeCalls = [3]int{300, 200, 8}
 	c.listCalls = [2]int{30, 8}
 	c.spawns, c.reloads = 3, 5

@@ -26,10 +26,34 @@ type row struct {
 	checks []check
 }
 
-// check is one target: text says it, eval judges it from the medians.
+// check is one target: text says it, eval judges it from the row's values.
 type check struct {
 	text string
-	eval func(v func(who string) (float64, bool)) (met, known bool)
+	eval func(v rowValues) (met, known bool)
+}
+
+// rowValues are one case's values.
+type rowValues struct {
+	res *results
+	id  string
+}
+
+// of returns who's median.
+func (v rowValues) of(who string) (float64, bool) { return v.res.median(v.id, who) }
+
+// ratio returns who ÷ other as the median of the per-round ratios (the
+// contenders share each round's slices, and so its conditions), or the
+// ratio of the medians when their rounds differ.
+func (v rowValues) ratio(who, other string) (float64, bool) {
+	if r, ok := v.res.ratioMedian(v.id, who, other); ok {
+		return r, true
+	}
+	a, ok1 := v.of(who)
+	b, ok2 := v.of(other)
+	if !ok1 || !ok2 || b <= 0 {
+		return 0, false
+	}
+	return a / b, true
 }
 
 // Targets from the issue.
@@ -38,10 +62,9 @@ const (
 )
 
 func ratioAtMost(other string, x float64) check {
-	return check{"≤ " + times(x) + " " + other, func(v func(string) (float64, bool)) (bool, bool) {
-		b, ok1 := v(bridge)
-		o, ok2 := v(other)
-		return ok1 && ok2 && b <= x*o, ok1 && ok2
+	return check{"≤ " + times(x) + " " + other, func(v rowValues) (bool, bool) {
+		r, ok := v.ratio(bridge, other)
+		return ok && r <= x, ok
 	}}
 }
 
@@ -50,10 +73,9 @@ func ratioAtLeast(other string, x float64) check {
 	if x == 1 && other == peer {
 		text = "≥ peer"
 	}
-	return check{text, func(v func(string) (float64, bool)) (bool, bool) {
-		b, ok1 := v(bridge)
-		o, ok2 := v(other)
-		return ok1 && ok2 && b >= x*o, ok1 && ok2
+	return check{text, func(v rowValues) (bool, bool) {
+		r, ok := v.ratio(bridge, other)
+		return ok && r >= x, ok
 	}}
 }
 
@@ -68,17 +90,17 @@ func times(x float64) string {
 // floorPlusRaw: the bridge's value is at most sdk-floor's plus k times
 // raw's (a call may add k socket round trips to the floor).
 func floorPlusRaw(k float64) check {
-	return check{"≤ sdk-floor + " + strconv.FormatFloat(k, 'f', -1, 64) + " raw", func(v func(string) (float64, bool)) (bool, bool) {
-		b, ok1 := v(bridge)
-		f, ok2 := v(floor)
-		r, ok3 := v(raw)
+	return check{"≤ sdk-floor + " + strconv.FormatFloat(k, 'f', -1, 64) + " raw", func(v rowValues) (bool, bool) {
+		b, ok1 := v.of(bridge)
+		f, ok2 := v.of(floor)
+		r, ok3 := v.of(raw)
 		return ok1 && ok2 && ok3 && b <= f+k*r, ok1 && ok2 && ok3
 	}}
 }
 
 func atMost(text string, limit float64) check {
-	return check{text, func(v func(string) (float64, bool)) (bool, bool) {
-		b, ok := v(bridge)
+	return check{text, func(v rowValues) (bool, bool) {
+		b, ok := v.of(bridge)
 		return ok && b <= limit, ok
 	}}
 }
@@ -147,22 +169,23 @@ func (b *bench) variantTable(cell func(id, who string, unit int) string) (header
 			for _, who := range variants {
 				line = append(line, cell(r.id, who, r.unit))
 			}
-			bv, bok := b.res.median(r.id, bridge)
 			var verdicts []string
 			for _, who := range variants {
-				x, ok := b.res.median(r.id, who)
-				if !bok || !ok || bv <= 0 {
+				// The median of the per-round ratios: a variant and the
+				// bridge share each round's slices, and so its conditions.
+				ratio, ok := b.res.ratioMedian(r.id, who, bridge)
+				if !ok {
 					line = append(line, "–")
 					verdicts = append(verdicts, "n/a")
 					continue
 				}
-				line = append(line, fmt.Sprintf("%.2f×", x/bv))
+				line = append(line, fmt.Sprintf("%.2f×", ratio))
 				if !r.target {
 					continue
 				}
-				good := x <= variantTargetFactor*bv
+				good := ratio <= variantTargetFactor
 				if r.unit == unitRate {
-					good = x >= bv/variantTargetFactor
+					good = ratio >= 1/variantTargetFactor
 				}
 				if good {
 					verdicts = append(verdicts, "met")
@@ -270,16 +293,14 @@ func (b *bench) report(in info) string {
 	}
 	met, missed := 0, 0
 	for _, r := range b.rows() {
-		v := func(who string) (float64, bool) { return b.res.median(r.id, who) }
+		v := rowValues{b.res, r.id}
 		line := []string{r.label}
 		for _, who := range cols {
 			line = append(line, cell(r.id, who, r.unit))
 		}
-		bv, bok := v(bridge)
 		for _, other := range []string{floor, raw, peer} {
-			o, ook := v(other)
-			if bok && ook && o > 0 {
-				line = append(line, fmt.Sprintf("%.2f×", bv/o))
+			if x, ok := v.ratio(bridge, other); ok {
+				line = append(line, fmt.Sprintf("%.2f×", x))
 			} else {
 				line = append(line, "–")
 			}
@@ -342,7 +363,7 @@ func (b *bench) report(in info) string {
 
 func (b *bench) staticNotes() []string {
 	notes := []string{
-		"Ratios are bridge ÷ other: below 1× is better for times and memory, above 1× is better for calls/s. \"–\": does not apply.",
+		"Ratios are bridge ÷ other, the median of the per-round ratios (the contenders share each round's slices, and so its conditions), so a ratio can differ from the ratio of the medians beside it: below 1× is better for times and memory, above 1× is better for calls/s. \"–\": does not apply. Targets of a ratio judge that ratio.",
 		"Each contender runs each case in turn, in slices, in an order that rotates every round and slice; every value is the median of the per-round values (a per-round value is itself a p50/p99 over that round's calls).",
 		fmt.Sprintf("Warm: the call cases' servers (one per contender and protocol) are started once and kept across the rounds. Before the first round each makes sequential echo calls in blocks of %d until its server's CPU per call has stopped falling: the median of its last 3 blocks is at least 0.9× the median of the 3 before (at least %d blocks, at most %d). The warm-up table gives its first and last block.",
 			b.cfg.warmBlock, max(b.cfg.warmMin, 6), b.cfg.warmMax),

@@ -95,6 +95,27 @@ func (r *results) median(id, who string) (float64, bool) {
 	return xs[len(xs)/2], true
 }
 
+// ratioMedian returns the median over the rounds of who's value ÷ base's
+// in the same round.
+func (r *results) ratioMedian(id, who, base string) (float64, bool) {
+	xs, bs := r.vals[id][who], r.vals[id][base]
+	if len(xs) == 0 || len(xs) != len(bs) {
+		return 0, false
+	}
+	ratios := make([]float64, 0, len(xs))
+	for i, x := range xs {
+		if bs[i] <= 0 {
+			return 0, false
+		}
+		ratios = append(ratios, x/bs[i])
+	}
+	sort.Float64s(ratios)
+	if n := len(ratios); n%2 == 0 {
+		return (ratios[n/2-1] + ratios[n/2]) / 2, true
+	}
+	return ratios[len(ratios)/2], true
+}
+
 // run sets up, runs every round and reports.
 func run(ctx context.Context, c config, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute) // bounded, whatever happens
