@@ -235,12 +235,12 @@ func TestVariantTable(t *testing.T) {
 		x, _ := b.res.median(id, who)
 		return format(x, unit)
 	}
-	header, lines, met, missed := b.variantTable(cell)
+	header, lines, met, missed, noisy := b.variantTable(cell)
 	if want := []string{"case", "bridge", "bridge+audit", "bridge+otel", "audit/bridge", "otel/bridge", "target", "met? (audit; otel)"}; !slices.Equal(header, want) {
 		t.Errorf("header %q, want %q", header, want)
 	}
-	if met != 4 || missed != 4 {
-		t.Errorf("%d met, %d missed; want 4 and 4 (the CPU rows have no target)", met, missed)
+	if met != 4 || missed != 4 || noisy != 0 {
+		t.Errorf("%d met, %d missed, %d within noise; want 4, 4 and 0 (the CPU rows have no target)", met, missed, noisy)
 	}
 	want := [][]string{
 		{"call p50, sequential · 2025-11-25", "100 µs", "105 µs", "120 µs", "1.05×", "1.20×", "≤ 1.1× bridge", "met; **missed**"},
@@ -277,5 +277,34 @@ func TestRatioMedian(t *testing.T) {
 	r.add("x", bridge, 1) // a round the peer lacks: the ratio of the medians
 	if x, ok := v.ratio(bridge, peer); !ok || x != 105.0/200 {
 		t.Errorf("with rounds that differ, ratio = %v, want %v", x, 105.0/200)
+	}
+}
+
+// With per-slice values, a variant's target row gives the median ratio and
+// its interval, and a verdict only when the whole interval is on one side.
+func TestVariantVerdictByInterval(t *testing.T) {
+	b := &bench{res: &results{vals: map[string]map[string][]float64{}, na: map[string]map[string]string{}}}
+	id := caseID("seq-p50", proto2025)
+	for i := range 20 {
+		b.res.add(id, bridge, 100)
+		b.res.addSlice(id, bridge, 100)
+		// audit: clearly within 1.1×; otel: straddling it.
+		b.res.addSlice(id, bridgeAudit, 100+float64(i%3))
+		b.res.addSlice(id, bridgeOTel, 100+float64(i))
+		if i < 5 {
+			b.res.add(id, bridgeAudit, 101)
+			b.res.add(id, bridgeOTel, 110)
+		}
+	}
+	cell := func(id, who string, unit int) string { x, _ := b.res.median(id, who); return format(x, unit) }
+	_, lines, met, missed, noisy := b.variantTable(cell)
+	if met != 1 || missed != 0 || noisy != 1 {
+		t.Fatalf("%d met, %d missed, %d within noise; want 1, 0, 1 (first row)", met, missed, noisy)
+	}
+	if got := lines[0][len(lines[0])-1]; got != "met; within noise" {
+		t.Errorf("verdicts %q, want \"met; within noise\"", got)
+	}
+	if got := lines[0][5]; got != "1.10× (1.04–1.15)" {
+		t.Errorf("otel's ratio %q, want the median of 1.00…1.19 with its interval, 1.10× (1.04–1.15)", got)
 	}
 }

@@ -275,6 +275,20 @@ func (m *cpuMeter) end(who string, server []int, backend int) {
 	m.backend[who] += cpuTime([]int{backend}) - m.b0
 }
 
+// sliceValues records a slice's value of a case the variants run, for
+// their per-slice ratios to the bridge: a sequential slice's p50, a
+// concurrent slice's calls/s.
+func (b *bench) sliceValues(proto, who string, n int, lat []time.Duration, took time.Duration) {
+	if who != bridge && !isVariant(who) {
+		return
+	}
+	if lat != nil {
+		b.res.addSlice(caseID("seq-p50", proto), who, micros(percentile(lat, 0.5)))
+		return
+	}
+	b.res.addSlice(caseID("rate8", proto), who, float64(n)/took.Seconds())
+}
+
 // callIDs are the ids of the call cases at proto.
 func (b *bench) callIDs(proto string) []string {
 	ids := []string{}
@@ -312,7 +326,8 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 
 	// measured runs body as who's turn: the variant resumed, the CPU
 	// metered, and, after the untimed settle, the variant paused again.
-	measured := func(m *cpuMeter, body func(who string, n int) ([]time.Duration, error)) (
+	// perSlice: the variants run this case; keep each slice's value.
+	measured := func(m *cpuMeter, perSlice bool, body func(who string, n int) ([]time.Duration, error)) (
 		func(ctx context.Context, who string, n int) ([]time.Duration, error), func(who string) error,
 	) {
 		turn := func(ctx context.Context, who string, n int) ([]time.Duration, error) {
@@ -320,9 +335,14 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 			s.resume()
 			m.begin(b.serverPIDs(cs, who), backendPID)
 			stopTiming := b.timing(who)
+			start := time.Now()
 			lat, err := body(who, n)
+			took := time.Since(start)
 			m.endTimed(who)
 			stopTiming()
+			if err == nil && perSlice {
+				b.sliceValues(proto, who, n, lat, took)
+			}
 			return lat, err
 		}
 		settle := func(who string) error {
@@ -338,7 +358,7 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 	}
 
 	seq := newCPUMeter()
-	turn, settle := measured(seq, func(who string, n int) ([]time.Duration, error) {
+	turn, settle := measured(seq, true, func(who string, n int) ([]time.Duration, error) {
 		return sequential(ctx, n, cs.caller(who, -1))
 	})
 	lat, elapsed, err := interleave(ctx, round, all, cfg.seqCalls, turn, settle)
@@ -363,7 +383,7 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 		if callers == 8 {
 			whos = all
 		}
-		turn, settle := measured(m, func(who string, n int) ([]time.Duration, error) {
+		turn, settle := measured(m, callers == 8, func(who string, n int) ([]time.Duration, error) {
 			workers := callers
 			if who == raw {
 				workers = min(callers, rawPool) // one connection per worker

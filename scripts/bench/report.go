@@ -147,7 +147,7 @@ const variantTargetFactor = 1.1
 
 // variantTable renders the variants' rows: each case of the bridge with
 // every variant beside it, their ratios to it and the targets.
-func (b *bench) variantTable(cell func(id, who string, unit int) string) (header []string, lines [][]string, met, missed int) {
+func (b *bench) variantTable(cell func(id, who string, unit int) string) (header []string, lines [][]string, met, missed, noisy int) {
 	header = append([]string{"case", bridge}, variants...)
 	for _, who := range variants {
 		header = append(header, strings.TrimPrefix(who, bridge+"+")+"/bridge")
@@ -171,28 +171,46 @@ func (b *bench) variantTable(cell func(id, who string, unit int) string) (header
 			}
 			var verdicts []string
 			for _, who := range variants {
-				// The median of the per-round ratios: a variant and the
-				// bridge share each round's slices, and so its conditions.
-				ratio, ok := b.res.ratioMedian(r.id, who, bridge)
+				// A target row's ratio is the median of the per-slice
+				// ratios, with its confidence interval: the verdict is
+				// "met" or "missed" only when the whole interval is.
+				ratio, lo, hi, ok := b.res.sliceRatio(r.id, who, bridge)
+				interval := ok && r.target
+				if !interval {
+					// The median of the per-round ratios: a variant and
+					// the bridge share each round's slices.
+					ratio, ok = b.res.ratioMedian(r.id, who, bridge)
+					lo, hi = ratio, ratio
+				}
 				if !ok {
 					line = append(line, "–")
 					verdicts = append(verdicts, "n/a")
 					continue
 				}
-				line = append(line, fmt.Sprintf("%.2f×", ratio))
+				if interval {
+					line = append(line, fmt.Sprintf("%.2f× (%.2f–%.2f)", ratio, lo, hi))
+				} else {
+					line = append(line, fmt.Sprintf("%.2f×", ratio))
+				}
 				if !r.target {
 					continue
 				}
-				good := ratio <= variantTargetFactor
-				if r.unit == unitRate {
-					good = ratio >= 1/variantTargetFactor
+				good := func(x float64) bool {
+					if r.unit == unitRate {
+						return x >= 1/variantTargetFactor
+					}
+					return x <= variantTargetFactor
 				}
-				if good {
+				switch {
+				case good(lo) && good(hi):
 					verdicts = append(verdicts, "met")
 					met++
-				} else {
+				case !good(lo) && !good(hi):
 					verdicts = append(verdicts, "**missed**")
 					missed++
+				default:
+					verdicts = append(verdicts, "within noise")
+					noisy++
 				}
 			}
 			switch {
@@ -206,7 +224,7 @@ func (b *bench) variantTable(cell func(id, who string, unit int) string) (header
 			lines = append(lines, line)
 		}
 	}
-	return header, lines, met, missed
+	return header, lines, met, missed, noisy
 }
 
 // info describes the machine and the run.
@@ -346,10 +364,10 @@ func (b *bench) report(in info) string {
 	buf.WriteString("Every contender warm: the call cases' servers are started once per protocol and kept across the rounds; before the first round, " +
 		"each makes sequential echo calls in blocks until its server's CPU per call stops falling (see the notes). Its first and last block:\n\n")
 	buf.WriteString(b.warmTable())
-	vheader, vlines, vmet, vmissed := b.variantTable(cell)
+	vheader, vlines, vmet, vmissed, vnoisy := b.variantTable(cell)
 	buf.WriteString("The bridge with its audit log or its OpenTelemetry export on, in the same rounds and slices as the plain bridge above (see the notes):\n\n")
 	buf.WriteString(markdownTable(vheader, vlines))
-	fmt.Fprintf(&buf, "\nTargets of the variants: %d met, %d missed.\n\n", vmet, vmissed)
+	fmt.Fprintf(&buf, "\nTargets of the variants: %d met, %d missed, %d within noise (the interval of the ratio holds the target's line: this machine cannot tell).\n\n", vmet, vmissed, vnoisy)
 
 	buf.WriteString("Notes:\n\n")
 	for _, n := range append(b.staticNotes(), b.variantNotes()...) {

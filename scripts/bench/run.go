@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -52,6 +53,49 @@ type results struct {
 	na         map[string]map[string]string
 	notes      []string
 	negotiated map[string]map[string]string // requested protocol label → contender → version
+	// slices holds the variants' cases' values per slice, in order: the
+	// k-th value of each contender is from the same round and slice.
+	slices map[string]map[string][]float64
+}
+
+func (r *results) addSlice(id, who string, v float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.slices == nil {
+		r.slices = map[string]map[string][]float64{}
+	}
+	if r.slices[id] == nil {
+		r.slices[id] = map[string][]float64{}
+	}
+	r.slices[id][who] = append(r.slices[id][who], v)
+}
+
+// sliceRatio returns the median of who ÷ base over the slices both ran,
+// and the bounds of a confidence interval of at least 95 % for it: the
+// ratios of ranks ⌊n/2 − 0.98√n⌋ and ⌈1 + n/2 + 0.98√n⌉, a
+// distribution-free interval for a median.
+func (r *results) sliceRatio(id, who, base string) (median, lo, hi float64, ok bool) {
+	xs, bs := r.slices[id][who], r.slices[id][base]
+	if len(xs) == 0 || len(xs) != len(bs) {
+		return 0, 0, 0, false
+	}
+	ratios := make([]float64, 0, len(xs))
+	for i, x := range xs {
+		if bs[i] <= 0 {
+			return 0, 0, 0, false
+		}
+		ratios = append(ratios, x/bs[i])
+	}
+	sort.Float64s(ratios)
+	n := len(ratios)
+	median = ratios[n/2]
+	if n%2 == 0 {
+		median = (ratios[n/2-1] + ratios[n/2]) / 2
+	}
+	half := 0.98 * math.Sqrt(float64(n))
+	j := max(1, int(math.Floor(float64(n)/2-half)))  // 1-based ranks
+	k := min(n, int(math.Ceil(1+float64(n)/2+half))) // (5 and 16 of 20)
+	return median, ratios[j-1], ratios[k-1], true
 }
 
 func (r *results) add(id, who string, v float64) {
