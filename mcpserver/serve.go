@@ -78,6 +78,8 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 type directMeta struct {
 	raw      []byte
 	ok       bool
+	allOnce  sync.Once
+	allMeta  map[string]any          // all of it, for OpenTelemetry; read only
 	Progress any                     `json:"progressToken"`
 	Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
 	Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
@@ -96,6 +98,12 @@ func (s *Server) callMeta(raw []byte) *directMeta {
 		s.lastMeta.Store(m)
 	}
 	return m
+}
+
+// all returns the whole _meta decoded, once.
+func (m *directMeta) all() map[string]any {
+	m.allOnce.Do(func() { _ = json.Unmarshal(m.raw, &m.allMeta) })
+	return m.allMeta
 }
 
 // CallDirect implements CallHandler: it fills in the Request from the
@@ -119,8 +127,8 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 				}
 			}
 		}
-		if s.pipe.obs.On() {
-			_ = json.Unmarshal(d.Meta, &c.Info.Meta)
+		if s.pipe.obs.Telemetry != nil {
+			c.Info.Meta = s.callMeta(d.Meta).all() // its traceparent and tracestate
 		}
 	}
 	res := s.pipe.run(ctx, c)

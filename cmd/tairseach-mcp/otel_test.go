@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/hex"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -210,24 +211,48 @@ func TestOpenTelemetryStdio(t *testing.T) {
 	t.Setenv("OTEL_METRICS_EXPORTER", "none")
 	e := newEnv(t)
 	startBackend(t, e.socket)
-	cs := connect(t, e, "2025-11-25")
-	callTool(t, cs, "tairseach_server_status", nil)
-	_ = cs.Close() // the bridge exits and flushes
-	var spans []*tracepb.Span
-	waitFor(t, func() bool { spans, _ = sink.snapshot(); return len(spans) >= 2 }, "the spans flushed at exit")
-	for _, s := range spans {
-		if s.Name != "tools/call tairseach_server_status" {
-			continue
+	for _, proto := range []string{"2025-11-25", ""} { // "": the client's default, 2026-07-28
+		cs := connect(t, e, proto)
+		callTool(t, cs, "tairseach_server_status", nil)
+		// Calls served directly take the client's traceparent from their
+		// _meta, each its own, the same _meta twice or not.
+		for _, parent := range []string{"00f067aa0ba902b7", "00f067aa0ba902b7", "1111111111111111"} {
+			p := &mcp.CallToolParams{Name: "tairseach_demo_echo", Arguments: map[string]any{"q": parent}}
+			p.Meta = mcp.Meta{"traceparent": "00-" + stdioTraceID + "-" + parent + "-01"}
+			if res, err := cs.CallTool(t.Context(), p); err != nil || res.IsError {
+				t.Fatalf("demo.echo: %v %+v", err, res)
+			}
 		}
-		a := attrs(s)
-		if a["network.transport"] != "pipe" || a["mcp.protocol.version"] != "2025-11-25" || a["gen_ai.tool.name"] != "tairseach_server_status" {
-			t.Errorf("stdio span attributes %v", a)
-		}
-		// The call was served directly: the dispatcher passes its id on.
-		if id := a["jsonrpc.request.id"]; id == "" || id == "0" {
-			t.Errorf("stdio span without the call's jsonrpc.request.id: %v", a)
-		}
-		return
+		_ = cs.Close() // the bridge exits and flushes
 	}
-	t.Fatalf("no tools/call span among %d", len(spans))
+	var spans []*tracepb.Span
+	waitFor(t, func() bool { spans, _ = sink.snapshot(); return len(spans) >= 16 }, "the spans flushed at exit")
+	status, parents := 0, map[string]int{}
+	for _, s := range spans {
+		switch s.Name {
+		case "tools/call tairseach_server_status":
+			status++
+			a := attrs(s)
+			if a["network.transport"] != "pipe" || a["gen_ai.tool.name"] != "tairseach_server_status" {
+				t.Errorf("stdio span attributes %v", a)
+			}
+			// The call was served directly: the dispatcher passes its id on.
+			if id := a["jsonrpc.request.id"]; id == "" || id == "0" {
+				t.Errorf("stdio span without the call's jsonrpc.request.id: %v", a)
+			}
+		case "tools/call tairseach_demo_echo":
+			if hex.EncodeToString(s.TraceId) != stdioTraceID {
+				t.Errorf("an echo span is not in the client's trace: trace %x", s.TraceId)
+			}
+			parents[hex.EncodeToString(s.ParentSpanId)]++
+		}
+	}
+	if status != 2 {
+		t.Errorf("%d tools/call spans of server.status among %d, want 2", status, len(spans))
+	}
+	if want := map[string]int{"00f067aa0ba902b7": 4, "1111111111111111": 2}; !maps.Equal(parents, want) {
+		t.Errorf("the echo spans' parents %v, want %v (each call's own traceparent, at both revisions)", parents, want)
+	}
 }
+
+const stdioTraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
