@@ -265,7 +265,7 @@ func jsonEqual(a, b []byte) bool {
 }
 
 // numSlices is how many parts interleave splits a case's calls into.
-const numSlices = 4
+const numSlices = 8
 
 // interleave runs a case for each contender in whos: n calls each, in
 // slices, every slice taking the contenders in turn (in an order rotated by
