@@ -271,8 +271,8 @@ func TestRatioMedian(t *testing.T) {
 	if x, _ := v.ratio(bridge, peer); x != 0.5 {
 		t.Errorf("rowValues.ratio = %v, want 0.5", x)
 	}
-	if met, known := ratioAtMost(peer, 0.5).eval(v); !met || !known {
-		t.Errorf("≤ 0.5× peer: met %v, known %v; want met", met, known)
+	if vd := ratioAtMost(peer, 0.5).eval(v); vd.state != isMet {
+		t.Errorf("≤ 0.5× peer: %v; want met", vd)
 	}
 	r.add("x", bridge, 1) // a round the peer lacks: the ratio of the medians
 	if x, ok := v.ratio(bridge, peer); !ok || x != 105.0/200 {
@@ -301,10 +301,38 @@ func TestVariantVerdictByInterval(t *testing.T) {
 	if met != 1 || missed != 0 || noisy != 1 {
 		t.Fatalf("%d met, %d missed, %d within noise; want 1, 0, 1 (first row)", met, missed, noisy)
 	}
-	if got := lines[0][len(lines[0])-1]; got != "met; within noise" {
-		t.Errorf("verdicts %q, want \"met; within noise\"", got)
+	if got := lines[0][len(lines[0])-1]; got != "met; within noise (1.04–1.15)" {
+		t.Errorf("verdicts %q, want \"met; within noise (1.04–1.15)\"", got)
 	}
 	if got := lines[0][5]; got != "1.10× (1.04–1.15)" {
 		t.Errorf("otel's ratio %q, want the median of 1.00…1.19 with its interval, 1.10× (1.04–1.15)", got)
+	}
+}
+
+// A target of the main table is judged by the interval of its per-slice
+// ratios: met or missed only when the whole interval is.
+func TestTargetVerdictByInterval(t *testing.T) {
+	r := &results{vals: map[string]map[string][]float64{}, na: map[string]map[string]string{}}
+	for i := range 20 {
+		r.addSlice("clear", bridge, 40)
+		r.addSlice("clear", peer, 100+float64(i)) // 0.34–0.40×
+		r.addSlice("edge", bridge, 45+float64(i%10))
+		r.addSlice("edge", peer, 100) // 0.45–0.54×
+		r.addSlice("over", bridge, 60)
+		r.addSlice("over", peer, 100)
+	}
+	for id, want := range map[string]string{"clear": "met", "edge": "within noise (0.47–0.52)", "over": "**missed**"} {
+		if got := ratioAtMost(peer, 0.5).eval(rowValues{r, id}).String(); got != want {
+			t.Errorf("%s: ≤ 0.5× peer: %s, want %s", id, got, want)
+		}
+	}
+	// sequential p50 ≤ sdk-floor + 1.5 raw, per slice.
+	for i := range 20 {
+		r.addSlice("seq", raw, 40)
+		r.addSlice("seq", floor, 100)
+		r.addSlice("seq", bridge, 150+float64(i%3)) // ≤ 160 in every slice
+	}
+	if got := floorPlusRaw(1.5).eval(rowValues{r, "seq"}).String(); got != "met" {
+		t.Errorf("≤ sdk-floor + 1.5 raw: %s, want met", got)
 	}
 }

@@ -270,23 +270,11 @@ func (m *cpuMeter) endTimed(who string) { m.client[who] += cpuTime(self) - m.c0 
 
 // end ends the servers' share, after the untimed settle, so that what
 // bridge+otel exports of its calls is counted as its.
-func (m *cpuMeter) end(who string, server []int, backend int) {
-	m.server[who] += cpuTime(server) - m.s0
+func (m *cpuMeter) end(who string, server []int, backend int) (serverCPU time.Duration) {
+	serverCPU = cpuTime(server) - m.s0
+	m.server[who] += serverCPU
 	m.backend[who] += cpuTime([]int{backend}) - m.b0
-}
-
-// sliceValues records a slice's value of a case the variants run, for
-// their per-slice ratios to the bridge: a sequential slice's p50, a
-// concurrent slice's calls/s.
-func (b *bench) sliceValues(proto, who string, n int, lat []time.Duration, took time.Duration) {
-	if who != bridge && !isVariant(who) {
-		return
-	}
-	if lat != nil {
-		b.res.addSlice(caseID("seq-p50", proto), who, micros(percentile(lat, 0.5)))
-		return
-	}
-	b.res.addSlice(caseID("rate8", proto), who, float64(n)/took.Seconds())
+	return serverCPU
 }
 
 // callIDs are the ids of the call cases at proto.
@@ -326,10 +314,13 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 
 	// measured runs body as who's turn: the variant resumed, the CPU
 	// metered, and, after the untimed settle, the variant paused again.
-	// perSlice: the variants run this case; keep each slice's value.
-	measured := func(m *cpuMeter, perSlice bool, body func(who string, n int) ([]time.Duration, error)) (
+	// Each slice's values are kept too, for the per-slice ratios: time
+	// (a sequential slice's p50; else its calls/s) under timeID, and the
+	// server's CPU per call under cpuID ("" for none).
+	measured := func(m *cpuMeter, timeID, cpuID string, body func(who string, n int) ([]time.Duration, error)) (
 		func(ctx context.Context, who string, n int) ([]time.Duration, error), func(who string) error,
 	) {
+		calls := map[string]int{}
 		turn := func(ctx context.Context, who string, n int) ([]time.Duration, error) {
 			s := cs.sessions[who]
 			s.resume()
@@ -340,15 +331,21 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 			took := time.Since(start)
 			m.endTimed(who)
 			stopTiming()
-			if err == nil && perSlice {
-				b.sliceValues(proto, who, n, lat, took)
+			calls[who] = n
+			if lat != nil {
+				b.res.addSlice(timeID, who, micros(percentile(lat, 0.5)))
+			} else {
+				b.res.addSlice(timeID, who, float64(n)/took.Seconds())
 			}
 			return lat, err
 		}
 		settle := func(who string) error {
 			s := cs.sessions[who]
 			err := b.settle(ctx, s)
-			m.end(who, b.serverPIDs(cs, who), backendPID)
+			cpu := m.end(who, b.serverPIDs(cs, who), backendPID)
+			if cpuID != "" {
+				b.res.addSlice(cpuID, who, micros(cpu)/float64(calls[who]))
+			}
 			if isVariant(who) {
 				s.pause()
 			}
@@ -358,7 +355,7 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 	}
 
 	seq := newCPUMeter()
-	turn, settle := measured(seq, true, func(who string, n int) ([]time.Duration, error) {
+	turn, settle := measured(seq, caseID("seq-p50", proto), caseID("cpu", proto), func(who string, n int) ([]time.Duration, error) {
 		return sequential(ctx, n, cs.caller(who, -1))
 	})
 	lat, elapsed, err := interleave(ctx, round, all, cfg.seqCalls, turn, settle)
@@ -383,7 +380,11 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 		if callers == 8 {
 			whos = all
 		}
-		turn, settle := measured(m, callers == 8, func(who string, n int) ([]time.Duration, error) {
+		cpuID := ""
+		if callers == 8 {
+			cpuID = caseID("cpu8", proto)
+		}
+		turn, settle := measured(m, caseID("rate"+strconv.Itoa(callers), proto), cpuID, func(who string, n int) ([]time.Duration, error) {
 			workers := callers
 			if who == raw {
 				workers = min(callers, rawPool) // one connection per worker
@@ -410,14 +411,19 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 					whos = append(whos, who)
 				}
 			}
+			id := caseID("size"+strconv.Itoa(size), proto)
 			lat, _, err := interleave(ctx, round, whos, cfg.sizeCalls[i], func(ctx context.Context, who string, n int) ([]time.Duration, error) {
-				return sequential(ctx, n, cs.caller(who, i))
+				lat, err := sequential(ctx, n, cs.caller(who, i))
+				if err == nil {
+					b.res.addSlice(id, who, micros(percentile(lat, 0.5)))
+				}
+				return lat, err
 			}, nil)
 			if err != nil {
 				return err
 			}
 			for _, who := range whos {
-				b.res.add(caseID("size"+strconv.Itoa(size), proto), who, micros(percentile(lat[who], 0.50)))
+				b.res.add(id, who, micros(percentile(lat[who], 0.50)))
 			}
 		}
 	}

@@ -29,7 +29,58 @@ type row struct {
 // check is one target: text says it, eval judges it from the row's values.
 type check struct {
 	text string
-	eval func(v rowValues) (met, known bool)
+	eval func(v rowValues) verdict
+}
+
+// verdict is a target's: met or missed, or within noise when the
+// confidence interval of a ratio holds the target's line.
+type verdict struct {
+	state    int // one of the below
+	lo, hi   float64
+	interval bool
+}
+
+const (
+	unknown = iota
+	isMet
+	isMissed
+	isNoise
+)
+
+// judge gives the verdict of a ratio's interval [lo, hi] against ok.
+func judge(lo, hi float64, ok func(float64) bool) verdict {
+	switch {
+	case ok(lo) && ok(hi):
+		return verdict{state: isMet, lo: lo, hi: hi}
+	case !ok(lo) && !ok(hi):
+		return verdict{state: isMissed, lo: lo, hi: hi}
+	}
+	return verdict{state: isNoise, lo: lo, hi: hi}
+}
+
+// ratioVerdict judges bridge ÷ other against ok by its per-slice
+// interval where the case has one, else by the ratio alone.
+func ratioVerdict(v rowValues, other string, ok func(float64) bool) verdict {
+	if _, lo, hi, found := v.res.sliceRatio(v.id, bridge, other); found {
+		return judge(lo, hi, ok)
+	}
+	r, found := v.ratio(bridge, other)
+	if !found {
+		return verdict{}
+	}
+	return judge(r, r, ok)
+}
+
+func (vd verdict) String() string {
+	switch vd.state {
+	case isMet:
+		return "met"
+	case isMissed:
+		return "**missed**"
+	case isNoise:
+		return fmt.Sprintf("within noise (%.2f–%.2f)", vd.lo, vd.hi)
+	}
+	return "n/a"
 }
 
 // rowValues are one case's values.
@@ -41,10 +92,14 @@ type rowValues struct {
 // of returns who's median.
 func (v rowValues) of(who string) (float64, bool) { return v.res.median(v.id, who) }
 
-// ratio returns who ÷ other as the median of the per-round ratios (the
-// contenders share each round's slices, and so its conditions), or the
-// ratio of the medians when their rounds differ.
+// ratio returns who ÷ other as the median of the per-slice ratios, or of
+// the per-round ratios where the case keeps no slices (the contenders
+// share each slice and round, and so its conditions), or the ratio of the
+// medians when their rounds differ.
 func (v rowValues) ratio(who, other string) (float64, bool) {
+	if r, _, _, ok := v.res.sliceRatio(v.id, who, other); ok {
+		return r, true
+	}
 	if r, ok := v.res.ratioMedian(v.id, who, other); ok {
 		return r, true
 	}
@@ -62,9 +117,8 @@ const (
 )
 
 func ratioAtMost(other string, x float64) check {
-	return check{"≤ " + times(x) + " " + other, func(v rowValues) (bool, bool) {
-		r, ok := v.ratio(bridge, other)
-		return ok && r <= x, ok
+	return check{"≤ " + times(x) + " " + other, func(v rowValues) verdict {
+		return ratioVerdict(v, other, func(r float64) bool { return r <= x })
 	}}
 }
 
@@ -73,9 +127,8 @@ func ratioAtLeast(other string, x float64) check {
 	if x == 1 && other == peer {
 		text = "≥ peer"
 	}
-	return check{text, func(v rowValues) (bool, bool) {
-		r, ok := v.ratio(bridge, other)
-		return ok && r >= x, ok
+	return check{text, func(v rowValues) verdict {
+		return ratioVerdict(v, other, func(r float64) bool { return r >= x })
 	}}
 }
 
@@ -90,18 +143,36 @@ func times(x float64) string {
 // floorPlusRaw: the bridge's value is at most sdk-floor's plus k times
 // raw's (a call may add k socket round trips to the floor).
 func floorPlusRaw(k float64) check {
-	return check{"≤ sdk-floor + " + strconv.FormatFloat(k, 'f', -1, 64) + " raw", func(v rowValues) (bool, bool) {
+	return check{"≤ sdk-floor + " + strconv.FormatFloat(k, 'f', -1, 64) + " raw", func(v rowValues) verdict {
+		ok := func(q float64) bool { return q <= 1 }
+		// Per slice: bridge ÷ (sdk-floor + k raw) of the same slice.
+		bs, fs, rs := v.res.slices[v.id][bridge], v.res.slices[v.id][floor], v.res.slices[v.id][raw]
+		if n := len(bs); n > 0 && len(fs) == n && len(rs) == n {
+			qs := make([]float64, n)
+			for i := range bs {
+				qs[i] = bs[i] / (fs[i] + k*rs[i])
+			}
+			_, lo, hi := interval(qs)
+			return judge(lo, hi, ok)
+		}
 		b, ok1 := v.of(bridge)
 		f, ok2 := v.of(floor)
 		r, ok3 := v.of(raw)
-		return ok1 && ok2 && ok3 && b <= f+k*r, ok1 && ok2 && ok3
+		if !ok1 || !ok2 || !ok3 {
+			return verdict{}
+		}
+		q := b / (f + k*r)
+		return judge(q, q, ok)
 	}}
 }
 
 func atMost(text string, limit float64) check {
-	return check{text, func(v rowValues) (bool, bool) {
+	return check{text, func(v rowValues) verdict {
 		b, ok := v.of(bridge)
-		return ok && b <= limit, ok
+		if !ok {
+			return verdict{}
+		}
+		return judge(b, b, func(x float64) bool { return x <= limit })
 	}}
 }
 
@@ -195,21 +266,19 @@ func (b *bench) variantTable(cell func(id, who string, unit int) string) (header
 				if !r.target {
 					continue
 				}
-				good := func(x float64) bool {
+				vd := judge(lo, hi, func(x float64) bool {
 					if r.unit == unitRate {
 						return x >= 1/variantTargetFactor
 					}
 					return x <= variantTargetFactor
-				}
-				switch {
-				case good(lo) && good(hi):
-					verdicts = append(verdicts, "met")
+				})
+				verdicts = append(verdicts, vd.String())
+				switch vd.state {
+				case isMet:
 					met++
-				case !good(lo) && !good(hi):
-					verdicts = append(verdicts, "**missed**")
+				case isMissed:
 					missed++
-				default:
-					verdicts = append(verdicts, "within noise")
+				case isNoise:
 					noisy++
 				}
 			}
@@ -309,7 +378,7 @@ func (b *bench) report(in info) string {
 		}
 		return "?"
 	}
-	met, missed := 0, 0
+	var counts [4]int // by verdict state
 	for _, r := range b.rows() {
 		v := rowValues{b.res, r.id}
 		line := []string{r.label}
@@ -326,17 +395,9 @@ func (b *bench) report(in info) string {
 		var targets, verdicts []string
 		for _, c := range r.checks {
 			targets = append(targets, c.text)
-			ok, known := c.eval(v)
-			switch {
-			case !known:
-				verdicts = append(verdicts, "n/a")
-			case ok:
-				verdicts = append(verdicts, "met")
-				met++
-			default:
-				verdicts = append(verdicts, "**missed**")
-				missed++
-			}
+			vd := c.eval(v)
+			verdicts = append(verdicts, vd.String())
+			counts[vd.state]++
 		}
 		line = append(line, strings.Join(targets, "; "), strings.Join(verdicts, "; "))
 		lines = append(lines, line)
@@ -360,7 +421,8 @@ func (b *bench) report(in info) string {
 		"Client, servers and backend share the machine: compare the ratios, measured side by side, more than the absolute times.\n\n",
 		orUnknown(in.bridgeVersion), in.loadStart, loadavg(), in.took.Round(time.Second))
 	buf.WriteString(markdownTable(header, lines))
-	fmt.Fprintf(&buf, "\nTargets: %d met, %d missed.\n\n", met, missed)
+	fmt.Fprintf(&buf, "\nTargets: %d met, %d missed, %d within noise (the confidence interval of the ratio holds the target's line: this machine cannot tell).\n\n",
+		counts[isMet], counts[isMissed], counts[isNoise])
 	buf.WriteString("Every contender warm: the call cases' servers are started once per protocol and kept across the rounds; before the first round, " +
 		"each makes sequential echo calls in blocks until its server's CPU per call stops falling (see the notes). Its first and last block:\n\n")
 	buf.WriteString(b.warmTable())

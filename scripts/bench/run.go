@@ -71,9 +71,7 @@ func (r *results) addSlice(id, who string, v float64) {
 }
 
 // sliceRatio returns the median of who ÷ base over the slices both ran,
-// and the bounds of a confidence interval of at least 95 % for it: the
-// ratios of ranks ⌊n/2 − 0.98√n⌋ and ⌈1 + n/2 + 0.98√n⌉, a
-// distribution-free interval for a median.
+// with its interval (see interval).
 func (r *results) sliceRatio(id, who, base string) (median, lo, hi float64, ok bool) {
 	xs, bs := r.slices[id][who], r.slices[id][base]
 	if len(xs) == 0 || len(xs) != len(bs) {
@@ -86,16 +84,25 @@ func (r *results) sliceRatio(id, who, base string) (median, lo, hi float64, ok b
 		}
 		ratios = append(ratios, x/bs[i])
 	}
-	sort.Float64s(ratios)
-	n := len(ratios)
-	median = ratios[n/2]
+	median, lo, hi = interval(ratios)
+	return median, lo, hi, true
+}
+
+// interval returns the median of xs and the bounds of a confidence
+// interval of at least 95 % for it: the values of ranks ⌊n/2 − 0.98√n⌋
+// and ⌈1 + n/2 + 0.98√n⌉ (5 and 16 of 20), a distribution-free interval
+// for a median. xs is sorted in place.
+func interval(xs []float64) (median, lo, hi float64) {
+	sort.Float64s(xs)
+	n := len(xs)
+	median = xs[n/2]
 	if n%2 == 0 {
-		median = (ratios[n/2-1] + ratios[n/2]) / 2
+		median = (xs[n/2-1] + xs[n/2]) / 2
 	}
 	half := 0.98 * math.Sqrt(float64(n))
-	j := max(1, int(math.Floor(float64(n)/2-half)))  // 1-based ranks
-	k := min(n, int(math.Ceil(1+float64(n)/2+half))) // (5 and 16 of 20)
-	return median, ratios[j-1], ratios[k-1], true
+	j := max(1, int(math.Floor(float64(n)/2-half)))
+	k := min(n, int(math.Ceil(1+float64(n)/2+half)))
+	return median, xs[j-1], xs[k-1]
 }
 
 func (r *results) add(id, who string, v float64) {
