@@ -93,7 +93,7 @@ try: build
 	@bash scripts/try.sh
 
 # The bridge against its floors (raw socket, a no-op go-sdk server) and a peer
-# (mcp-host-rpc), interleaved; 3 to 4½ minutes on 2 cores. Prints one table and
+# (mcp-host-rpc), interleaved; about 4 minutes on 2 cores. Prints one table and
 # writes scripts/bench/results.md. BENCH_FLAGS=-quick for a 15 s smoke test.
 bench: build $(PEER_DEPS)
 	$(GO) run ./scripts/bench -bridge $(BIN)/tairseach-mcp -demo $(BIN)/tairseach-demo $(BENCH_FLAGS)

@@ -29,7 +29,7 @@
 // Usage (from the repository root):
 //
 //	go run ./scripts/bench [-bridge bin/tairseach-mcp] [-demo bin/tairseach-demo] [-floor BIN] [-peer BIN]
-//	    [-corpus DIR] [-rounds 5] [-budget 4m30s] [-quick] [-o scripts/bench/results.md]
+//	    [-corpus DIR] [-rounds 5] [-budget 7m] [-quick] [-o scripts/bench/results.md]
 //
 // Binaries not given are built into a temp dir. -quick is a smoke test (one
 // round, few calls) that writes no file unless -o is given.
@@ -84,7 +84,7 @@ func main() {
 	flag.StringVar(&c.corpus, "corpus", "manifest/testdata/tairseach-manifests", "directory of the real manifests")
 	flag.StringVar(&c.out, "o", "", "write the results here (default scripts/bench/results.md; none with -quick)")
 	flag.IntVar(&c.rounds, "rounds", 5, "rounds; each case's value is the median of its rounds")
-	flag.DurationVar(&c.budget, "budget", 4*time.Minute+30*time.Second, "start no further round that would likely end past this time since the start; 0 means no limit")
+	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "start no further round that would likely end past this time since the start; 0 means no limit")
 	flag.BoolVar(&c.quick, "quick", false, "smoke test: 1 round, few calls, no results file unless -o is given")
 	cpuProfile := flag.String("cpuprofile", "", "write this driver's CPU profile (the client's share) to `FILE`")
 	flag.Parse()
@@ -140,8 +140,8 @@ func setup(c *config) error {
 	}
 	c.progress = os.Stderr
 	c.warmBlock, c.warmMin, c.warmMax = 250, 8, 60
-	c.seqCalls, c.tpCalls = 3000, 4000
-	c.sizeCalls = [3]int{300, 200, 8}
+	c.seqCalls, c.tpCalls = 4000, 8000
+	c.sizeCalls = [3]int{400, 200, 24}
 	c.listCalls = [2]int{30, 8}
 	c.spawns, c.reloads = 3, 5
 	if c.quick {
