@@ -443,7 +443,8 @@ func (b *bench) report(in info) string {
 
 func (b *bench) staticNotes() []string {
 	notes := []string{
-		"Ratios are bridge ÷ other, the median of the per-round ratios (the contenders share each round's slices, and so its conditions), so a ratio can differ from the ratio of the medians beside it: below 1× is better for times and memory, above 1× is better for calls/s. \"–\": does not apply. Targets of a ratio judge that ratio.",
+		"Ratios are bridge ÷ other, the median of the per-slice ratios of the call cases (the two contenders shared each slice's conditions; elsewhere of the per-round ratios), so a ratio can differ from the ratio of the medians beside it: below 1× is better for times and memory, above 1× is better for calls/s. \"–\": does not apply.",
+		"A ratio target is judged on the confidence interval of that median (the ratios of ranks ⌊n/2 − 0.98√n⌋ and ⌈1 + n/2 + 0.98√n⌉ of the n per-slice ratios, at least 95 %): met, or missed, when the whole interval is; within noise, with the interval, when it holds the target's line, which this machine cannot tell the ratio from.",
 		"Each contender runs each case in turn, in slices, in an order that rotates every round and slice; every value is the median of the per-round values (a per-round value is itself a p50/p99 over that round's calls).",
 		fmt.Sprintf("Warm: the call cases' servers (one per contender and protocol) are started once and kept across the rounds. Before the first round each makes sequential echo calls in blocks of %d until its server's CPU per call has stopped falling: the median of its last 3 blocks is at least 0.9× the median of the 3 before (at least %d blocks, at most %d). The warm-up table gives its first and last block.",
 			b.cfg.warmBlock, max(b.cfg.warmMin, 6), b.cfg.warmMax),
