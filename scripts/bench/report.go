@@ -35,9 +35,8 @@ type check struct {
 // verdict is a target's: met or missed, or within noise when the
 // confidence interval of a ratio holds the target's line.
 type verdict struct {
-	state    int // one of the below
-	lo, hi   float64
-	interval bool
+	state  int // one of the below
+	lo, hi float64
 }
 
 const (
