@@ -73,18 +73,11 @@ func (r *results) addSlice(id, who string, v float64) {
 // sliceRatio returns the median of who ÷ base over the slices both ran,
 // with its interval (see interval).
 func (r *results) sliceRatio(id, who, base string) (median, lo, hi float64, ok bool) {
-	xs, bs := r.slices[id][who], r.slices[id][base]
-	if len(xs) == 0 || len(xs) != len(bs) {
+	qs, ok := ratios(r.slices[id][who], r.slices[id][base])
+	if !ok {
 		return 0, 0, 0, false
 	}
-	ratios := make([]float64, 0, len(xs))
-	for i, x := range xs {
-		if bs[i] <= 0 {
-			return 0, 0, 0, false
-		}
-		ratios = append(ratios, x/bs[i])
-	}
-	median, lo, hi = interval(ratios)
+	median, lo, hi = interval(qs)
 	return median, lo, hi, true
 }
 
@@ -149,22 +142,28 @@ func (r *results) median(id, who string) (float64, bool) {
 // ratioMedian returns the median over the rounds of who's value ÷ base's
 // in the same round.
 func (r *results) ratioMedian(id, who, base string) (float64, bool) {
-	xs, bs := r.vals[id][who], r.vals[id][base]
-	if len(xs) == 0 || len(xs) != len(bs) {
+	qs, ok := ratios(r.vals[id][who], r.vals[id][base])
+	if !ok {
 		return 0, false
 	}
-	ratios := make([]float64, 0, len(xs))
+	median, _, _ := interval(qs)
+	return median, true
+}
+
+// ratios returns xs[i] ÷ bs[i], or false unless both have the same number
+// of values, at least one, and no b is zero.
+func ratios(xs, bs []float64) ([]float64, bool) {
+	if len(xs) == 0 || len(xs) != len(bs) {
+		return nil, false
+	}
+	qs := make([]float64, len(xs))
 	for i, x := range xs {
 		if bs[i] <= 0 {
-			return 0, false
+			return nil, false
 		}
-		ratios = append(ratios, x/bs[i])
+		qs[i] = x / bs[i]
 	}
-	sort.Float64s(ratios)
-	if n := len(ratios); n%2 == 0 {
-		return (ratios[n/2-1] + ratios[n/2]) / 2, true
-	}
-	return ratios[len(ratios)/2], true
+	return qs, true
 }
 
 // run sets up, runs every round and reports.
