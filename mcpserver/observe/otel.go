@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -34,6 +36,43 @@ type Telemetry struct {
 	metrics  *sdkmetric.MeterProvider // nil: metrics not exported
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
+	sets     attrSets // the duration's attribute sets, made once each
+}
+
+// attrSets keeps the attribute set of each distinct combination of a
+// measurement's attributes. A call's are the same as many others' (method,
+// tool, kind, protocol, transport, error type), and making a set sorts
+// and hashes them: a tenth of a traced call's CPU at 8 callers.
+type attrSets struct {
+	m sync.Map     // key → metric.MeasurementOption
+	n atomic.Int64 // entries, bounded by maxAttrSets
+}
+
+// maxAttrSets bounds the sets kept: an error type comes from the backend,
+// so the combinations are not bounded by the manifests alone.
+const maxAttrSets = 4096
+
+func (a *attrSets) option(attrs []attribute.KeyValue) metric.MeasurementOption {
+	var b strings.Builder
+	for _, kv := range attrs {
+		v := kv.Value.Emit()
+		b.WriteString(string(kv.Key))
+		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(0)
+		b.WriteString(v)
+	}
+	key := b.String()
+	if o, ok := a.m.Load(key); ok {
+		return o.(metric.MeasurementOption)
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(slices.Clone(attrs)...)) // NewSet sorts in place
+	if a.n.Load() < maxAttrSets {
+		if _, loaded := a.m.LoadOrStore(key, o); !loaded {
+			a.n.Add(1)
+		}
+	}
+	return o
 }
 
 // spanHandOnDelay is how long an ended span waits to be handed to the
@@ -172,7 +211,7 @@ func (t *Telemetry) endCall(o *Call) {
 	end := time.Now()
 	cs.span.End(trace.WithTimestamp(end))
 	if t.duration != nil {
-		t.duration.Record(context.Background(), end.Sub(o.start).Seconds(), metric.WithAttributes(attrs...))
+		t.duration.Record(context.Background(), end.Sub(o.start).Seconds(), t.sets.option(attrs))
 	}
 }
 
