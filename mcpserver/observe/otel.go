@@ -55,8 +55,10 @@ const maxAttrSets = 4096
 func (a *attrSets) option(attrs []attribute.KeyValue) metric.MeasurementOption {
 	var b strings.Builder
 	for _, kv := range attrs {
-		v := kv.Value.Emit()
+		v := kv.Value.String()
 		b.WriteString(string(kv.Key))
+		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(int(kv.Value.Type())))
 		b.WriteByte(0)
 		b.WriteString(strconv.Itoa(len(v)))
 		b.WriteByte(0)
