@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,25 +56,27 @@ func connectAsking(t *testing.T, srv *Server, answer func(*mcp.ElicitRequest) *m
 	return cs
 }
 
-// startGrantsDemoOpts runs the demo backend with opts, in-process.
-func startGrantsDemoOpts(t *testing.T, opts demo.Options) (*demo.Server, string) {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "grants")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "s.sock")
-	ln, err := demo.Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := demo.New(zerolog.Nop(), opts)
+// trackGrants runs srv's tracker of the grants; the func it returns stops
+// it and waits, before the server is closed.
+func trackGrants(srv *Server) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = d.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return d, path
+	tracked := make(chan struct{})
+	go func() { srv.TrackPermissions(ctx); close(tracked) }()
+	return func() { cancel(); <-tracked }
+}
+
+// listedNames lists the tools of cs, by name.
+func listedNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
 }
 
 // Tools whose macOS permission is not granted are not offered; a grant
@@ -86,10 +87,8 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true, PermissionsInterval: 50 * time.Millisecond},
 		registryOf(t, grantsManifest))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	tracked := make(chan struct{})
-	go func() { srv.TrackPermissions(ctx); close(tracked) }()
-	defer func() { cancel(); <-tracked }()
+	defer trackGrants(srv)()
+	ctx := context.Background()
 
 	var changed atomic.Int32
 	ct, st := mcp.NewInMemoryTransports()
@@ -106,17 +105,7 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 	}
 	defer cs.Close()
 
-	listed := func() string {
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tool := range res.Tools {
-			names = append(names, tool.Name)
-		}
-		return strings.Join(names, ",")
-	}
+	listed := func() string { return strings.Join(listedNames(t, cs), ",") }
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
@@ -156,13 +145,11 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 // first read, is not offered what cannot work: the list waits for the read.
 func TestFirstListWaitsForGrants(t *testing.T) {
 	// Every answer of the app takes 300 ms, the first permissions.list too.
-	_, sock := startGrantsDemoOpts(t, demo.Options{Grants: map[string]string{"screen_recording": "denied"}, Delay: 300 * time.Millisecond})
+	_, sock := startDemoWith(t, demo.Options{Grants: map[string]string{"screen_recording": "denied"}, Delay: 300 * time.Millisecond})
 	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true}, registryOf(t, grantsManifest))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	tracked := make(chan struct{})
-	go func() { srv.TrackPermissions(ctx); close(tracked) }()
-	defer func() { cancel(); <-tracked }()
+	defer trackGrants(srv)()
+	ctx := context.Background()
 
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.MCP().Connect(ctx, st, nil)
@@ -176,14 +163,7 @@ func TestFirstListWaitsForGrants(t *testing.T) {
 	}
 	defer cs.Close()
 	start := time.Now()
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
+	names := listedNames(t, cs)
 	if slices.Contains(names, "tairseach_screen_capture") || !slices.Contains(names, "tairseach_contacts_list") {
 		t.Errorf("the first tools/list: %v; want contacts_list and not screen_capture", names)
 	}
