@@ -52,13 +52,12 @@ func (e errNA) Error() string { return string(e) }
 
 // session is one spawned MCP server and the client session driving it.
 type session struct {
-	who     string
-	cs      *mcp.ClientSession
-	cmd     *exec.Cmd
-	wire    *wire         // the server's stdio, shared by cs and the lean caller
-	exited  chan struct{} // closed when the server has exited
-	waitErr error         // cmd.Wait's, read after exited
-	paused  bool          // stopped with SIGSTOP between its turns
+	who    string
+	cs     *mcp.ClientSession
+	cmd    *exec.Cmd
+	wire   *wire         // the server's stdio, shared by cs and the lean caller
+	exited chan struct{} // closed when the server has exited
+	paused bool          // stopped with SIGSTOP between its turns
 
 	collector *collector    // told when bridge+otel runs
 	started   time.Time     // when the server was started
@@ -145,7 +144,7 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 	s := &session{who: who, cmd: cmd, started: start, stderr: f, terminate: terminate, exited: make(chan struct{}),
 		audit: audit, otelID: otelID, collector: e.collector}
 	s.wire = newWire(stdin, stdout)
-	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
+	go func() { _ = cmd.Wait(); close(s.exited) }()
 	cs, err := client.Connect(cctx, &mcp.IOTransport{Reader: s.wire.sdkReader(), Writer: s.wire.sdkWriter()}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
 	s.startup = time.Since(start)
 	if err != nil {

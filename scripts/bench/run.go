@@ -221,6 +221,14 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		slowest = max(slowest, time.Since(t))
 		c.logf("round %d/%d done in %s", round+1, c.rounds, since(t))
 	}
+	// Every reply on a wire answered a call that waited for it.
+	for _, cs := range sets {
+		for who, s := range cs.sessions {
+			if n := s.wire.stray.Load(); n > 0 {
+				return fmt.Errorf("%s: %d replies to calls that were not waiting for one (answered twice, or after they gave up)", who, n)
+			}
+		}
+	}
 	// Done with the variants: check what they recorded and exported.
 	for _, cs := range sets {
 		if err := b.finishVariants(cs.sessions); err != nil {

@@ -169,6 +169,15 @@ func (w *wire) call(ctx context.Context, caller int, head, tail []byte, want *ex
 	select {
 	case <-c.done:
 		return c, c.err
+	case <-w.done:
+		// route has ended, and may have before this call was waiting.
+		select {
+		case <-c.done:
+			return c, c.err
+		default:
+		}
+		w.forget(id)
+		return nil, fmt.Errorf("the server's stdout ended: %v", w.err)
 	case <-ctx.Done():
 		w.forget(id)
 		return nil, ctx.Err()
