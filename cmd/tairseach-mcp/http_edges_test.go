@@ -316,20 +316,5 @@ func TestHTTPSecondSignalExitsAtOnce(t *testing.T) {
 		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_demo_slow", Arguments: map[string]any{"ms": 20000}})
 	}()
 	time.Sleep(300 * time.Millisecond)
-	_ = b.cmd.Process.Signal(syscall.SIGTERM)
-	time.Sleep(200 * time.Millisecond)
-	start := time.Now()
-	_ = b.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-b.exited:
-	case <-time.After(5 * time.Second):
-		t.Fatal("still running 5 s after the second signal (the grace is 30 s)")
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("exited %v after the second signal", d.Round(time.Millisecond))
-	}
-	raw, _ := os.ReadFile(audit)
-	if !strings.Contains(string(raw), `"tool":"tairseach_demo_slow"`) {
-		t.Errorf("no audit line for the call in flight:\n%s", raw)
-	}
+	signalTwice(t, b.cmd.Process, b.exited, audit, "tairseach_demo_slow")
 }
