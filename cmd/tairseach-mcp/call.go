@@ -20,6 +20,7 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 )
 
 type callFlags struct {
@@ -231,7 +232,7 @@ func argValue(k, v string, p *jsonschema.Schema) ([]byte, error) {
 		b, _ := json.Marshal(v)
 		return b, nil
 	}
-	return nil, fmt.Errorf("%s=%s: %s is %s; %s", k, v, k, describeTypes(types), typeHint(k, types))
+	return nil, fmt.Errorf("%s=%s: %s is %s; %s", k, v, k, check.DescribeTypes(types), typeHint(k, types))
 }
 
 // jsonKind is the JSON Schema type of v when v is one JSON value, else "".
@@ -245,20 +246,6 @@ func jsonKind(v string) string {
 func isIntegral(v string) bool {
 	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	return err == nil && f == math.Trunc(f)
-}
-
-var typeArticles = map[string]string{"integer": "an integer", "number": "a number", "boolean": "a boolean",
-	"array": "an array", "object": "an object", "null": "null", "string": "a string"}
-
-func describeTypes(types []string) string {
-	names := make([]string, 0, len(types))
-	for _, t := range types {
-		if a, ok := typeArticles[t]; ok {
-			t = a
-		}
-		names = append(names, t)
-	}
-	return strings.Join(names, " or ")
 }
 
 // typeHint shows how to write a value of the first of types.

@@ -181,7 +181,7 @@ func checkType(path string, s *jsonschema.Schema, v any) *problem {
 	if slices.Contains(types, got) || got == "integer" && slices.Contains(types, "number") {
 		return nil
 	}
-	return &problem{path: path, rule: "must be " + describeTypes(types), got: describeValue(v), types: types}
+	return &problem{path: path, rule: "must be " + DescribeTypes(types), got: describeValue(v), types: types}
 }
 
 // checkValue checks the keywords on a value itself: enum, const, numbers
@@ -268,7 +268,7 @@ func (e *explainer) alternatives(path string, s *jsonschema.Schema, v any, depth
 		case matched == 0 && deeper != nil:
 			return deeper, false
 		case matched == 0 && len(types) > 0:
-			return &problem{path: path, rule: "must be " + describeTypes(types), got: describeValue(v), types: types}, false
+			return &problem{path: path, rule: "must be " + DescribeTypes(types), got: describeValue(v), types: types}, false
 		case matched > 1 && alt.oneOf:
 			return &problem{path: path, rule: fmt.Sprintf("must match exactly one of the %d forms the schema allows (oneOf), not %d", len(alt.list), matched), got: describeValue(v)}, false
 		}

@@ -17,8 +17,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// describeTypes says "an integer", "a string or null".
-func describeTypes(types []string) string {
+// DescribeTypes says what JSON Schema types allow, in words: "an integer",
+// "a string or null". The CLI says it the same way.
+func DescribeTypes(types []string) string {
 	names := make([]string, 0, len(types))
 	for _, t := range types {
 		if n, ok := typeNames[t]; ok {
