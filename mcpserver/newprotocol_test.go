@@ -59,8 +59,12 @@ func TestNewProtocolCallsServedDirectlyMatchSDK(t *testing.T) {
 				t.Errorf("%d calls served directly with direct serving off", none)
 			}
 			results, direct := newProtocolSession(t, srv, false, use)
-			if direct != 3 {
-				t.Errorf("%d of 3 calls served directly, want 3", direct)
+			// The first call may reach the go-sdk: the transport serves
+			// calls directly once the server's session is bound, just after
+			// the go-sdk has answered server/discover, and a client on a
+			// loaded machine can send its call in between (CI saw 2 of 3).
+			if direct < 2 {
+				t.Errorf("%d of 3 calls served directly, want at least the last 2", direct)
 			}
 			if len(results) != 3 || len(sdk) != 3 {
 				t.Fatalf("saw %d and %d tool results, want 3", len(results), len(sdk))
