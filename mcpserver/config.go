@@ -98,6 +98,11 @@ type Config struct {
 	// PermissionsInterval is the longest time between two reads of the
 	// grants while they are tracked (TrackPermissions); 0 is a minute.
 	PermissionsInterval time.Duration
+	// PermissionsSettle is the shortest time between two reads of the
+	// grants, however many refusals and reloads ask for one, and so
+	// between two list_changed that grants cause; 0 is
+	// permissions.DefaultMinInterval (2 s).
+	PermissionsSettle time.Duration
 }
 
 func (c *Config) setDefaults() {

@@ -50,12 +50,7 @@ func (s *Server) blocked(t manifest.Tool) (string, permissions.Status, bool) {
 	if !s.cfg.HideUngranted || len(t.Permissions) == 0 {
 		return "", "", false
 	}
-	g := s.grants.Load()
-	if g == nil {
-		return "", "", false
-	}
-	perm, status, blocked := g.Blocked(t.Permissions)
-	return perm, status, blocked
+	return s.grants.Blocked(t.Permissions)
 }
 
 // permissionReason is why a tool is left out for a permission, with how
@@ -75,10 +70,11 @@ func permissionMessage(name, perm string, status permissions.Status) string {
 	return hiddenMessage(name, permissionReason(perm, status))
 }
 
-// setGrants makes g the grants and, when they change what is served,
-// applies the registry again: clients are told the lists changed.
-func (s *Server) setGrants(g permissions.Grants) {
-	s.grants.Store(&g)
+// regrant applies the registry again after the grants changed: the routes
+// read them from the tracker, and clients are told when the lists
+// changed. The tracker calls it at most once per settle period
+// (Config.PermissionsSettle).
+func (s *Server) regrant() {
 	s.mu.Lock()
 	reg := s.reg
 	s.mu.Unlock()
@@ -95,7 +91,9 @@ func (s *Server) setGrants(g permissions.Grants) {
 
 // readGrants reads permissions.list through the one road, as the server's
 // own request: the grants are read whatever the flags serve, but only
-// where a manifest maps the method.
+// where a manifest maps the method. It takes no slot of the calls in
+// flight, and its route has a connection of its own (grantsClient): calls
+// busy on every connection cannot make it wait.
 func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
 	select {
 	case <-s.ready:
@@ -107,58 +105,53 @@ func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
 	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")})
 }
 
-// errNoGrants is a registry that maps no permissions.list.
-var errNoGrants = errors.New("no manifest maps permissions.list")
+// errNoGrants is a registry that maps no permissions.list: the grants
+// known are forgotten.
+var errNoGrants = fmt.Errorf("no manifest maps permissions.list: %w", permissions.ErrNoSource)
+
+// newGrants is the one owner of a server's grants: it reads them
+// (readGrants), coalesced and at most once per settle period, and has the
+// routes applied again when they change. The servers of header selections
+// share their parent's.
+func (s *Server) newGrants() *permissions.Tracker {
+	return permissions.NewTracker(permissions.Options{
+		Read:        s.readGrants,
+		Interval:    s.cfg.PermissionsInterval,
+		MinInterval: s.cfg.PermissionsSettle,
+		OnChange:    func(_, _ permissions.Grants) { s.regrant() },
+		Logger:      s.log,
+	})
+}
 
 // TrackPermissions reads the macOS permissions now, whenever a call is
 // refused for one, after the user asks macOS for one, and every interval
-// (0: a minute) until ctx ends, and leaves out what cannot work (see
-// Config.HideUngranted). It returns when ctx ends.
+// (0: a minute) until ctx ends, never more often than the settle period,
+// and leaves out what cannot work (see Config.HideUngranted). It returns
+// when ctx ends.
 func (s *Server) TrackPermissions(ctx context.Context) {
-	t := permissions.NewTracker(permissions.Options{
-		Read:     s.readGrants,
-		Interval: s.cfg.PermissionsInterval,
-		OnChange: func(_, now permissions.Grants) { s.setGrants(now) },
-		Logger:   s.log,
-	})
-	s.pipe.refreshGrants.Store(&t)
-	t.Start(ctx)
+	s.grants.Start(ctx)
 	select {
-	case <-t.FirstRead():
+	case <-s.grants.FirstRead():
 		s.pipe.markGrantsRead()
 	case <-ctx.Done():
 	}
 	<-ctx.Done()
-	s.pipe.refreshGrants.Store(nil)
-	_ = t.Close()
+	_ = s.grants.Close()
 }
 
 // ReadPermissions reads the macOS permissions once, for the commands that
 // call or list tools (call, tools, doctor): what they show and call is
-// what a client would be offered.
+// what a client would be offered. A read that fails returns its error and
+// the grants read before it, if any.
 func (s *Server) ReadPermissions(ctx context.Context) (permissions.Grants, error) {
 	defer s.pipe.markGrantsRead()
-	out, err := s.readGrants(ctx)
-	if err != nil {
-		return permissions.Grants{}, err
-	}
-	m, err := permissions.Parse(out)
-	if err != nil {
-		return permissions.Grants{}, err
-	}
-	g := permissions.NewGrants(m)
-	s.setGrants(g)
-	return g, nil
+	st := s.grants.Read(ctx)
+	return st.Grants, st.Err
 }
 
 // Grants returns the macOS permissions as last read; the zero Grants when
-// they have not been read or could not be.
-func (s *Server) Grants() permissions.Grants {
-	if p := s.grants.Load(); p != nil {
-		return *p
-	}
-	return permissions.Grants{}
-}
+// they have not been read yet. A read that failed keeps those before it.
+func (s *Server) Grants() permissions.Grants { return s.grants.Grants() }
 
 // Permission is one macOS permission the served tools need.
 type Permission struct {
@@ -175,10 +168,7 @@ func (s *Server) Permissions() []Permission {
 	s.mu.Lock()
 	reg := s.reg
 	s.mu.Unlock()
-	var g permissions.Grants
-	if p := s.grants.Load(); p != nil {
-		g = *p
-	}
+	g := s.grants.Grants()
 	by := map[string]*Permission{}
 	for _, t := range reg.Tools {
 		if s.cfg.Policy.Hides(t) != "" {
@@ -294,9 +284,6 @@ func (p *pipeline) markGrantsRead() {
 	p.grantsReadOnce.Do(func() { close(p.grantsRead) })
 }
 
-// nudgeGrants has the grants read again soon, when they are tracked.
-func (p *pipeline) nudgeGrants() {
-	if t := p.refreshGrants.Load(); t != nil {
-		(*t).Refresh()
-	}
-}
+// nudgeGrants has the grants read again soon, when they are tracked: at
+// once, or at the end of the settle period of the last read.
+func (p *pipeline) nudgeGrants() { p.grants.Refresh() }

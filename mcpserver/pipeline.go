@@ -41,7 +41,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	var o *observe.Call
 	// The server's own reads of the grants, every minute, are not a
 	// request of anybody's: they are not recorded.
-	if p.obs.On() && !(c.Kind == backend.Permissions && c.Info.Transport == "internal") {
+	if p.obs.On() && !c.own() {
 		// Deferred first, so that it sees the result of a recovered panic.
 		ctx, o = p.obs.Start(ctx, c.Info, c.Name, c.Args)
 		defer func() { p.obs.End(o, res, p.cfg.MaxResultBytes+replyMargin) }()
@@ -123,13 +123,17 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 			return res
 		}
 	}
-	if !p.acquire(callCtx) {
-		if ctx.Err() != nil {
-			return nil
+	// The server's own read of the grants has a slot and a connection of
+	// its own (grants.go): calls busy on all of them cannot starve it.
+	if !c.own() {
+		if !p.acquire(callCtx) {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return check.ErrorResult(fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(p.slots), r.timeout))
 		}
-		return check.ErrorResult(fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(p.slots), r.timeout))
+		defer func() { <-p.slots }()
 	}
-	defer func() { <-p.slots }()
 	var stopProgress func()
 	if c.Peer != nil && c.ProgressToken != nil && p.cfg.ProgressInterval > 0 {
 		stopProgress = observe.StartProgress(callCtx, c.Peer, c.ProgressToken, p.cfg.ProgressInterval, r.tool.Method)

@@ -113,12 +113,13 @@ func (s *Server) narrowedServer(h Policy) (*Server, error) {
 	cfg.Policy = p
 	cfg.Logger = s.log.With().Str("selection", key).Logger()
 	c := New(cfg, nil)
-	// Apply calls c.Apply with s.mu held, as here: c's clients are s's.
+	// Apply calls c.apply with s.mu held, as here: c's clients are s's.
 	// Its requests take s's pipeline under c's policy: one set of slots,
-	// one confirmation key, one checker of results.
+	// one confirmation key, one checker of results, one owner of the
+	// grants. A new selection reads nothing: the grants are s's.
 	c.pipe.checks.stop()
 	c.clients, c.pipe, c.grants = s.clients, s.pipe, s.grants
-	c.Apply(s.reg)
+	c.apply(s.reg)
 	if s.narrowed == nil {
 		s.narrowed = map[string]*Server{}
 	}

@@ -34,15 +34,19 @@ type pipeline struct {
 	confirms *confirmations // the input requests asked of 2026-07-28 clients
 	checks   checker        // checks results against unadvertised outputSchemas
 	warned   sync.Map       // tool name → struct{}: its result mismatch was logged
-	// refreshGrants is the tracker of the macOS permissions while they
-	// are tracked: a call refused for a permission has them read again.
-	refreshGrants atomic.Pointer[*permissions.Tracker]
+	// grants is the owner of the macOS permissions (Server.grants): a call
+	// refused for a permission has them read again.
+	grants *permissions.Tracker
 	// grantsRead is closed once the grants were first read, or a wait for
 	// that gave up (grants.go, waitGrants); closed at once when they are
 	// not needed (Config.HideUngranted off).
 	grantsRead     chan struct{}
 	grantsReadOnce sync.Once
 }
+
+// own reports whether c is the server's own read of the grants: nobody's
+// request, it is not recorded and takes no slot of the calls in flight.
+func (c *Request) own() bool { return c.Kind == backend.Permissions && c.Info.Transport == "internal" }
 
 // newProtocol is the revision whose requests carry their client in _meta
 // and whose input requests the client answers by calling again.

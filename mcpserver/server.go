@@ -43,9 +43,9 @@ type Server struct {
 	lastMeta atomic.Pointer[directMeta] // CallDirect's last _meta decoded
 
 	routes atomic.Pointer[routeTable] // read on every call
-	// grants are the macOS permissions as last read (grants.go); shared
-	// with the servers of header selections.
-	grants *atomic.Pointer[permissions.Grants]
+	// grants owns the macOS permissions as last read (grants.go); the
+	// servers of header selections share their parent's.
+	grants *permissions.Tracker
 	ready  chan struct{} // closed by the first Apply
 	pipe   *pipeline     // the one road of every request that reaches the backend
 
@@ -76,8 +76,8 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[stdio.Notifier]struct{}),
-		grants:   new(atomic.Pointer[permissions.Grants]),
 	}
+	s.grants = s.newGrants()
 	s.pipe = &pipeline{
 		cfg:    &s.cfg,
 		log:    s.log,
@@ -86,6 +86,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		slots:  make(chan struct{}, cfg.MaxInFlight),
 		obs:    observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
 
+		grants:     s.grants,
 		grantsRead: make(chan struct{}),
 	}
 	if !cfg.HideUngranted {
@@ -140,12 +141,26 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 				// otherwise keep offering what cannot work.
 				s.pipe.waitGrants(ctx)
 			}
+			if (method == "initialize" || method == "server/discover") && s.cfg.HideUngranted {
+				// The first answer tells the model what is not offered for
+				// want of a permission: it waits for the first read of the
+				// grants, with tools/list's bound.
+				s.pipe.waitGrants(ctx)
+			}
 			res, err := next(ctx, method, req)
-			if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && s.cfg.HideUngranted {
-				// The model is told what is not offered for want of a
-				// permission, when the grants are known by then.
+			if err != nil || !s.cfg.HideUngranted {
+				return res, err
+			}
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
 				if line := s.unavailable(); line != "" {
-					cp := *ir
+					cp := *r
+					cp.Instructions += line
+					res = &cp
+				}
+			case *mcp.DiscoverResult:
+				if line := s.unavailable(); line != "" {
+					cp := *r
 					cp.Instructions += line
 					res = &cp
 				}
@@ -220,6 +235,9 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 		if (t.Method == methodPermissionsList || t.Method == methodPermissionsRequest) && table.internal[t.Method] == nil {
 			if _, r, err := s.prepare(t); err == nil {
 				r.input, r.confirm = cachedSchema(s.inputs, oldIn, t.InputSchema, check.NewInput), false
+				if t.Method == methodPermissionsList {
+					r.client = s.grantsClient(t.Socket)
+				}
 				table.internal[t.Method] = r
 			}
 		}
@@ -384,16 +402,20 @@ func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
 }
 
 // client returns the pooled client of a backend socket. s.mu must be held.
-func (s *Server) client(path string) *socketrpc.Client {
-	key, resolve := path, (func() string)(nil)
+func (s *Server) client(path string) *socketrpc.Client { return s.pooled("", path, s.cfg.PoolSize) }
+
+// pooled returns the client of a backend socket for use, with a pool of
+// size connections of its own. s.mu must be held.
+func (s *Server) pooled(use, path string, size int) *socketrpc.Client {
+	key, resolve := use+path, (func() string)(nil)
 	if path == "" {
 		path, resolve = s.cfg.DefaultSocket, s.cfg.ResolveSocket
 	}
-	c, ok := s.clients[key] // "" is the default socket's, however it resolves
+	c, ok := s.clients[key] // use+"" is the default socket's, however it resolves
 	if !ok {
 		c = socketrpc.New(path, socketrpc.Options{
 			Resolve:  resolve,
-			PoolSize: s.cfg.PoolSize,
+			PoolSize: size,
 			// A reply's result or error cannot make a message smaller than
 			// itself, so a reply over the message limit is refused as it is
 			// read; the margin is the reply's own envelope.

@@ -7,14 +7,15 @@
 package completion
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 )
 
@@ -38,7 +39,10 @@ func Enum(enum []string, prefix string) []string {
 // FromMethod asks the road for r, a completion from a method, with params
 // {"query": prefix}, and returns the values of its reply: the strings of
 // an array (or of the object's first array member), or each element's
-// "id", "name" or "title". A refused, failing or slow request gives none.
+// "id", "name" or "title", each once. A refused, failing or slow request
+// gives none, and so does a reply whose values take the rest of the
+// budget to go through: the work is linear in the reply, which the size
+// limit bounds.
 func FromMethod(ctx context.Context, road backend.Road, r backend.Request, prefix string) []string {
 	if road == nil || r.Method == "" {
 		return nil
@@ -53,54 +57,91 @@ func FromMethod(ctx context.Context, road backend.Road, r backend.Request, prefi
 	}
 	// The method was given the text typed so far: its reply is taken as
 	// the matches (a search matches names, yet offers ids).
-	var vals []string
-	for _, v := range values(out) {
-		if !slices.Contains(vals, v) {
-			vals = append(vals, v)
-		}
+	vals, ok := values(ctx, out)
+	if !ok {
+		return nil
 	}
 	return vals
 }
 
-// values extracts candidate strings from a reply: an array, or the first
-// array member of an object ({"contacts": [...]}).
-func values(reply json.RawMessage) []string {
-	var arr []json.RawMessage
-	if json.Unmarshal(reply, &arr) != nil {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(reply, &obj) != nil {
-			return nil
-		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if json.Unmarshal(obj[k], &arr) == nil {
-				break
+// values extracts candidate strings from a reply, each once, in the order
+// of their first appearance: an array, or the first array member of an
+// object ({"contacts": [...]}, the members in the order of their names).
+// One pass over the reply, without decoding what is not a value; it gives
+// up (false) when ctx ends.
+func values(ctx context.Context, reply json.RawMessage) ([]string, bool) {
+	arr := bytes.TrimSpace(reply)
+	if len(arr) > 0 && arr[0] == '{' {
+		var first string
+		arr = nil
+		_ = jsonscan.Members(reply, func(key, value []byte) bool {
+			k, err := jsonscan.Key(key)
+			if err == nil && len(value) > 0 && value[0] == '[' && (arr == nil || k < first) {
+				first, arr = k, value
 			}
-		}
+			return true
+		})
+	}
+	if len(arr) == 0 || arr[0] != '[' {
+		return nil, ctx.Err() == nil
 	}
 	var out []string
-	for _, el := range arr {
-		var s string
-		if json.Unmarshal(el, &s) == nil {
-			out = append(out, s)
-			continue
+	seen := map[string]struct{}{}
+	for n, i := 0, jsonscan.SkipSpace(arr, 1); i < len(arr) && arr[i] != ']'; n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return nil, false
 		}
-		var o struct{ ID, Name, Title json.RawMessage }
-		if json.Unmarshal(el, &o) != nil {
-			continue
+		end, err := jsonscan.Skip(arr, i)
+		if err != nil {
+			break
 		}
-		for _, f := range []json.RawMessage{o.ID, o.Name, o.Title} {
-			if json.Unmarshal(f, &s) == nil && s != "" {
+		if s, ok := valueOf(arr[i:end]); ok {
+			if _, dup := seen[s]; !dup {
+				seen[s] = struct{}{}
 				out = append(out, s)
-				break
+			}
+		}
+		i = jsonscan.SkipSpace(arr, end)
+		if i < len(arr) && arr[i] == ',' {
+			i = jsonscan.SkipSpace(arr, i+1)
+		}
+	}
+	return out, ctx.Err() == nil
+}
+
+// valueOf is the value an element offers: a string itself, an object its
+// "id", "name" or "title" (the first a non-empty string, names matched as
+// encoding/json matches a struct's fields).
+func valueOf(el []byte) (string, bool) {
+	switch el[0] {
+	case '"':
+		s, err := jsonscan.Key(el[1 : len(el)-1])
+		return s, err == nil
+	case '{':
+	default:
+		return "", false
+	}
+	var fields [3][]byte // id, name, title: the last of each name, as encoding/json keeps
+	_ = jsonscan.Members(el, func(key, value []byte) bool {
+		k, err := jsonscan.Key(key)
+		if err != nil {
+			return true
+		}
+		for i, name := range []string{"id", "name", "title"} {
+			if strings.EqualFold(k, name) {
+				fields[i] = value
+			}
+		}
+		return true
+	})
+	for _, f := range fields {
+		if len(f) > 1 && f[0] == '"' {
+			if s, err := jsonscan.Key(f[1 : len(f)-1]); err == nil && s != "" {
+				return s, true
 			}
 		}
 	}
-	return out
+	return "", false
 }
 
 // Result makes the completion result of vals, cut to MaxValues.

@@ -97,3 +97,23 @@ func TestResultCut(t *testing.T) {
 		t.Fatal("null values")
 	}
 }
+
+// The budget holds for the reply's values too: a reply that arrives as the
+// budget ends is not worked through after it.
+func TestFromMethodBudgetCoversTheReply(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"items":[`)
+	for i := range 200_000 {
+		fmt.Fprintf(&b, `"value-%d",`, i)
+	}
+	reply := json.RawMessage(strings.TrimSuffix(b.String(), ",") + "]}")
+	road := roadFunc(func(ctx context.Context, _ *backend.Request) (json.RawMessage, error) {
+		<-ctx.Done() // the reply comes just as the budget ends
+		return reply, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if got := completion.FromMethod(ctx, road, backend.Request{Method: "m"}, ""); got != nil {
+		t.Fatalf("%d values from a reply that came after the budget, want none", len(got))
+	}
+}
