@@ -10,6 +10,7 @@
 package clientconfig
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 )
@@ -28,7 +29,7 @@ type File interface {
 }
 
 // Field is a member of the entry that the caller owns. With a Value (a
-// string, a []string) the entry has it so; with Sub it is an object of
+// string, a []string, a json.RawMessage) the entry has it so; with Sub it is an object of
 // which the caller owns those members only (headers, of which install owns
 // Authorization), and which goes when that leaves it empty; with neither,
 // the entry does not have it. Every other member is the user's, and stays.
@@ -64,6 +65,10 @@ func Merge(have map[string]any, fields []Field) map[string]any {
 		switch v := f.Value.(type) {
 		case string:
 			out[f.Key] = v
+		case json.RawMessage:
+			var x any
+			_ = json.Unmarshal(v, &x)
+			out[f.Key] = x
 		case []string:
 			a := make([]any, len(v))
 			for i, s := range v {

@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/tailscale/hujson"
 )
@@ -22,8 +23,8 @@ import (
 // JSONFile is a client's JSON file as hujson's syntax tree, which keeps
 // every comment, comma and space; root is nil for an empty file.
 type JSONFile struct {
-	mapKey    string // the server map's member: mcpServers, servers
-	name      string // the entry's: tairseach
+	mapKey    []string // the server map's path of members: mcpServers, servers, mcp.servers
+	name      string   // the entry's: tairseach
 	root      *hujson.Value
 	multiline bool   // the file spans lines: new members go on lines of their own
 	unit      string // one level of indentation, as the file has it
@@ -33,9 +34,10 @@ type JSONFile struct {
 var hujsonErrRE = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
 
 // ParseJSON parses a JSON (JSONC) client file for editing the entry name in
-// its server map, the top-level member key. Empty data is a file to make.
+// its server map, the member key of the top level, or the member of members
+// that key names with dots (mcp.servers). Empty data is a file to make.
 func ParseJSON(data []byte, key, name string) (*JSONFile, error) {
-	f := &JSONFile{mapKey: key, name: name, unit: "  ", multiline: true, newline: "\n"}
+	f := &JSONFile{mapKey: strings.Split(key, "."), name: name, unit: "  ", multiline: true, newline: "\n"}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return f, nil
 	}
@@ -85,32 +87,55 @@ func kindName(k hujson.Kind) string {
 	return "a number"
 }
 
-// servers is the server map: the last member named key, the one a JSON
-// parser keeps, its index in the root, and its value when an object.
-func (f *JSONFile) servers() (i int, obj *hujson.Object, err error) {
+// place is where the server map is in the file, or would be.
+type place struct {
+	obj    *hujson.Object // the server map; nil when a level of its path is missing or null
+	in     *hujson.Object // the object that has (or lacks) the level at depth
+	at     int            // that level's index in in; -1 when missing
+	depth  int            // the level of mapKey at which the search stopped
+	indent string         // the indentation of the member whose value in is ("" for the top)
+}
+
+// servers finds the server map: the object at its path of members, each the
+// last member so named, the one a JSON parser keeps.
+func (f *JSONFile) servers() (place, error) {
+	p := place{at: -1}
 	if f.root == nil {
-		return -1, nil, nil
+		return p, nil
 	}
-	root := f.root.Value.(*hujson.Object)
-	i = lastMember(root, f.mapKey)
-	if i < 0 {
-		return -1, nil, nil
-	}
-	switch v := root.Members[i].Value.Value.(type) {
-	case *hujson.Object:
-		return i, v, nil
-	case hujson.Literal:
-		if v.Kind() == 'n' {
-			return i, nil, nil
+	p.in = f.root.Value.(*hujson.Object)
+	for ; ; p.depth++ {
+		p.at = lastMember(p.in, f.mapKey[p.depth])
+		if p.at < 0 {
+			return p, nil
 		}
+		m := p.in.Members[p.at]
+		switch v := m.Value.Value.(type) {
+		case *hujson.Object:
+			if p.depth == len(f.mapKey)-1 {
+				p.obj = v
+				return p, nil
+			}
+			p.in, p.indent = v, indentAfterLastNewline(m.Name.BeforeExtra)
+			continue
+		case hujson.Literal:
+			if v.Kind() == 'n' {
+				return p, nil
+			}
+		}
+		what := "an object of servers"
+		if p.depth < len(f.mapKey)-1 {
+			what = "an object"
+		}
+		path := strings.Join(f.mapKey[:p.depth+1], ".")
+		return place{}, fmt.Errorf("%q is %s, not %s; fix it or move the file aside", path, kindName(m.Value.Value.Kind()), what)
 	}
-	return -1, nil, fmt.Errorf("%q is %s, not an object of servers; fix it or move the file aside", f.mapKey, kindName(root.Members[i].Value.Value.Kind()))
 }
 
 // Has reports whether the file has the entry.
 func (f *JSONFile) Has() (bool, error) {
-	_, obj, err := f.servers()
-	return obj != nil && lastMember(obj, f.name) >= 0, err
+	p, err := f.servers()
+	return p.obj != nil && lastMember(p.obj, f.name) >= 0, err
 }
 
 // Set makes the entry have fields, adding it as the last member of the
@@ -120,7 +145,7 @@ func (f *JSONFile) Set(fields []Field) error {
 	e := jsonEntry(fields)
 	if f.root == nil {
 		var buf bytes.Buffer
-		_ = json.Indent(&buf, encodeObject([]member{{f.mapKey, encodeObject([]member{{f.name, e}})}}), "", f.unit)
+		_ = json.Indent(&buf, encodeObject([]member{{f.mapKey[0], f.nest(1, e)}}), "", f.unit)
 		buf.WriteByte('\n')
 		v, err := hujson.Parse(buf.Bytes())
 		if err != nil {
@@ -129,24 +154,23 @@ func (f *JSONFile) Set(fields []Field) error {
 		f.root = &v
 		return nil
 	}
-	root := f.root.Value.(*hujson.Object)
-	i, obj, err := f.servers()
+	p, err := f.servers()
 	if err != nil {
 		return err
 	}
-	rootIndent := f.indentOf(root, "")
 	switch {
-	case i < 0: // no server map
-		return f.insert(root, len(root.Members), f.mapKey, encodeObject([]member{{f.name, e}}), "")
-	case obj == nil: // "mcpServers": null
-		v, err := f.render(encodeObject([]member{{f.name, e}}), rootIndent, f.multiline)
+	case p.obj == nil && p.at < 0: // a level is missing
+		return f.insert(p.in, len(p.in.Members), f.mapKey[p.depth], f.nest(p.depth+1, e), p.indent)
+	case p.obj == nil: // "mcpServers": null
+		v, err := f.render(f.nest(p.depth+1, e), f.indentOf(p.in, p.indent), f.multiline)
 		if err != nil {
 			return err
 		}
-		root.Members[i].Value.Value = v.Value
+		p.in.Members[p.at].Value.Value = v.Value
 		return nil
 	}
-	parent := indentAfterLastNewline(root.Members[i].Name.BeforeExtra)
+	obj := p.obj
+	parent := indentAfterLastNewline(p.in.Members[p.at].Name.BeforeExtra)
 	dedupe(obj, f.name)
 	k := lastMember(obj, f.name)
 	if k < 0 {
@@ -241,7 +265,8 @@ func (f *JSONFile) merge(obj *hujson.Object, fields []Field, parent string) erro
 
 // Remove takes every member named as the entry out of the server map.
 func (f *JSONFile) Remove() error {
-	_, obj, err := f.servers()
+	p, err := f.servers()
+	obj := p.obj
 	if err != nil || obj == nil {
 		return err
 	}
@@ -251,6 +276,47 @@ func (f *JSONFile) Remove() error {
 		}
 	}
 	return nil
+}
+
+// Member is a member of an entry: its key and its value as JSON.
+type Member struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// Take takes the entry out of another server map of the file, at key (a
+// path as ParseJSON's), where the client does not read it, and that map
+// when this leaves it empty. It returns the entry's members in file order,
+// as a JSON parser reads them (the last of the same name), and whether
+// there was such an entry; an entry that is not an object has no members.
+func (f *JSONFile) Take(key string) (members []Member, found bool, err error) {
+	g := &JSONFile{mapKey: strings.Split(key, "."), name: f.name, root: f.root}
+	p, err := g.servers()
+	if err != nil || p.obj == nil {
+		return nil, false, err
+	}
+	k := lastMember(p.obj, f.name)
+	if k < 0 {
+		return nil, false, nil
+	}
+	if entry, ok := p.obj.Members[k].Value.Value.(*hujson.Object); ok {
+		for j := range entry.Members {
+			name := memberName(entry, j)
+			if lastMember(entry, name) != j {
+				continue
+			}
+			v := entry.Members[j].Value.Clone()
+			v.Standardize()
+			members = append(members, Member{name, bytes.TrimSpace(v.Pack())})
+		}
+	}
+	if err := g.Remove(); err != nil {
+		return nil, false, err
+	}
+	if len(p.obj.Members) == 0 {
+		removeMember(p.in, p.at)
+	}
+	return members, true, nil
 }
 
 // Bytes is the file as edited; nil for an empty file left so.
@@ -303,6 +369,15 @@ func jsonEntry(fields []Field) json.RawMessage {
 		ms = append(ms, member{f.Key, jsonValue(f)})
 	}
 	return encodeObject(ms)
+}
+
+// nest is a new server map from its level depth down, holding the entry e.
+func (f *JSONFile) nest(depth int, e json.RawMessage) json.RawMessage {
+	v := encodeObject([]member{{f.name, e}})
+	for d := len(f.mapKey) - 1; d >= depth; d-- {
+		v = encodeObject([]member{{f.mapKey[d], v}})
+	}
+	return v
 }
 
 // jsonValue is f's value as a new entry has it.

@@ -203,17 +203,20 @@ func FuzzJSONFile(f *testing.F) {
 	f.Add("{\n  \"mcpServers\": {\"a\": 1,}, // x\n}")
 	f.Add("{\"mcpServers\": {\"tairseach\": 1, \"tairseach\": 2}}")
 	f.Add(`{"mcpServers": {"tairseach": {"url": "x", "env": {}, "command": "a", "command": "b", "headers": {"X": "y"}}}}`)
+	f.Add("{\n  \"mcp\": {\"servers\": null},\n}")
+	f.Add("{\n  // mine\n  \"mcp\": {\n    \"sessionIdleTtlMs\": 0,\n  },\n}\n")
 	entries := [][]Field{owned(true, "", ""), owned(true, "http://127.0.0.1:8765/mcp", "t")}
 	f.Fuzz(func(t *testing.T, in string) {
-		for _, key := range []string{"mcpServers", "servers"} {
+		for _, key := range []string{"mcpServers", "servers", "mcp.servers"} {
 			jf, err := ParseJSON([]byte(in), key, "tairseach")
 			if err != nil {
 				return
 			}
-			_, obj, err := jf.servers()
+			p, err := jf.servers()
 			if err != nil {
 				return
 			}
+			obj := p.obj
 			exact := obj != nil && len(obj.Members) > 0 && lastMember(obj, "tairseach") < 0
 			installed := []byte(in)
 			for _, fields := range entries {
@@ -260,16 +263,27 @@ func valuesWithout(t *testing.T, data []byte, key string) []byte {
 	if err := json.Unmarshal(std, &doc); err != nil {
 		t.Fatalf("%v\n%s", err, std)
 	}
-	if servers, ok := doc[key].(map[string]any); ok {
-		delete(servers, "tairseach")
-		if len(servers) == 0 {
-			delete(doc, key)
-		}
-	} else if doc[key] == nil {
-		delete(doc, key)
-	}
+	prune(doc, strings.Split(key, "."))
 	b, _ := json.Marshal(doc)
 	return b
+}
+
+// prune takes the entry out of the server map at path in obj, and each
+// level of the path that this leaves empty or that is null.
+func prune(obj map[string]any, path []string) {
+	switch v, ok := obj[path[0]].(map[string]any); {
+	case ok && len(path) == 1:
+		delete(v, "tairseach")
+		if len(v) == 0 {
+			delete(obj, path[0])
+		}
+	case ok:
+		if prune(v, path[1:]); len(v) == 0 {
+			delete(obj, path[0])
+		}
+	case obj[path[0]] == nil:
+		delete(obj, path[0])
+	}
 }
 
 // decodedEntry is the tairseach entry of a JSONC file, decoded as a JSON
@@ -284,6 +298,80 @@ func decodedEntry(t *testing.T, data []byte, key string) any {
 	if err := json.Unmarshal(std, &doc); err != nil {
 		t.Fatalf("%v\n%s", err, std)
 	}
-	servers, _ := doc[key].(map[string]any)
+	servers := doc
+	for _, k := range strings.Split(key, ".") {
+		servers, _ = servers[k].(map[string]any)
+	}
 	return servers["tairseach"]
+}
+
+// TestJSONNestedMap adds the entry to a server map two levels down
+// (OpenClaw's mcp.servers), making the levels that are missing.
+func TestJSONNestedMap(t *testing.T) {
+	fields := []Field{{Key: "command", Value: "/bin/ts"}, {Key: "args", Value: []string{"--a"}}}
+	for _, tt := range []struct{ in, installed, err string }{
+		{in: ``, installed: "{\n  \"mcp\": {\n    \"servers\": {\n      \"tairseach\": {\n        \"command\": \"/bin/ts\",\n        \"args\": [\n          \"--a\"\n        ]\n      }\n    }\n  }\n}\n"},
+		{in: `{"a": 1}`, installed: `{"a": 1, "mcp": {"servers": {"tairseach": {"command": "/bin/ts", "args": ["--a"]}}}}`},
+		{in: `{"mcp": {"sessionIdleTtlMs": 0}}`, installed: `{"mcp": {"sessionIdleTtlMs": 0, "servers": {"tairseach": {"command": "/bin/ts", "args": ["--a"]}}}}`},
+		{in: `{"mcp": {"servers": null}}`, installed: `{"mcp": {"servers": {"tairseach": {"command": "/bin/ts", "args": ["--a"]}}}}`},
+		{in: `{"mcp": null}`, installed: `{"mcp": {"servers": {"tairseach": {"command": "/bin/ts", "args": ["--a"]}}}}`},
+		{
+			in:        "{\n  // mine\n  \"mcp\": {\n    \"servers\": {\n      \"x\": {}, // theirs\n    },\n  },\n}\n",
+			installed: "{\n  // mine\n  \"mcp\": {\n    \"servers\": {\n      \"x\": {}, // theirs\n      \"tairseach\": {\n        \"command\": \"/bin/ts\",\n        \"args\": [\n          \"--a\"\n        ]\n      },\n    },\n  },\n}\n",
+		},
+		{
+			in:        "{\n  \"mcp\": {\n    \"sessionIdleTtlMs\": 0\n  }\n}",
+			installed: "{\n  \"mcp\": {\n    \"sessionIdleTtlMs\": 0,\n    \"servers\": {\n      \"tairseach\": {\n        \"command\": \"/bin/ts\",\n        \"args\": [\n          \"--a\"\n        ]\n      }\n    }\n  }\n}",
+		},
+		{in: `{"mcp": "x"}`, err: `"mcp" is a string, not an object`},
+		{in: `{"mcp": {"servers": []}}`, err: `"mcp.servers" is an array, not an object of servers`},
+	} {
+		f, err := ParseJSON([]byte(tt.in), "mcp.servers", "tairseach")
+		if err != nil {
+			t.Fatalf("%q: %v", tt.in, err)
+		}
+		err = f.Set(fields)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || string(f.Bytes()) != tt.installed {
+			t.Errorf("%q: %v\n%s\nwant\n%s", tt.in, err, f.Bytes(), tt.installed)
+		}
+		if has, err := f.Has(); !has || err != nil {
+			t.Errorf("%q: Has after Set: %v, %v", tt.in, has, err)
+		}
+	}
+}
+
+// TestJSONTake takes the entry out of another map, keeping every other
+// byte, and the map when it is left empty.
+func TestJSONTake(t *testing.T) {
+	for _, tt := range []struct {
+		in, out string
+		members []Member
+	}{
+		{in: `{"a": 1}`, out: `{"a": 1}`},
+		{
+			in:      "{\n  // mine\n  \"a\": 1,\n  \"mcpServers\": {\"tairseach\": {\"command\": \"x\", /* c */ \"env\": {\"K\": 1}, \"command\": \"y\"}},\n}\n",
+			out:     "{\n  // mine\n  \"a\": 1,\n}\n",
+			members: []Member{{"env", json.RawMessage(`{"K": 1}`)}, {"command", json.RawMessage(`"y"`)}},
+		},
+		{
+			in:      "{\n  \"mcpServers\": {\n    \"other\": {},\n    \"tairseach\": 3\n  }\n}",
+			out:     "{\n  \"mcpServers\": {\n    \"other\": {}\n  }\n}",
+			members: nil,
+		},
+	} {
+		f, err := ParseJSON([]byte(tt.in), "mcp.servers", "tairseach")
+		if err != nil {
+			t.Fatal(err)
+		}
+		members, found, err := f.Take("mcpServers")
+		if err != nil || found != strings.Contains(tt.in, "tairseach") || !reflect.DeepEqual(members, tt.members) || string(f.Bytes()) != tt.out {
+			t.Errorf("%q: %v, %v, %q\n%s\nwant %q\n%s", tt.in, found, err, members, f.Bytes(), tt.members, tt.out)
+		}
+	}
 }
