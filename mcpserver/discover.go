@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -130,9 +132,43 @@ type searchHit struct {
 	score       int
 }
 
-// searchTools ranks the served tools by the query's words: a word that is
-// a whole part of the name counts 4, part of the toolset's name 3, within
-// the name 2, a word of the description 1. Ties go by name; no model.
+// leftOutHit is a tool that matches a search but is left out because
+// macOS has not granted the permission it needs.
+type leftOutHit struct {
+	Name       string             `json:"name"`
+	Permission string             `json:"permission"`
+	Status     permissions.Status `json:"status"`
+	score      int
+}
+
+// searchScore is how well t matches the query's words: a word that is a
+// whole part of the name counts 4, part of the toolset's name 3, within
+// the name 2, a word of the description 1.
+func searchScore(t manifest.Tool, words []string) int {
+	nameParts := tokens(t.Name + " " + t.ToolName)
+	desc := tokens(t.Title + " " + t.Description)
+	ts := tokens(ToolsetOf(t))
+	score := 0
+	for _, w := range words {
+		switch {
+		case slices.Contains(nameParts, w):
+			score += 4
+		case slices.Contains(ts, w):
+			score += 3
+		case strings.Contains(strings.ToLower(t.Name), w):
+			score += 2
+		}
+		if slices.Contains(desc, w) {
+			score++
+		}
+	}
+	return score
+}
+
+// searchTools ranks the served tools by the query's words (searchScore).
+// Ties go by name; no model. The tools that match but are left out for a
+// macOS permission are named apart, with the permission: "no tool
+// matches" is not said of tools that exist.
 func searchTools(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
 	var p struct {
 		Query string `json:"query"`
@@ -156,27 +192,11 @@ func searchTools(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
 			continue
 		}
 		t := r.tool
-		ts := ToolsetOf(t)
-		nameParts := tokens(t.Name + " " + t.ToolName)
-		desc := tokens(t.Title + " " + t.Description)
-		score := 0
-		for _, w := range words {
-			switch {
-			case slices.Contains(nameParts, w):
-				score += 4
-			case slices.Contains(tokens(ts), w):
-				score += 3
-			case strings.Contains(strings.ToLower(t.Name), w):
-				score += 2
-			}
-			if slices.Contains(desc, w) {
-				score++
-			}
-		}
+		score := searchScore(t, words)
 		if len(words) > 0 && score == 0 {
 			continue
 		}
-		h := searchHit{Name: name, Description: firstLine(t.Description), Toolset: ts, score: score}
+		h := searchHit{Name: name, Description: firstLine(t.Description), Toolset: ToolsetOf(t), score: score}
 		var def struct {
 			Annotations *mcp.ToolAnnotations `json:"annotations"`
 		}
@@ -185,19 +205,44 @@ func searchTools(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
 		hits = append(hits, h)
 	}
 	slices.SortStableFunc(hits, func(a, b searchHit) int { return b.score - a.score })
+	var leftOut []leftOutHit
+	for _, name := range slices.Sorted(maps.Keys(table.blocked)) {
+		b := table.blocked[name]
+		if score := searchScore(b.tool, words); len(words) == 0 || score > 0 {
+			leftOut = append(leftOut, leftOutHit{Name: name, Permission: b.perm, Status: b.status, score: score})
+		}
+	}
+	slices.SortStableFunc(leftOut, func(a, b leftOutHit) int { return b.score - a.score })
 	total := len(hits)
 	hits = hits[:min(len(hits), p.Limit)]
 	out := struct {
-		Tools []searchHit `json:"tools"`
-		Total int         `json:"total"`
-		Next  string      `json:"next"`
-	}{hits, total, "call " + table.discover.describe + " for a tool's arguments, then " + table.discover.call}
-	if out.Tools == nil {
+		Tools        []searchHit  `json:"tools"`
+		Total        int          `json:"total"`
+		LeftOut      []leftOutHit `json:"left_out,omitempty"`
+		LeftOutTotal int          `json:"left_out_total,omitempty"`
+		Next         string       `json:"next"`
+	}{hits, total, leftOut[:min(len(leftOut), p.Limit)], len(leftOut), "call " + table.discover.describe + " for a tool's arguments, then " + table.discover.call}
+	switch {
+	case out.Tools == nil && len(leftOut) > 0:
+		out.Tools = []searchHit{}
+		out.Next = fmt.Sprintf("no tool served matches, but %d matching %s left out because macOS has not granted Tairseach the permission they need (left_out names each and its permission); "+
+			"tell the user which permission to grant in System Settings › Privacy & Security", len(leftOut), toolsAre(len(leftOut)))
+	case out.Tools == nil:
 		out.Tools = []searchHit{}
 		out.Next = "no tool matches; try other words, or an empty query to list every tool"
+	case len(leftOut) > 0:
+		out.Next += fmt.Sprintf("; %d more matching %s left out for a macOS permission not granted (left_out)", len(leftOut), toolsAre(len(leftOut)))
 	}
 	b, _ := json.Marshal(out)
 	return check.TextResult(b)
+}
+
+// toolsAre is "tool is" or "tools are", as n says.
+func toolsAre(n int) string {
+	if n == 1 {
+		return "tool is"
+	}
+	return "tools are"
 }
 
 // tokens splits s into lower-case words of letters and digits.

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonenc"
@@ -115,7 +116,51 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
+	if !h.cfg.Stateless && h.refuseWithoutSession(w, r) {
+		return
+	}
 	h.stateful.ServeHTTP(w, r)
+}
+
+// refuseWithoutSession answers a request other than initialize or ping
+// that comes without a session with 400, as the 2025 revisions ask, and a
+// JSON-RPC error that says what to do (the go-sdk would answer it with code
+// 0). It reports whether it answered. It leaves r.Body as it found it.
+func (h *httpHandler) refuseWithoutSession(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" || r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.cfg.MaxRequestBytes+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), errReader{err}), r.Body}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err != nil || json.Unmarshal(body, &req) != nil || len(req.ID) == 0 || string(req.ID) == "null" ||
+		req.Method == "" || req.Method == "initialize" || req.Method == "ping" {
+		return false
+	}
+	type wireError struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	resp, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", req.ID, wireError{jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+		"%s needs a session: send initialize first, then this request with the %s header of its response",
+		req.Method, sessionIDHeader)}})
+	if err != nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(append(resp, '\n'))
+	return true
 }
 
 // sessionless reports whether r is a POST without a session of a revision

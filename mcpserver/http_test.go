@@ -278,3 +278,60 @@ func TestSessionTrackerIdlest(t *testing.T) {
 		delete(tr.byID, got)
 	}
 }
+
+// TestHTTPCallBeforeInitialize: a request of the 2025 revisions sent
+// without a session, before initialize, gets 400 and a JSON-RPC Invalid
+// Request error (-32600) with its id, saying to initialize first, not the
+// go-sdk's error code 0. initialize, ping and notifications pass as before,
+// and a stateless server serves the call.
+func TestHTTPCallBeforeInitialize(t *testing.T) {
+	send := func(t *testing.T, url, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	call := `{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"tairseach_contacts_list","arguments":{}}}`
+
+	_, ts := httpServer(t, HTTPConfig{})
+	for _, body := range []string{call, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`} {
+		code, got := send(t, ts.URL+MCPPath, body)
+		var resp struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code    int64  `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if code != http.StatusBadRequest || json.Unmarshal([]byte(got), &resp) != nil || resp.Error == nil {
+			t.Fatalf("%s: %d %s, want 400 and a JSON-RPC error", body, code, got)
+		}
+		var sent struct{ ID json.RawMessage }
+		_ = json.Unmarshal([]byte(body), &sent)
+		if string(resp.ID) != string(sent.ID) || resp.Error.Code != -32600 ||
+			!strings.Contains(resp.Error.Message, "send initialize first") || !strings.Contains(resp.Error.Message, "Mcp-Session-Id") {
+			t.Errorf("%s: %s, want id %s, code -32600 and how to get a session", body, got, sent.ID)
+		}
+	}
+	if code := post(t, ts.URL+MCPPath, nil); code != http.StatusOK {
+		t.Errorf("initialize: %d, want 200", code)
+	}
+	if code, got := send(t, ts.URL+MCPPath, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != http.StatusOK || !strings.Contains(got, `"result":{}`) {
+		t.Errorf("ping: %d %s, want 200 and a result", code, got)
+	}
+	if code, got := send(t, ts.URL+MCPPath, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code == http.StatusBadRequest && strings.Contains(got, "-32600") {
+		t.Errorf("a notification: %d %s, refused as a request", code, got)
+	}
+
+	_, stateless := httpServer(t, HTTPConfig{Stateless: true})
+	if code, got := send(t, stateless.URL+MCPPath, call); code != http.StatusOK || !strings.Contains(got, `"id":"c-1","result":{`) {
+		t.Errorf("stateless tools/call: %d %s, want 200 and a result", code, got)
+	}
+}

@@ -53,6 +53,7 @@ type hiddenTool struct{ name, file, why string }
 type blockedTool struct {
 	name, perm string
 	status     permissions.Status
+	tool       manifest.Tool // what discovery's search matches
 }
 
 // Change counts what Apply did to the visible tool list.

@@ -243,7 +243,7 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 		}
 		if why := s.hides(t); why != "" {
 			if perm, status, blocked := s.blocked(t); blocked && s.cfg.Policy.Hides(t) == "" {
-				table.blocked[t.Name] = blockedTool{t.Name, perm, status}
+				table.blocked[t.Name] = blockedTool{t.Name, perm, status, t}
 			}
 			table.hidden[t.Name] = why
 			table.hiddenByMethod[t.Method] = append(table.hiddenByMethod[t.Method], hiddenTool{t.Name, t.File, why})
