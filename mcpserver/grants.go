@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
 // The backend methods of the macOS permissions, where a manifest maps them.
@@ -287,3 +287,8 @@ func (p *pipeline) markGrantsRead() {
 // nudgeGrants has the grants read again soon, when they are tracked: at
 // once, or at the end of the settle period of the last read.
 func (p *pipeline) nudgeGrants() { p.grants.Refresh() }
+
+// grantsClient is the client of the server's own reads of the grants on a
+// backend socket: one connection of its own, apart from the pool of the
+// calls. s.mu must be held.
+func (s *Server) grantsClient(path string) *socketrpc.Client { return s.pooled("grants:", path, 1) }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -243,5 +244,212 @@ func TestHideUngrantedOff(t *testing.T) {
 	}
 	if _, hidden := srv.Hidden("tairseach_screen_capture"); hidden {
 		t.Fatal("left out with HideUngranted off")
+	}
+}
+
+// slowGrantsManifest is grantsManifest with demo.slow, a call that holds
+// its connection as long as it is told.
+var slowGrantsManifest = strings.Replace(strings.Replace(grantsManifest,
+	`{"name": "server.status",`, `{"name": "demo.slow", "inputSchema": {"type": "object"}}, {"name": "server.status",`, 1),
+	`"server.status": "server.status",`, `"server.status": "server.status", "demo.slow": "demo.slow",`, 1)
+
+// Reads of the grants are coalesced and bounded: however many refusals
+// for a permission and new header selections ask for one, no read starts
+// within the settle period of the last, and a flapping permission tells a
+// client of no change until then.
+func TestGrantsReadsAreBounded(t *testing.T) {
+	d, sock := startGrantsDemo(t, nil)
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true,
+		PermissionsInterval: time.Hour, PermissionsSettle: time.Hour}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	defer trackGrants(srv)()
+	var changed atomic.Int32
+	cs := session(t, srv, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
+	})
+	<-srv.grants.FirstRead()
+	if n := d.PermissionLists(); n != 1 {
+		t.Fatalf("%d reads at start, want 1", n)
+	}
+	ctx := context.Background()
+	for i := range 200 {
+		// The permission flaps in the app: every other call is refused
+		// for it (-32001), which asks for a read.
+		status := []string{demo.Denied, demo.Granted}[i%2]
+		if err := d.SetPermission("contacts", status); err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == demo.Denied && !res.IsError {
+			t.Fatalf("call %d with contacts denied: %q", i, ResultText(res))
+		}
+		// A new header selection each time.
+		if _, err := srv.narrowedServer(Policy{Tools: []string{"tairseach_contacts_list", fmt.Sprintf("x%d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // a read asked for would have started by now
+	if n := d.PermissionLists(); n != 1 {
+		t.Errorf("%d reads of permissions.list after 200 refusals and 200 selections within the settle period, want 1", n)
+	}
+	if n := changed.Load(); n != 0 {
+		t.Errorf("%d list_changed within the settle period, want 0", n)
+	}
+}
+
+// With a short settle period, a flapping permission and a refusal at every
+// call give at most one read per period, and each read at most one
+// list_changed.
+func TestGrantsFlappingSettles(t *testing.T) {
+	d, sock := startGrantsDemo(t, nil)
+	const settle = 50 * time.Millisecond
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true,
+		PermissionsInterval: time.Hour, PermissionsSettle: settle}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	defer trackGrants(srv)()
+	var changed atomic.Int32
+	cs := session(t, srv, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
+	})
+	<-srv.grants.FirstRead()
+	start := time.Now()
+	for i := range 300 {
+		if err := d.SetPermission("contacts", []string{demo.Denied, demo.Granted}[i%2]); err != nil {
+			t.Fatal(err)
+		}
+		// Called by name, listed or not: a refusal of the app's asks for
+		// a read; one left out by the grants reaches no socket.
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_contacts_list"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	time.Sleep(2 * settle) // the read asked for last
+	reads, most := d.PermissionLists(), 2+int(elapsed/settle)
+	if reads > most {
+		t.Errorf("%d reads in %s with a settle period of %s, want at most %d", reads, elapsed.Round(time.Millisecond), settle, most)
+	}
+	if n := int(changed.Load()); n > reads-1 {
+		t.Errorf("%d list_changed for %d reads after the first", n, reads-1)
+	}
+	t.Logf("%d calls, %d reads, %d list_changed in %s", 300, reads, changed.Load(), elapsed.Round(time.Millisecond))
+}
+
+// A read of the grants has its own way to the socket: with every
+// connection of the pool and every slot of the calls in flight busy, it
+// is answered. When it fails, the grants read before are kept: a tool
+// denied is not offered again.
+func TestGrantsReadNotStarved(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := demo.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := demo.New(zerolog.Nop(), demo.Options{Grants: map[string]string{"screen_recording": "denied"}})
+	appCtx, quit := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { _ = d.Serve(appCtx, ln); close(served) }()
+	defer func() { quit(); <-served }()
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true, PoolSize: 1, MaxInFlight: 1,
+		PermissionsInterval: time.Hour, PermissionsSettle: time.Millisecond}, registryOf(t, slowGrantsManifest))
+	defer srv.Close()
+	ctx := context.Background()
+	if _, err := srv.ReadPermissions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slow := make(chan struct{})
+	for range 3 {
+		go func() { srv.Call(ctx, "tairseach_demo_slow", json.RawMessage(`{"ms":3000}`)); slow <- struct{}{} }()
+	}
+	time.Sleep(50 * time.Millisecond) // one holds the connection, two wait for it
+	if err := d.SetPermission("contacts", demo.Denied); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	g, err := srv.ReadPermissions(rctx)
+	if err != nil || g.Status("contacts") != "denied" {
+		t.Fatalf("a read with the pool busy: %v, %v", g, err)
+	}
+	if _, hidden := srv.Hidden("tairseach_contacts_list"); !hidden {
+		t.Error("contacts.list offered once denied")
+	}
+	select {
+	case <-slow:
+		t.Fatal("a slow call ended before the read: the pool was not busy")
+	default:
+	}
+
+	// The app quits: the read fails, what was read is kept.
+	quit()
+	<-served
+	if _, err := srv.ReadPermissions(ctx); err == nil {
+		t.Fatal("a read from an app gone did not fail")
+	}
+	for _, name := range []string{"tairseach_contacts_list", "tairseach_screen_capture"} {
+		if _, hidden := srv.Hidden(name); !hidden {
+			t.Errorf("%s offered again once a read failed", name)
+		}
+	}
+	if st := srv.grants.State(); st.Err == nil || st.ReadAt.IsZero() {
+		t.Errorf("state after a failed read: %+v", st)
+	}
+}
+
+// The first answer knows the grants: a client that initializes at once is
+// told which permissions leave tools out, though the app answers the
+// first read slowly; a 2026-07-28 client's server/discover too.
+func TestInitializeWaitsForGrants(t *testing.T) {
+	_, sock := startDemoWith(t, demo.Options{Grants: map[string]string{"screen_recording": "denied"}, Delay: 300 * time.Millisecond})
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	defer trackGrants(srv)()
+	cs := session(t, srv, nil)
+	if got := cs.InitializeResult().Instructions; !strings.Contains(got, "screen_recording (denied): 1 tool") {
+		t.Errorf("initialize's instructions do not name the permission missing: %q", got)
+	}
+}
+
+// In discover mode, a search whose words match tools left out for a
+// permission names them and the permission, rather than "no tool matches".
+func TestDiscoverSearchNamesToolsLeftOut(t *testing.T) {
+	_, sock := startGrantsDemo(t, map[string]string{"screen_recording": "denied"})
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true, ToolMode: ToolModeDiscover, Prefix: "tairseach_"}, registryOf(t, grantsManifest))
+	defer srv.Close()
+	if _, err := srv.ReadPermissions(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	search := func(query string) (out struct {
+		Tools   []struct{ Name string }
+		LeftOut []struct{ Name, Permission, Status string } `json:"left_out"`
+		Next    string
+	}) {
+		t.Helper()
+		res := srv.Call(context.Background(), "tairseach_search_tools", json.RawMessage(`{"query":"`+query+`"}`))
+		if res == nil || res.IsError {
+			t.Fatalf("search %q: %q", query, ResultText(res))
+		}
+		if err := json.Unmarshal([]byte(ResultText(res)), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	got := search("screen capture")
+	if len(got.Tools) != 0 || len(got.LeftOut) != 1 || got.LeftOut[0].Name != "tairseach_screen_capture" ||
+		got.LeftOut[0].Permission != "screen_recording" || got.LeftOut[0].Status != "denied" {
+		t.Fatalf("search for a tool left out: %+v", got)
+	}
+	if strings.Contains(got.Next, "no tool matches") || !strings.Contains(got.Next, "left out") {
+		t.Errorf("next: %q", got.Next)
+	}
+	if got := search("contacts"); len(got.Tools) != 1 || len(got.LeftOut) != 0 {
+		t.Errorf("search for a tool served: %+v", got)
+	}
+	if got := search("nothing-like-it"); !strings.Contains(got.Next, "no tool matches") || len(got.LeftOut) != 0 {
+		t.Errorf("search for no tool: %+v", got)
 	}
 }

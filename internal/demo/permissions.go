@@ -122,6 +122,7 @@ type grantTable struct {
 	status   map[string]string // permission -> status; every permission is present
 	read     fs.FileInfo       // the grants file as last read; nil before, or while it is missing
 	requests map[string]int    // permissions.request calls per permission
+	lists    int               // permissions.list calls
 }
 
 func newGrantTable(log zerolog.Logger, base map[string]string, file string) *grantTable {
@@ -242,6 +243,14 @@ func (s *Server) PermissionRequests(permission string) int {
 	return s.grants.requests[permission]
 }
 
+// PermissionLists returns how many permissions.list calls the server has
+// answered.
+func (s *Server) PermissionLists() int {
+	s.grants.mu.Lock()
+	defer s.grants.mu.Unlock()
+	return s.grants.lists
+}
+
 // checkPermission answers the error the real server gives when method needs
 // a permission that is not granted, or nil.
 func (s *Server) checkPermission(method string) *rpcError {
@@ -334,6 +343,9 @@ func (s *Server) permissionsCheck(_ context.Context, params []byte) ([]byte, *rp
 }
 
 func (s *Server) permissionsList(context.Context, []byte) ([]byte, *rpcError) {
+	s.grants.mu.Lock()
+	s.grants.lists++
+	s.grants.mu.Unlock()
 	all := s.grants.all()
 	list := make([]permissionStatus, len(permissionNames))
 	for i, p := range permissionNames {

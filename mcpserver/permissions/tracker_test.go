@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,6 +74,9 @@ func grants(kv ...string) permissions.Grants {
 
 func startTracker(t *testing.T, opts permissions.Options) *permissions.Tracker {
 	t.Helper()
+	if opts.MinInterval == 0 {
+		opts.MinInterval = time.Nanosecond // each Refresh reads, unless a test says
+	}
 	tr := permissions.NewTracker(opts)
 	tr.Start(context.Background())
 	t.Cleanup(func() { tr.Close() })
@@ -110,28 +114,42 @@ func TestTrackerChanges(t *testing.T) {
 		t.Error("blocked after the grant")
 	}
 
-	// A failed read: nothing is known, and nothing blocked.
+	// A failed read keeps what the last good one read, with its age and
+	// the error, and reports no change: what is denied stays left out.
 	f.set(list("screen_recording", "denied"), nil)
 	tr.Refresh()
 	rec.next(t)
 	f.set(nil, errors.New("tairseach server unavailable"))
+	n := f.reads.Load()
 	tr.Refresh()
-	c = rec.next(t)
-	if !c.old.Equal(grants("screen_recording", "denied")) || c.now.Known() || tr.Grants().Known() {
-		t.Fatalf("change %v -> %v after a failed read", c.old, c.now)
+	for f.reads.Load() == n || tr.State().Err == nil {
+		time.Sleep(time.Millisecond)
 	}
-	if _, _, blocked := tr.Blocked([]string{"screen_recording"}); blocked {
-		t.Error("blocked while nothing is known")
+	if st := tr.State(); !st.Grants.Equal(grants("screen_recording", "denied")) || st.ReadAt.IsZero() || st.Err == nil {
+		t.Fatalf("after a failed read: %v read at %v, err %v", st.Grants, st.ReadAt, st.Err)
 	}
-	// A result that is not a list is a failed read too; from unknown to
-	// unknown is no change.
+	if _, _, blocked := tr.Blocked([]string{"screen_recording"}); !blocked {
+		t.Error("not blocked after a failed read: the last grants known were forgotten")
+	}
+	// A result that is not a list is a failed read too; the next good one
+	// is compared with the last good one.
 	f.set(json.RawMessage(`{"status":"ok"}`), nil)
 	tr.Refresh()
 	f.set(list("camera", "not_determined"), nil)
 	tr.Refresh()
 	c = rec.next(t)
-	if c.old.Known() || !c.now.Equal(grants("camera", "not_determined")) {
+	if !c.old.Equal(grants("screen_recording", "denied")) || !c.now.Equal(grants("camera", "not_determined")) {
 		t.Fatalf("change %v -> %v", c.old, c.now)
+	}
+	if st := tr.State(); st.Err != nil {
+		t.Errorf("State().Err = %v after a good read", st.Err)
+	}
+	// Nothing to read them from (no manifest maps the method): forgotten.
+	f.set(nil, fmt.Errorf("no manifest maps permissions.list: %w", permissions.ErrNoSource))
+	tr.Refresh()
+	c = rec.next(t)
+	if c.now.Known() || tr.Grants().Known() || !tr.State().ReadAt.IsZero() {
+		t.Fatalf("change %v -> %v with no source", c.old, c.now)
 	}
 	select {
 	case c := <-rec:
@@ -186,8 +204,8 @@ func TestTrackerRefreshCoalesced(t *testing.T) {
 	}
 }
 
-// TestTrackerReadTimeout: a read that hangs is given up, and leaves
-// nothing known.
+// TestTrackerReadTimeout: a read that hangs is given up, and keeps what
+// was known.
 func TestTrackerReadTimeout(t *testing.T) {
 	var hang atomic.Bool
 	read := func(ctx context.Context) (json.RawMessage, error) {
@@ -202,8 +220,73 @@ func TestTrackerReadTimeout(t *testing.T) {
 	rec.next(t)
 	hang.Store(true)
 	tr.Refresh()
-	if c := rec.next(t); c.now.Known() {
-		t.Errorf("after a timed out read: %v", c.now)
+	for !errors.Is(tr.State().Err, context.DeadlineExceeded) {
+		time.Sleep(time.Millisecond)
+	}
+	if g := tr.Grants(); g.Status("camera") != permissions.Denied {
+		t.Errorf("after a timed out read: %v", g)
+	}
+	select {
+	case c := <-rec:
+		t.Errorf("a change reported for a timed out read: %v -> %v", c.old, c.now)
+	default:
+	}
+}
+
+// TestTrackerMinInterval: however many Refresh ask, reads start no sooner
+// than MinInterval after the last; those asked meanwhile are one read.
+func TestTrackerMinInterval(t *testing.T) {
+	f := newFake(list("contacts", "granted"))
+	tr := startTracker(t, permissions.Options{Read: f.Read, Interval: time.Hour, MinInterval: time.Hour})
+	<-f.read
+	for range 1000 {
+		tr.Refresh()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := f.reads.Load(); n != 1 {
+		t.Fatalf("%d reads after 1,000 Refresh within MinInterval, want 1", n)
+	}
+
+	f = newFake(list("contacts", "granted"))
+	tr = startTracker(t, permissions.Options{Read: f.Read, Interval: time.Hour, MinInterval: 30 * time.Millisecond})
+	<-f.read
+	for range 1000 {
+		tr.Refresh()
+	}
+	<-f.read // the one read they asked for, once MinInterval has passed
+	time.Sleep(60 * time.Millisecond)
+	if n := f.reads.Load(); n != 2 {
+		t.Fatalf("%d reads after 1,000 Refresh, want 2", n)
+	}
+}
+
+// TestTrackerOneReadAtATime: Read and the goroutine never read at once;
+// a Read that finds a read in flight takes its result.
+func TestTrackerOneReadAtATime(t *testing.T) {
+	var now, most atomic.Int32
+	read := func(context.Context) (json.RawMessage, error) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(time.Millisecond)
+		return list("contacts", "granted"), nil
+	}
+	tr := startTracker(t, permissions.Options{Read: read, Interval: time.Millisecond})
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			for range 5 {
+				tr.Refresh()
+				if st := tr.Read(context.Background()); st.Grants.Status("contacts") != permissions.Granted {
+					t.Errorf("Read: %v", st.Grants)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d reads at once, want 1", m)
 	}
 }
 
