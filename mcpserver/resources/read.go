@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -217,40 +216,59 @@ func (s *Set) logsDir() string {
 
 // scanLogs lists the regular files of this user directly in the log
 // directory; symlinks, directories, special files and other users' files
-// are not resources.
+// are not resources. Of a directory of many files, the MaxLogFiles most
+// recently written are served (resources/list is one message, and a
+// directory of many files is no log directory): it is read in chunks, and
+// no more than twice that many are held at a time.
 func (s *Set) scanLogs() map[string]logState {
+	s.scans.Add(1)
 	out := map[string]logState{}
 	dir := s.logsDir()
 	if dir == "" {
 		return out
 	}
-	entries, err := os.ReadDir(dir)
+	f, err := os.Open(dir)
 	if err != nil {
 		return out
 	}
-	uid := uint32(os.Getuid())
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || st.Uid != uid {
-			continue
-		}
-		out[filepath.Join(dir, e.Name())] = logState{size: fi.Size(), mtime: fi.ModTime(), ino: uint64(st.Ino)}
+	defer f.Close()
+	type seen struct {
+		name string
+		st   logState
 	}
-	if len(out) > MaxLogFiles {
-		// The most recently written are served: resources/list is one
-		// message, and a directory of many files is no log directory.
-		paths := slices.Collect(maps.Keys(out))
-		slices.SortFunc(paths, func(a, b string) int { return out[b].mtime.Compare(out[a].mtime) })
-		for _, p := range paths[MaxLogFiles:] {
-			delete(out, p)
+	var kept []seen
+	newestFirst := func(a, b seen) int { return b.st.mtime.Compare(a.st.mtime) }
+	uid := uint32(os.Getuid())
+	for {
+		entries, err := f.ReadDir(MaxLogFiles)
+		for _, e := range entries {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			if !ok || st.Uid != uid {
+				continue
+			}
+			kept = append(kept, seen{e.Name(), logState{size: fi.Size(), mtime: fi.ModTime(), ino: uint64(st.Ino)}})
 		}
+		if len(kept) >= 2*MaxLogFiles {
+			slices.SortFunc(kept, newestFirst)
+			kept = kept[:MaxLogFiles]
+		}
+		if err != nil {
+			break
+		}
+	}
+	if len(kept) > MaxLogFiles {
+		slices.SortFunc(kept, newestFirst)
+		kept = kept[:MaxLogFiles]
+	}
+	for _, k := range kept {
+		out[filepath.Join(dir, k.name)] = k.st
 	}
 	return out
 }

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,7 +66,9 @@ type Config struct {
 	// Socket is the default socket's path now, for the status.
 	Socket  func() string
 	Version string
-	// Poll is how often the log directory is looked at.
+	// Poll is how long after a change of the log directory it is looked
+	// at (changes meanwhile are taken in the same look), and how often one
+	// that cannot be watched is.
 	Poll    time.Duration
 	Timeout time.Duration // of one backend call
 	Logger  zerolog.Logger
@@ -82,6 +85,8 @@ type Set struct {
 	reloads  int
 	lastErr  string
 	logFiles map[string]logState // absolute path → what was seen; owned by Run, read under mu
+
+	scans atomic.Int64 // looks through the log directory, for the tests
 }
 
 // attachment is one go-sdk server the Set registered onto.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -255,37 +254,45 @@ func (s *Set) unsubscribe(a *attachment, req *mcp.UnsubscribeRequest) error {
 	return nil
 }
 
-// Run watches the log directory until ctx ends: an append or a rewrite of
-// a file tells its subscribers, a file appearing or vanishing changes the
-// list. It polls: on macOS a kqueue watch holds a descriptor per file, and
-// a log written every few milliseconds needs no more than one look per
-// Poll.
-func (s *Set) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.Poll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		s.pollLogs()
-	}
-}
-
-// pollLogs compares the log directory with what was seen last.
-func (s *Set) pollLogs() {
-	now := s.scanLogs()
+// compareLogs brings what was seen of the log directory up to date:
+// looked through again when full, else only the files in touched. The
+// subscribers of a file that changed are told, and every server's list is
+// synced when the files served changed. Run's goroutine calls it.
+func (s *Set) compareLogs(full bool, touched map[string]bool) {
 	s.mu.Lock()
 	old := s.logFiles
-	s.logFiles = now
+	s.mu.Unlock()
+	now := old
+	if full {
+		now = s.scanLogs()
+	} else if len(touched) > 0 {
+		now = maps.Clone(old)
+		for p := range touched {
+			if _, served := old[p]; !served {
+				continue // a new file comes with a full look (Create)
+			}
+			if st, ok := s.statLog(p); ok {
+				now[p] = st
+			} else {
+				delete(now, p)
+			}
+		}
+	}
 	var changed []string
 	for p, st := range now {
 		if o, ok := old[p]; ok && o != st {
 			changed = append(changed, FileURI(p))
 		}
 	}
-	listChanged := !slices.Equal(slices.Sorted(maps.Keys(old)), slices.Sorted(maps.Keys(now)))
+	listChanged := len(old) != len(now)
+	for p := range now {
+		if _, ok := old[p]; !ok {
+			listChanged = true
+			break
+		}
+	}
+	s.mu.Lock()
+	s.logFiles = now
 	servers := slices.Clone(s.servers)
 	if listChanged {
 		for _, a := range servers {

@@ -1,0 +1,185 @@
+package resources
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// maxTouched bounds the files remembered between two looks; past it the
+// next look is of the whole directory.
+const maxTouched = 1024
+
+// maxKqueueFiles is the largest log directory watched where fsnotify
+// uses kqueue (macOS, the BSDs), which holds a descriptor for each file of
+// a watched directory; a larger one is looked at every Config.Poll.
+const maxKqueueFiles = 1024
+
+// Run watches the log directory until ctx ends: an append or a rewrite of
+// a file tells its subscribers, a file appearing or vanishing changes the
+// list. It is driven by the directory's change events: an idle directory
+// costs nothing. After the first event it waits Config.Poll for more, then
+// looks once: at the files written, or through the directory when files
+// came or went. A directory that does not exist yet is looked for every
+// second; one that cannot be watched (kqueue with more than
+// maxKqueueFiles files) is looked through every Poll.
+//
+// Run's goroutine owns the watch and is the only one that looks at the
+// directory after New; it drains fsnotify's events at once (fsnotify#502)
+// and does the looking itself, at most once per Poll.
+func (s *Set) Run(ctx context.Context) error {
+	dir := s.logsDir()
+	if dir == "" {
+		return nil
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Warn().Err(err).Msg("cannot watch the log directory; looking at it every poll")
+		return s.poll(ctx)
+	}
+	defer w.Close()
+	var (
+		watching bool
+		polling  bool // the directory is too large to watch here
+		full     bool
+		touched  = map[string]bool{}
+		retry    = time.NewTicker(time.Second)
+		look     = time.NewTimer(time.Hour)
+		pending  bool // look is set
+	)
+	defer retry.Stop()
+	look.Stop()
+	later := func() {
+		if !pending {
+			pending = true
+			look.Reset(s.cfg.Poll)
+		}
+	}
+	watch := func() {
+		if watching {
+			return
+		}
+		if kqueue && tooManyFiles(dir) {
+			polling = true
+			later()
+			return
+		}
+		polling = false
+		if err := w.Add(dir); err == nil {
+			watching = true
+			retry.Stop()
+			full = true // it may have changed while unwatched
+			later()
+		}
+	}
+	watch()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			switch {
+			case filepath.Clean(ev.Name) == dir:
+				if ev.Has(fsnotify.Remove | fsnotify.Rename) {
+					watching = false
+					_ = w.Remove(dir)
+					retry.Reset(time.Second)
+					full = true
+				}
+			case ev.Has(fsnotify.Create | fsnotify.Remove | fsnotify.Rename):
+				full = true
+			case len(touched) < maxTouched:
+				touched[filepath.Clean(ev.Name)] = true
+			default:
+				full = true
+			}
+			later()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			s.log.Debug().Err(err).Msg("log directory watcher")
+			full = true // an overflow loses events
+			later()
+		case <-retry.C:
+			watch()
+		case <-look.C:
+			pending = false
+			if polling {
+				full = true
+				watching = false
+				watch() // still too large? then again after Poll
+			}
+			s.compareLogs(full, touched)
+			full = false
+			clear(touched)
+			if watching && kqueue && len(s.files()) >= MaxLogFiles && tooManyFiles(dir) {
+				// Grown past what kqueue should hold open.
+				_ = w.Remove(dir)
+				watching = false
+				watch()
+			}
+		}
+	}
+}
+
+// poll looks through the log directory every Config.Poll until ctx ends:
+// for a system without a watcher.
+func (s *Set) poll(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			s.compareLogs(true, nil)
+		}
+	}
+}
+
+// files returns what was seen of the log directory.
+func (s *Set) files() map[string]logState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logFiles
+}
+
+// kqueue reports a system where fsnotify holds a descriptor per file of a
+// watched directory.
+var kqueue = runtime.GOOS == "darwin" || strings.HasSuffix(runtime.GOOS, "bsd") || runtime.GOOS == "dragonfly"
+
+// tooManyFiles reports whether dir has more than maxKqueueFiles entries,
+// reading no more of it than that.
+func tooManyFiles(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxKqueueFiles + 1)
+	return len(names) > maxKqueueFiles
+}
+
+// statLog is what is seen now of the log file path, if it is still one
+// (a regular file of this user).
+func (s *Set) statLog(path string) (logState, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return logState{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid != uint32(os.Getuid()) {
+		return logState{}, false
+	}
+	return logState{size: fi.Size(), mtime: fi.ModTime(), ino: uint64(st.Ino)}, true
+}
