@@ -109,10 +109,10 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	if err != nil {
 		return err
 	}
-	if err := o.checkToolsets(reg); err != nil {
+	srv, err := o.openServer(cmd.Context(), reg, log)
+	if err != nil {
 		return err
 	}
-	srv := o.newServer(reg, log)
 	defer srv.Close()
 
 	tool, ok := findTool(reg, o.prefix, name)
@@ -126,7 +126,6 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 
 	// The call takes the road of every request: the policy and the
 	// argument check refuse it there, with the words a client gets.
-	o.readPermissions(srv)
 	res := srv.Call(cmd.Context(), tool.Name, args)
 	if res == nil {
 		return fmt.Errorf("%s: interrupted before the result arrived", tool.Name)

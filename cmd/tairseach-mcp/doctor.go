@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -52,6 +53,7 @@ type doctor struct {
 	out    io.Writer
 	colour bool
 	failed bool
+	srv    *mcpserver.Server // as a client finds it; nil without manifests to serve
 }
 
 // Check outcomes.
@@ -84,8 +86,11 @@ func (d *doctor) detail(s string) { fmt.Fprintln(d.out, "      "+s) }
 
 func (d *doctor) run(ctx context.Context) {
 	reg := d.checkManifests()
+	if d.srv = d.openServer(ctx, reg); d.srv != nil {
+		defer d.srv.Close()
+	}
 	d.checkOutputSchemas(reg)
-	d.checkBudget(reg)
+	d.checkBudget()
 	d.checkSocketPath()
 	connect, trusted := d.checkSocket(d.o.socket)
 	if connect && d.checkConnect(ctx, d.o.socket, reg) {
@@ -204,15 +209,13 @@ func (d *doctor) checkManifests() *manifest.Registry {
 // outputSchemas, and names those not to be trusted: under strict, a result
 // that does not match its schema turns a successful call into a failure.
 func (d *doctor) checkOutputSchemas(reg *manifest.Registry) {
-	if reg == nil {
+	if d.srv == nil {
 		return
 	}
-	srv := d.o.newServer(reg, d.log)
-	defer srv.Close()
 	n := 0
 	var untrusted []string
 	for _, t := range reg.Tools {
-		u := srv.OutputSchemaUse(t.Name)
+		u := d.srv.OutputSchemaUse(t.Name)
 		if u.Use == "" {
 			continue
 		}
@@ -358,12 +361,10 @@ func statusTool(reg *manifest.Registry) (manifest.Tool, bool) {
 // checkRoundTrip calls server.status the way tools/call does.
 func (d *doctor) checkRoundTrip(ctx context.Context, reg *manifest.Registry) {
 	t, ok := statusTool(reg)
-	if !ok {
+	if !ok || d.srv == nil {
 		return
 	}
-	srv := d.o.newServer(reg, d.log)
-	defer srv.Close()
-	res := srv.Call(ctx, t.Name, nil)
+	res := d.srv.Call(ctx, t.Name, nil)
 	switch {
 	case res == nil:
 		d.report(statusFail, "round trip: interrupted", "")
@@ -411,6 +412,22 @@ func (d *doctor) checkBackends(ctx context.Context, reg *manifest.Registry) {
 	}
 }
 
+// openServer opens the server the checks look through, as a client finds
+// it (the size of its tools/list leaves out what is not granted); nil
+// without a registry, or when --toolsets names a toolset it lacks, which
+// fails.
+func (d *doctor) openServer(ctx context.Context, reg *manifest.Registry) *mcpserver.Server {
+	if reg == nil {
+		return nil
+	}
+	srv, err := d.o.openServer(ctx, reg, d.log)
+	if err != nil {
+		d.report(statusFail, err.Error(), "fix --toolsets (TAIRSEACH_MCP_TOOLSETS)")
+		return nil
+	}
+	return srv
+}
+
 // fileType names the type of a file that is not a socket.
 func fileType(m fs.FileMode) string {
 	switch {
@@ -429,18 +446,11 @@ func fileType(m fs.FileMode) string {
 // checkBudget reports the size of tools/list for the flags and the macOS
 // permissions, as tools --budget does, and warns when it lists more tools than a client sends to
 // its model.
-func (d *doctor) checkBudget(reg *manifest.Registry) {
-	if reg == nil {
+func (d *doctor) checkBudget() {
+	if d.srv == nil {
 		return
 	}
-	if err := d.o.checkToolsets(reg); err != nil {
-		d.report(statusFail, err.Error(), "fix --toolsets (TAIRSEACH_MCP_TOOLSETS)")
-		return
-	}
-	srv := d.o.newServer(reg, d.log)
-	defer srv.Close()
-	d.o.readPermissions(srv) // the size clients get leaves out what is not granted
-	line, over := budgetLine(d.o, srv)
+	line, over := budgetLine(d.o, d.srv)
 	if over {
 		d.report(statusWarn, line, fewerTools)
 		return

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/manifest"
-	"github.com/geilt/tairseach-mcp/mcpserver"
 )
 
 func newResourcesCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
@@ -110,8 +109,8 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// listFeatures builds the server serve would run, without a backend call,
-// and lists from it through an in-memory session: what a client would see.
+// listFeatures opens the server serve would run and lists from it through
+// an in-memory session: what a client would see.
 func listFeatures(ctx context.Context, o *options, log zerolog.Logger, list func(context.Context, *mcp.ClientSession) error) error {
 	reg, err := o.loadManifests(log)
 	if errors.Is(err, errNoManifests) {
@@ -120,12 +119,11 @@ func listFeatures(ctx context.Context, o *options, log zerolog.Logger, list func
 	if err != nil {
 		return err
 	}
-	cfg := o.serverConfig(log)
-	var srv *mcpserver.Server
-	feats := o.newFeatures(&cfg, func() *mcpserver.Server { return srv }, log)
-	srv = mcpserver.New(cfg, reg)
+	srv, err := o.openServer(ctx, reg, log)
+	if err != nil {
+		return err
+	}
 	defer srv.Close()
-	feats.update(reg)
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.MCP().Connect(ctx, st, nil)
 	if err != nil {

@@ -1,16 +1,19 @@
 package main
 
-// Helpers shared by the inspection commands (tools, validate, call, doctor):
-// loading the manifests quietly, terminal detection and colour, and the
-// compact form of a tool's annotations.
+// Helpers shared by the inspection commands (tools, validate, call, doctor,
+// prompts, resources): loading the manifests quietly, opening the server
+// on them, terminal detection and colour, and the compact form of a
+// tool's annotations.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
@@ -59,11 +62,35 @@ func (o *options) loadManifests(log zerolog.Logger) (*manifest.Registry, error) 
 	return reg, nil
 }
 
-// newServer builds the server the serve command would run on reg, without
-// starting a transport; the caller closes it.
-func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger) *mcpserver.Server {
-	return mcpserver.New(o.serverConfig(log), reg)
+// openServer opens the server serve would run on reg, without a
+// transport, as a client finds it: the --toolsets names checked, and the
+// macOS permissions read once where the flags leave out what is not
+// granted. What the commands (call, tools, doctor, prompts, resources)
+// list, call and check through it is what a client would be offered. The
+// caller closes it.
+func (o *options) openServer(ctx context.Context, reg *manifest.Registry, log zerolog.Logger) (*mcpserver.Server, error) {
+	// An unknown toolset is a mistake in the command line, as serve says.
+	if err := o.checkToolsets(reg); err != nil {
+		return nil, err
+	}
+	cfg := o.serverConfig(log)
+	var srv *mcpserver.Server
+	feats := o.newFeatures(&cfg, func() *mcpserver.Server { return srv }, log)
+	feats.update(reg)
+	srv = mcpserver.New(cfg, reg)
+	if o.hideUngranted {
+		// An app that does not answer leaves them unknown: nothing is left
+		// out, as a client is offered everything until they are read.
+		rctx, cancel := context.WithTimeout(ctx, grantsTimeout)
+		defer cancel()
+		_, _ = srv.ReadPermissions(rctx)
+	}
+	return srv, nil
 }
+
+// grantsTimeout bounds the commands' read of the macOS permissions: as
+// long as a client's first list waits for them.
+const grantsTimeout = 3 * time.Second
 
 // manifestErrors counts what stops manifests or tools from loading.
 func manifestErrors(reg *manifest.Registry) int {

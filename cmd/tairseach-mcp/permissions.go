@@ -12,7 +12,7 @@ import (
 // lists those the served tools need and do not have, with how to grant
 // each: the tools that need them are not offered (--hide-ungranted).
 func (d *doctor) checkPermissions(ctx context.Context, reg *manifest.Registry) {
-	if reg == nil {
+	if d.srv == nil {
 		return
 	}
 	mapped := false
@@ -22,16 +22,14 @@ func (d *doctor) checkPermissions(ctx context.Context, reg *manifest.Registry) {
 	if !mapped {
 		return
 	}
-	srv := d.o.newServer(reg, d.log)
-	defer srv.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := srv.ReadPermissions(ctx); err != nil {
+	if _, err := d.srv.ReadPermissions(ctx); err != nil {
 		d.report(statusWarn, "macOS permissions: permissions.list failed: "+err.Error(), "no tool is left out for a permission until it answers")
 		return
 	}
 	missing := 0
-	for _, p := range srv.Permissions() {
+	for _, p := range d.srv.Permissions() {
 		if !p.Status.Blocks() {
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -61,7 +60,7 @@ model (Cursor 40, Windsurf 50, VS Code 128).`,
   tairseach-mcp --tool-mode discover tools --budget`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listTools(o, f, o.cliLogger(cmd, stderr), stdout, stderr)
+			return listTools(cmd.Context(), o, f, o.cliLogger(cmd, stderr), stdout, stderr)
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array of objects")
@@ -152,17 +151,16 @@ func skipReason(s manifest.Skipped) string {
 	return s.Reason.String() + ": " + s.Detail
 }
 
-func listTools(o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.Writer) (err error) {
+func listTools(ctx context.Context, o *options, f toolsFlags, log zerolog.Logger, stdout, stderr io.Writer) (err error) {
 	reg, err := o.loadManifests(log)
 	if err != nil {
 		return err
 	}
-	if err := o.checkToolsets(reg); err != nil {
+	srv, err := o.openServer(ctx, reg, log)
+	if err != nil {
 		return err
 	}
-	srv := o.newServer(reg, log)
 	defer srv.Close()
-	o.readPermissions(srv)
 	switch {
 	case f.budget:
 		return printBudget(o, srv, stdout, stderr)
@@ -262,18 +260,6 @@ func permissionColumn(t manifest.Tool, g permissions.Grants) string {
 		parts = append(parts, p+" "+st)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// readPermissions reads the macOS permissions once, when the flags leave
-// out what they do not grant: the commands show and call what a client
-// would be offered. An app that does not answer leaves them unknown.
-func (o *options) readPermissions(srv *mcpserver.Server) {
-	if !o.hideUngranted {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_, _ = srv.ReadPermissions(ctx)
 }
 
 // socketOf is the backend socket a tool's calls go to.
