@@ -97,10 +97,12 @@ type attachment struct {
 	// subs are the sessions subscribed to each URI, so that an append
 	// nobody follows costs no notification work. A session's subscription
 	// is its own: another's unsubscribe does not end it.
-	subs  map[string]map[*mcp.ServerSession]struct{}
-	fixed map[string]string // URI → the resource's JSON and what it calls, as registered
-	tmpls map[string]string // URI template → the same
-	decl  map[string]manifest.Resource
+	subs map[string]map[*mcp.ServerSession]struct{}
+	// nsubs counts them; at pruneAt those of ended sessions are let go.
+	nsubs, pruneAt int
+	fixed          map[string]string // URI → the resource's JSON and what it calls, as registered
+	tmpls          map[string]string // URI template → the same
+	decl           map[string]manifest.Resource
 }
 
 // New makes a Set; it serves nothing until Attach.

@@ -26,7 +26,7 @@ func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
 		hides = func(manifest.Tool) string { return "" }
 	}
 	a := &attachment{road: v.Road, hides: hides, fixed: map[string]string{}, tmpls: map[string]string{},
-		subs: map[string]map[*mcp.ServerSession]struct{}{}}
+		subs: map[string]map[*mcp.ServerSession]struct{}{}, pruneAt: minPruneAt}
 	if o.Capabilities != nil {
 		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
 	}
@@ -224,21 +224,43 @@ func (s *Set) subscribe(a *attachment, req *mcp.SubscribeRequest) error {
 		subs = map[*mcp.ServerSession]struct{}{}
 		a.subs[uri] = subs
 	}
-	// Sessions that ended without unsubscribing are let go here.
-	if len(subs) > 0 {
-		live := map[*mcp.ServerSession]bool{}
-		for ss := range a.m.Sessions() {
-			live[ss] = true
-		}
+	if _, ok := subs[req.Session]; !ok {
+		subs[req.Session] = struct{}{}
+		a.nsubs++
+	}
+	if a.nsubs >= a.pruneAt {
+		a.pruneSubs()
+	}
+	return nil
+}
+
+// pruneSubs lets go of the subscriptions of sessions that ended without
+// unsubscribing. It looks at every subscription, so it is done only once
+// they have doubled since the last time: a subscription costs a constant
+// amortised, however many sessions there are. s.mu held.
+func (a *attachment) pruneSubs() {
+	live := map[*mcp.ServerSession]bool{}
+	for ss := range a.m.Sessions() {
+		live[ss] = true
+	}
+	a.nsubs = 0
+	for uri, subs := range a.subs {
 		for ss := range subs {
 			if !live[ss] {
 				delete(subs, ss)
 			}
 		}
+		if len(subs) == 0 {
+			delete(a.subs, uri)
+		}
+		a.nsubs += len(subs)
 	}
-	subs[req.Session] = struct{}{}
-	return nil
+	a.pruneAt = max(minPruneAt, 2*a.nsubs)
 }
+
+// minPruneAt is the fewest subscriptions of a server looked at for ended
+// sessions.
+const minPruneAt = 64
 
 // unsubscribe ends the subscription of the session that asks, not
 // another's.
@@ -246,7 +268,10 @@ func (s *Set) unsubscribe(a *attachment, req *mcp.UnsubscribeRequest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if subs := a.subs[req.Params.URI]; subs != nil {
-		delete(subs, req.Session)
+		if _, ok := subs[req.Session]; ok {
+			delete(subs, req.Session)
+			a.nsubs--
+		}
 		if len(subs) == 0 {
 			delete(a.subs, req.Params.URI)
 		}
