@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/media"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
@@ -88,7 +89,7 @@ type Config struct {
 
 	// Features add resources, prompts and completion (see Feature).
 	Features []Feature
-	// Media, if set, adds an image block to results that point to one.
+	// Media, if set, adds the picture a picture capability produced.
 	Media Media
 
 	// HideUngranted leaves out the tools whose macOS permission the app
@@ -147,8 +148,8 @@ type Feature interface {
 	Resync()
 }
 
-// Media, if set in Config, may add a content block after the text of a tool
-// result: method is the tool's socket method and text its compact JSON
-// result. It returns the block, or nil and a sentence for the text saying
-// why there is none ("" when the result has nothing to show).
-type Media func(method string, text []byte) (mcp.Content, string)
+// Media, if set in Config, may add a picture after the text of a
+// successful tool result (media.Images): it is given the call and the room
+// the message has left, and returns the block, or nil and a sentence for
+// the model saying why there is none ("" when there is nothing to say).
+type Media func(media.Call) (mcp.Content, string)

@@ -164,7 +164,8 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	if !c.isTool() {
 		return p.reply(r, out)
 	}
-	return p.bounded(r, p.result(r, out))
+	res, text := p.result(r, out)
+	return p.withMedia(r, args, text, start, p.bounded(r, res))
 }
 
 // reply is a feature request's answer: the backend's reply, compact, as

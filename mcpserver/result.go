@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/media"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,7 +21,7 @@ import (
 // result turns a backend result into an MCP result: its JSON as text and,
 // when the tool's outputSchema is advertised (--output-schemas=strict), as
 // structuredContent, which must then match the schema.
-func (p *pipeline) result(r *route, out json.RawMessage) *mcp.CallToolResult {
+func (p *pipeline) result(r *route, out json.RawMessage) (*mcp.CallToolResult, []byte) {
 	if !utf8.Valid(out) {
 		// Text content is repaired as it is encoded, but structuredContent is
 		// copied as it is, and a strict UTF-8 reader refuses the whole stream.
@@ -33,17 +35,17 @@ func (p *pipeline) result(r *route, out json.RawMessage) *mcp.CallToolResult {
 		p.checkQuietly(r, text)
 	}
 	if r.output == nil {
-		return p.withMedia(r, text, res)
+		return res, text
 	}
 	if problem := r.mismatch(r.output, text, false); problem != "" {
-		return check.ErrorResult(problem + "; fix the manifest, or run with --output-schemas=warn (the default), which does not advertise outputSchemas")
+		return check.ErrorResult(problem + "; fix the manifest, or run with --output-schemas=warn (the default), which does not advertise outputSchemas"), nil
 	}
 	if problem := check.Undecodable(text); problem != "" {
 		return check.ErrorResult(fmt.Sprintf("%s returned a result that clients cannot decode as structuredContent: %s; run with --output-schemas=warn (the default), which sends results as text only",
-			r.tool.Method, problem))
+			r.tool.Method, problem)), nil
 	}
 	res.StructuredContent = json.RawMessage(text)
-	return p.withMedia(r, text, res)
+	return res, text
 }
 
 // mismatch says how text, a compact result, does not match the outputSchema
@@ -176,17 +178,34 @@ func (p *pipeline) callError(r *route, err error) *mcp.CallToolResult {
 	}
 }
 
-// withMedia appends the block Media gives for a successful result.
-func (p *pipeline) withMedia(r *route, text []byte, res *mcp.CallToolResult) *mcp.CallToolResult {
+// imageFrame is what an image block adds to a message besides its data,
+// with room for a long MIME type: {"type":"image","mimeType":"…","data":""}.
+const imageFrame = 128
+
+// withMedia appends the picture Media gives for a successful result that
+// is within the limit, if the message has room for it; else the sentence
+// saying why there is none, if that fits. The text result is kept either
+// way.
+func (p *pipeline) withMedia(r *route, args json.RawMessage, text []byte, sent time.Time, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if p.cfg.Media == nil || res.IsError {
 		return res
 	}
-	block, why := p.cfg.Media(r.tool.Method, text)
+	limit := p.cfg.MaxResultBytes - envelopeReserve
+	size, _ := check.Size(res, 0)               // exact: a limit of 0 is never met
+	room := (limit - size - imageFrame) / 4 * 3 // base64
+	block, why := p.cfg.Media(media.Call{Method: r.tool.Method, Args: args, Result: text, Sent: sent, Room: int64(room)})
 	switch {
 	case block != nil:
 		res.Content = append(res.Content, block)
-	case why != "":
+	case why != "" && size+len(why)*maxEscaped+textFrame <= limit:
 		res.Content = append(res.Content, &mcp.TextContent{Text: why})
 	}
 	return res
 }
+
+// textFrame is what a text block adds besides its text, and maxEscaped
+// the most bytes a byte of text can take once escaped (\u00XX).
+const (
+	textFrame  = 32
+	maxEscaped = 6
+)

@@ -125,15 +125,8 @@ func serve(ctx context.Context, o options, stderr io.Writer) error {
 		}
 	}()
 
-	// screen.capture's pictures live as long as the backend.
-	captures, err := os.MkdirTemp("", "tairseach-demo-captures-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(captures)
-
 	fmt.Fprintf(stderr, "listening on %s\n", o.socket)
-	err = demo.New(logger, demo.Options{Version: version, Delay: o.delay, CaptureDir: captures,
+	err = demo.New(logger, demo.Options{Version: version, Delay: o.delay,
 		Grants: grants, GrantsFile: o.grantsFile}).Serve(ctx, ln)
 	logger.Info().Msg("stopped")
 	return err

@@ -2,23 +2,30 @@ package demo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sync/atomic"
+	"time"
 )
 
 // captureSize is the side of the picture screen.capture draws.
 const captureSize = 32
 
 type captureParams struct {
-	Display int    `json:"display"`
-	Format  string `json:"format"`
-	Path    string `json:"path"`
+	Display int `json:"display"`
+	// Side, for tests (the real server has no such parameter): a noisy
+	// picture of Side × Side pixels, which does not compress.
+	Side   int    `json:"side"`
+	Format string `json:"format"`
+	Path   string `json:"path"`
 }
 
 type captureResult struct {
@@ -29,11 +36,10 @@ type captureResult struct {
 	Format   string `json:"format"`
 }
 
-var captures atomic.Int64
-
 // screenCapture writes a small real PNG, as the real server writes a
-// screenshot, and returns its path: to params.path, else to a new file in
-// Options.CaptureDir (default: the temporary directory).
+// screenshot, and returns its path: to params.path, else to a new file
+// named as the real server names it, in Options.CaptureDir (default /tmp,
+// as the real server); those it named are removed when Serve returns.
 func (s *Server) screenCapture(_ context.Context, params []byte) ([]byte, *rpcError) {
 	var p captureParams
 	if e := decodeParams(params, &p); e != nil {
@@ -42,10 +48,22 @@ func (s *Server) screenCapture(_ context.Context, params []byte) ([]byte, *rpcEr
 	if p.Format != "" && p.Format != "png" {
 		return nil, invalidParams("the demo captures png only")
 	}
+	side := captureSize
+	if p.Side < 0 || p.Side > 4096 {
+		return nil, invalidParams("side must be 0 to 4096")
+	}
 	img := image.NewRGBA(image.Rect(0, 0, captureSize, captureSize))
 	for y := range captureSize {
 		for x := range captureSize {
 			img.Set(x, y, color.RGBA{R: uint8(x * 8), G: uint8(y * 8), B: uint8(40 * p.Display), A: 255})
+		}
+	}
+	if p.Side > 0 {
+		side = p.Side
+		img = image.NewRGBA(image.Rect(0, 0, side, side))
+		rnd := rand.New(rand.NewPCG(uint64(side), 1))
+		for i := range img.Pix {
+			img.Pix[i] = byte(rnd.Uint32())
 		}
 	}
 	var buf bytes.Buffer
@@ -53,18 +71,29 @@ func (s *Server) screenCapture(_ context.Context, params []byte) ([]byte, *rpcEr
 		return nil, &rpcError{Code: codeHandlerError, Message: err.Error()}
 	}
 	path := p.Path
-	if path == "" {
-		dir := s.opts.CaptureDir
-		if dir == "" {
-			dir = os.TempDir()
-		}
-		path = filepath.Join(dir, fmt.Sprintf("tairseach-demo-capture-%d-%d.png", os.Getpid(), captures.Add(1)))
-	}
-	if !filepath.IsAbs(path) {
+	if path != "" && !filepath.IsAbs(path) {
 		return nil, invalidParams("path must be absolute")
+	}
+	if path == "" {
+		// Where the real server writes (proxy/handlers/screen.rs):
+		// /tmp/tairseach_screenshot_<unix ms>.png, a new name each time.
+		dir := cmp.Or(s.opts.CaptureDir, "/tmp")
+		for ms := time.Now().UnixMilli(); ; ms++ {
+			path = filepath.Join(dir, fmt.Sprintf("tairseach_screenshot_%d.png", ms))
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			if err != nil {
+				return nil, &rpcError{Code: codeHandlerError, Message: "writing the capture: " + err.Error()}
+			}
+			f.Close()
+			s.captured.Store(path, struct{}{})
+			break
+		}
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		return nil, &rpcError{Code: codeHandlerError, Message: "writing the capture: " + err.Error()}
 	}
-	return marshalResult(captureResult{Path: path, Width: captureSize, Height: captureSize, FileSize: buf.Len(), Format: "png"})
+	return marshalResult(captureResult{Path: path, Width: side, Height: side, FileSize: buf.Len(), Format: "png"})
 }

@@ -35,8 +35,8 @@ type Options struct {
 	// Delay is added before every call, notifications included, to let
 	// tests exercise timeouts and cancellation.
 	Delay time.Duration
-	// CaptureDir is where screen.capture writes its pictures; empty means
-	// the temporary directory.
+	// CaptureDir is where screen.capture writes its pictures when the call
+	// names no path; empty means /tmp, where the real server writes.
 	CaptureDir string
 	// Grants sets the status of permissions, as ParseGrants returns them;
 	// a permission not named is granted.
@@ -57,8 +57,9 @@ type Server struct {
 	methods map[string]handler
 	names   []string // sorted keys of methods, reported by server.status
 
-	blob   blobCache
-	grants *grantTable
+	blob     blobCache
+	grants   *grantTable
+	captured sync.Map // paths screen.capture named, removed when Serve returns
 }
 
 // handler answers one call. params is the raw "params" member (empty when
@@ -109,6 +110,11 @@ func New(logger zerolog.Logger, opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer s.captured.Range(func(path, _ any) bool {
+		os.Remove(path.(string))
+		s.captured.Delete(path)
+		return true
+	})
 
 	var (
 		wg     sync.WaitGroup

@@ -1,25 +1,45 @@
-// Package media lets the model see the pictures tools return: when a tool's
-// JSON result names an image file ({"path": …}, as screen.capture and
-// camera.snap return) or carries one as base64 ({"encoding": "base64",
-// "content": …}, as files.read returns), it makes the MCP image content
-// block to send after the result's text, or the sentence saying why there
-// is none. mcpserver calls it through Config.Media.
+// Package media lets the model see the pictures that Tairseach's picture
+// capabilities produce, and no others. The bridge reads files with the
+// user's own rights, outside the app's permission checks, and the model
+// chooses every argument (which a backend may echo back), so a picture is
+// attached only where a capability is known to make one:
+//
+//   - screen.capture and camera.snap (camera.capture) write a file and
+//     return its path: the picture is read only from where they write (the
+//     app's own /tmp/tairseach_screenshot_<ms>.<ext> and
+//     /tmp/tairseach_camera_snap_<ms>.<ext>, or the path the call asked
+//     for), only if the file was written since the call was sent, is this
+//     user's, a regular file with one link, and no link is followed;
+//   - files.read with encoding base64 carries the bytes in its reply: the
+//     app read them, behind its own checks.
+//
+// Whatever its source, a picture is checked whole as the format it claims
+// (PNG, JPEG, GIF or WebP) within bounded dimensions, and it must fit the
+// message; otherwise the model reads a sentence saying why there is none,
+// and the text result is kept. mcpserver calls it through Config.Media.
 package media
 
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"image"
+	"image/gif"
+	"image/jpeg"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/image/webp"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 )
@@ -27,22 +47,52 @@ import (
 // DefaultMaxBytes is the largest image sent when Images is given no limit.
 const DefaultMaxBytes = 5 << 20
 
-// imageTypes are the types sent, as http.DetectContentType names them.
-var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+// Bounds on a picture's dimensions: a 6K display is 6016 × 3384 (20 MP).
+const (
+	MaxSide   = 16384
+	MaxPixels = 64 << 20
+)
 
-// captureMethods always return a picture: a refusal is worth a sentence
-// whatever the file is called.
-var captureMethods = map[string]bool{"screen.capture": true, "camera.snap": true}
+// freshness is how much older than the call a written picture may look:
+// file systems keep times to a second or coarser, and clocks step.
+const freshness = 2 * time.Second
+
+// A Call is what the bridge knows of a successful tool call when it looks
+// for a picture.
+type Call struct {
+	Method string          // the backend method called
+	Args   json.RawMessage // the arguments sent, as checked
+	Result []byte          // the backend's result, compact JSON
+	Sent   time.Time       // when the call was sent
+	Room   int64           // bytes of picture data the message still has room for
+}
+
+// Producer says how a capability returns a picture.
+type Producer struct {
+	// Prefix is the path the capability writes to when the call names
+	// none, up to its timestamp; "" for a picture carried in the reply.
+	Prefix string
+}
+
+// Producers are the capabilities that return pictures, by backend method,
+// as the real server writes them (proxy/handlers/screen.rs, camera.rs,
+// files.rs): nothing else is looked at.
+var Producers = map[string]Producer{
+	"screen.capture": {Prefix: "/tmp/tairseach_screenshot_"},
+	"camera.snap":    {Prefix: "/tmp/tairseach_camera_snap_"},
+	"camera.capture": {Prefix: "/tmp/tairseach_camera_snap_"}, // the app's alias of camera.snap
+	"files.read":     {},                                      // encoding base64: the bytes in the reply
+}
 
 // Images returns the function for mcpserver.Config.Media: it adds an image
-// block for results that name or carry a PNG, JPEG, GIF or WebP of at most
-// maxBytes (0: DefaultMaxBytes), sniffed from the content.
-func Images(maxBytes int64) func(method string, text []byte) (mcp.Content, string) {
+// block of at most maxBytes (0: DefaultMaxBytes) for the results of
+// Producers.
+func Images(maxBytes int64) func(Call) (mcp.Content, string) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	return func(method string, text []byte) (mcp.Content, string) {
-		return Block(method, text, maxBytes)
+	return func(c Call) (mcp.Content, string) {
+		return Block(c, maxBytes)
 	}
 }
 
@@ -54,10 +104,9 @@ type result struct {
 }
 
 // members reads the top-level "path", "encoding" and "content" of a result
-// without decoding the rest: results can be megabytes, and most have none
-// of them.
+// without decoding the rest: results can be megabytes.
 func members(text []byte) (r result, ok bool) {
-	if !bytes.Contains(text, []byte(`"path"`)) && !bytes.Contains(text, []byte(`"encoding"`)) {
+	if len(text) == 0 || text[0] != '{' {
 		return r, false
 	}
 	var content []byte
@@ -87,77 +136,121 @@ func members(text []byte) (r result, ok bool) {
 	return r, true
 }
 
-// Block returns the image block for a tool's compact JSON result, or nil
-// and a sentence for the text (or "" when the result names no picture).
-func Block(method string, text []byte, maxBytes int64) (mcp.Content, string) {
-	if len(text) == 0 || text[0] != '{' {
-		return nil, ""
-	}
-	r, ok := members(text)
+// Block returns the image block for a call of a picture capability, or nil
+// and a sentence for the model (or "" when there is nothing to say).
+// maxBytes is --max-image-bytes; the message's room may lower it.
+func Block(c Call, maxBytes int64) (mcp.Content, string) {
+	prod, ok := Producers[c.Method]
 	if !ok {
 		return nil, ""
 	}
-	if r.Content != nil && strings.EqualFold(r.Encoding, "base64") {
-		if int64(base64.StdEncoding.DecodedLen(len(*r.Content))) > maxBytes+3 {
-			if looksImage(method, "") {
-				return nil, fmt.Sprintf("(No picture attached: the content is over the limit of %d bytes, --max-image-bytes.)", maxBytes)
-			}
+	r, ok := members(c.Result)
+	if !ok {
+		return nil, ""
+	}
+	limit, flag := maxBytes, "--max-image-bytes"
+	if c.Room < limit {
+		limit, flag = max(c.Room, 0), "--max-result-bytes"
+	}
+	if prod.Prefix == "" {
+		if r.Content == nil {
 			return nil, ""
+		}
+		if int64(base64.StdEncoding.DecodedLen(len(*r.Content))) > limit+3 {
+			return nil, tooLarge("the content", limit, flag)
 		}
 		data, err := base64.StdEncoding.DecodeString(*r.Content)
-		if err != nil || int64(len(data)) > maxBytes {
+		if err != nil {
 			return nil, ""
 		}
-		if mime := http.DetectContentType(data); imageTypes[mime] {
-			return &mcp.ImageContent{Data: data, MIMEType: mime}, ""
+		if int64(len(data)) > limit {
+			return nil, tooLarge("the content", limit, flag)
 		}
-		return nil, ""
+		mime, err := Check(data)
+		if err != nil {
+			if errors.Is(err, ErrUnknownFormat) {
+				return nil, "" // a file that is no picture: its text is the answer
+			}
+			return nil, fmt.Sprintf("(No picture attached: the content %v.)", err)
+		}
+		return &mcp.ImageContent{Data: data, MIMEType: mime}, ""
 	}
-	if r.Path == nil || *r.Path == "" {
-		return nil, ""
+	if r.Path == nil {
+		return nil, "(No picture attached: the result names no path.)"
 	}
-	data, mime, err := ReadImage(*r.Path, maxBytes)
+	path := *r.Path
+	if !written(prod, c.Args, path) {
+		return nil, fmt.Sprintf("(No picture attached: %s is not where %s writes its pictures (%s<time>.png or the path the call asked for).)", Quote(path), c.Method, prod.Prefix)
+	}
+	data, mime, err := ReadImage(path, limit, c.Sent.Add(-freshness))
 	switch {
 	case err == nil:
 		return &mcp.ImageContent{Data: data, MIMEType: mime}, ""
-	case errors.Is(err, ErrNotImage):
-		return nil, ""
 	case errors.Is(err, ErrTooLarge):
-		return nil, fmt.Sprintf("(No picture attached: %s is over the limit of %d bytes, --max-image-bytes.)", *r.Path, maxBytes)
-	case looksImage(method, *r.Path):
-		return nil, fmt.Sprintf("(No picture attached: %s %v.)", *r.Path, err)
+		return nil, tooLarge(Quote(path), limit, flag)
 	}
-	return nil, ""
+	return nil, fmt.Sprintf("(No picture attached: %s %v.)", Quote(path), err)
 }
 
-// looksImage reports whether a refusal deserves a sentence: the method
-// takes pictures, or the name is an image's.
-func looksImage(method, path string) bool {
-	if captureMethods[method] {
-		return true
-	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
-		return true
-	}
-	return false
+func tooLarge(what string, limit int64, flag string) string {
+	return fmt.Sprintf("(No picture attached: %s is over the %d bytes left for it by %s; the result above is complete.)", what, limit, flag)
 }
 
-// Reasons ReadImage gives.
+// written reports whether path is where the capability writes: its own
+// place, or the absolute path the call asked for.
+func written(prod Producer, args json.RawMessage, path string) bool {
+	if path == "" || filepath.Clean(path) != path {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(path, prod.Prefix); ok {
+		stamp, ext, _ := strings.Cut(rest, ".")
+		if _, err := strconv.ParseUint(stamp, 10, 64); err == nil && len(stamp) <= 20 {
+			switch ext {
+			case "png", "jpg", "jpeg":
+				return true
+			}
+		}
+	}
+	var asked struct {
+		Path *string `json:"path"`
+	}
+	if len(args) == 0 || json.Unmarshal(args, &asked) != nil || asked.Path == nil {
+		return false
+	}
+	return *asked.Path == path && filepath.IsAbs(path)
+}
+
+// Quote shows a path the backend named on one line, cut to a length a
+// person can read.
+func Quote(s string) string {
+	const limit = 200
+	if len(s) > limit {
+		cut := limit
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// Reasons ReadImage and Check give.
 var (
-	ErrNotImage = errors.New("is not a PNG, JPEG, GIF or WebP image")
-	ErrTooLarge = errors.New("is too large")
+	ErrTooLarge      = errors.New("is too large")
+	ErrUnknownFormat = errors.New("is not a PNG, JPEG, GIF or WebP image")
 )
 
-// ReadImage reads path if it is a regular file of this user, no larger
-// than maxBytes, whose content is an image; it returns the bytes and their
-// MIME type. Symlinks and special files are refused without blocking: the
-// file is opened with O_NOFOLLOW|O_NONBLOCK and checked once open.
-func ReadImage(path string, maxBytes int64) ([]byte, string, error) {
+// ReadImage reads path if it is a regular file of this user with one link,
+// modified at or after since, no larger than maxBytes, whose whole content
+// is a picture; it returns the bytes and their MIME type. No link is
+// followed and nothing blocks: the file is opened with
+// O_NOFOLLOW|O_NONBLOCK and checked once open, and no more than its size
+// says is read.
+func ReadImage(path string, maxBytes int64, since time.Time) ([]byte, string, error) {
 	if !filepath.IsAbs(path) {
 		return nil, "", errors.New("is not an absolute path")
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ELOOP):
@@ -178,26 +271,120 @@ func ReadImage(path string, maxBytes int64) ([]byte, string, error) {
 	case m&os.ModeNamedPipe != 0:
 		return nil, "", errors.New("is a FIFO, not a regular file")
 	case m.IsDir():
-		return nil, "", ErrNotImage
+		return nil, "", errors.New("is a directory, not a regular file")
 	case !m.IsRegular():
 		return nil, "", errors.New("is a special file, not a regular file")
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uint32(os.Getuid()) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok || st.Uid != uint32(os.Getuid()):
 		return nil, "", errors.New("belongs to another user")
-	}
-	head := make([]byte, 512)
-	n, _ := io.ReadFull(f, head)
-	mime := http.DetectContentType(head[:n])
-	if !imageTypes[mime] {
-		return nil, "", ErrNotImage
-	}
-	if fi.Size() > maxBytes {
+	case st.Nlink != 1:
+		return nil, "", errors.New("has other hard links, so it may be another file")
+	case fi.ModTime().Before(since):
+		return nil, "", errors.New("was not written by this call (it is older)")
+	case fi.Size() > maxBytes:
 		return nil, "", ErrTooLarge
+	case fi.Size() == 0:
+		return nil, "", errors.New("is empty")
 	}
+	// A file whose size is not its content (/proc, a file still growing)
+	// reads as more or fewer bytes than its size.
 	data := make([]byte, fi.Size())
-	copy(data, head[:n])
-	if _, err := io.ReadFull(f, data[n:]); err != nil {
-		return nil, "", fmt.Errorf("could not be read whole (%v)", err)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, "", fmt.Errorf("changed while it was read (%v)", err)
+	}
+	if n, _ := f.Read(make([]byte, 1)); n != 0 {
+		return nil, "", errors.New("changed while it was read (it grew)")
+	}
+	mime, err := Check(data)
+	if err != nil {
+		return nil, "", err
 	}
 	return data, mime, nil
+}
+
+// Check reports whether data is, whole, the picture its first bytes say:
+// a PNG whose chunks and checksums hold up to IEND and nothing after it; a
+// JPEG, GIF or WebP whose header decodes and whose end is the format's
+// end. The dimensions must be within MaxSide and MaxPixels. It returns the
+// MIME type.
+func Check(data []byte) (string, error) {
+	var (
+		mime string
+		cfg  image.Config
+		err  error
+	)
+	switch {
+	case bytes.HasPrefix(data, pngSignature):
+		mime = "image/png"
+		cfg, err = checkPNG(data)
+	case bytes.HasPrefix(data, []byte{0xFF, 0xD8, 0xFF}):
+		mime = "image/jpeg"
+		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
+		if err == nil && !bytes.HasSuffix(data, []byte{0xFF, 0xD9}) {
+			err = errors.New("has no end of image marker")
+		}
+	case bytes.HasPrefix(data, []byte("GIF87a")) || bytes.HasPrefix(data, []byte("GIF89a")):
+		mime = "image/gif"
+		cfg, err = gif.DecodeConfig(bytes.NewReader(data))
+		if err == nil && data[len(data)-1] != 0x3B {
+			err = errors.New("has no trailer")
+		}
+	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
+		mime = "image/webp"
+		if size := binary.LittleEndian.Uint32(data[4:8]); uint64(size)+8 != uint64(len(data)) {
+			err = fmt.Errorf("says it has %d bytes but has %d", uint64(size)+8, len(data))
+		} else {
+			cfg, err = webp.DecodeConfig(bytes.NewReader(data))
+		}
+	default:
+		return "", ErrUnknownFormat
+	}
+	if err != nil {
+		return "", fmt.Errorf("is not a whole %s (%v)", mime, err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
+		return "", fmt.Errorf("is %d × %d pixels, outside the bounds (%d a side, %d pixels)", cfg.Width, cfg.Height, MaxSide, MaxPixels)
+	}
+	return mime, nil
+}
+
+var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+
+// checkPNG walks the chunks of a PNG: IHDR first, at least one IDAT, every
+// checksum right, and IEND last, at the end of the data.
+func checkPNG(data []byte) (image.Config, error) {
+	var cfg image.Config
+	rest, first, idat := data[len(pngSignature):], true, false
+	for {
+		if len(rest) < 12 {
+			return cfg, errors.New("is cut short")
+		}
+		n := binary.BigEndian.Uint32(rest)
+		if uint64(n)+12 > uint64(len(rest)) {
+			return cfg, errors.New("is cut short")
+		}
+		typ, body := string(rest[4:8]), rest[8:8+n]
+		if crc32.ChecksumIEEE(rest[4:8+n]) != binary.BigEndian.Uint32(rest[8+n:]) {
+			return cfg, fmt.Errorf("chunk %q has a wrong checksum", typ)
+		}
+		switch {
+		case first && (typ != "IHDR" || n != 13):
+			return cfg, errors.New("does not start with its header")
+		case first:
+			cfg.Width, cfg.Height = int(binary.BigEndian.Uint32(body)), int(binary.BigEndian.Uint32(body[4:]))
+		case typ == "IDAT":
+			idat = true
+		case typ == "IEND":
+			if !idat {
+				return cfg, errors.New("has no image data")
+			}
+			if len(rest) != 12 {
+				return cfg, errors.New("has bytes after its end")
+			}
+			return cfg, nil
+		}
+		first, rest = false, rest[12+n:]
+	}
 }
