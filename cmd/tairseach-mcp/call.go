@@ -136,16 +136,21 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	case backend.RuleInvalidArguments:
 		return usageError{fmt.Errorf("%s%s", mcpserver.ResultText(res), describeParams(tool.InputSchema))}
 	}
-	pretty := f.pretty || (!f.compact && isTerminal(stdout))
-	if err := printResult(res, f.raw, pretty, stdout, stderr); err != nil {
-		return err
-	}
-	if res.IsError {
+	if res.IsError && !f.raw {
+		// Said once, on stderr; stdout stays empty. --raw prints the whole
+		// result on stdout instead, the error in it.
 		hint := ""
 		if !isBackendError(res) {
 			hint = " (tairseach-mcp doctor checks the setup)"
 		}
 		fmt.Fprintf(stderr, "tairseach-mcp: %s failed: %s%s\n", tool.Name, errorSummary(res), hint)
+		return exitCode(1)
+	}
+	pretty := f.pretty || (!f.compact && isTerminal(stdout))
+	if err := printResult(res, f.raw, pretty, stdout, stderr); err != nil {
+		return err
+	}
+	if res.IsError {
 		return exitCode(1)
 	}
 	return nil
@@ -442,6 +447,9 @@ type backendError struct {
 	Error *struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
+		// Data may hold a remediation, what the Tairseach server says to
+		// do about a refusal (the permission to grant).
+		Data json.RawMessage `json:"data"`
 	} `json:"error"`
 }
 
@@ -468,12 +476,19 @@ func errorSummary(res *mcp.CallToolResult) string {
 	text := resultText(res)
 	var body backendError
 	if json.Unmarshal([]byte(text), &body) == nil && body.Error != nil {
-		return fmt.Sprintf("the server answered error %d: %s", body.Error.Code, body.Error.Message)
+		summary := fmt.Sprintf("the server answered error %d: %s", body.Error.Code, body.Error.Message)
+		var data struct{ Remediation string }
+		if json.Unmarshal(body.Error.Data, &data) == nil && data.Remediation != "" {
+			summary += "; " + data.Remediation
+		}
+		return summary
 	}
-	line, _, _ := strings.Cut(text, "\n")
-	line = shorten(line, 500)
-	if line == "" {
-		line = "the tool returned an error without text"
+	line, rest, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	switch short := shorten(line, 500); {
+	case line == "":
+		return "the tool returned an error without text"
+	case short != line || rest != "":
+		return short + " (--raw shows the whole result)"
 	}
 	return line
 }

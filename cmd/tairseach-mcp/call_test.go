@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,42 @@ func TestBuildArgsBySchema(t *testing.T) {
 				t.Fatalf("got %s, %v; want %s", got, err, want)
 			}
 		})
+	}
+}
+
+// TestCallErrorSaidOnce: a call whose tool fails says so once, on stderr,
+// with the backend's remediation where it gives one, and exits 1; stdout
+// stays empty. On a terminal both reach the user, and the error was said
+// twice. --raw prints the whole result on stdout and does not repeat it.
+func TestCallErrorSaidOnce(t *testing.T) {
+	cleanEnv(t)
+	noFeatureDirs(t)
+	e := newEnv(t)
+	startBackend(t, e.socket, "--grants", "screen_recording=denied")
+	gone := filepath.Join(shortDir(t), "gone.sock")
+	for _, tt := range []struct {
+		name string
+		args []string
+		says string // the error, which must appear once
+		also string // and on the same line of stderr
+	}{
+		{"backend error", []string{"--socket", e.socket, "call", "demo.fail"}, "permission denied: contacts", "; Open System Settings → Privacy & Security → Contacts and allow Tairseach"},
+		{"not found", []string{"--socket", e.socket, "call", "contacts.get", "id=nope"}, "contact not found: nope", "error -32002"},
+		{"permission left out", []string{"--socket", e.socket, "call", "screen.capture"}, "needs the macOS permission screen_recording", "(tairseach-mcp doctor checks the setup)"},
+		{"backend not running", []string{"--socket", gone, "call", "contacts.list"}, "is not reachable at " + gone, "(tairseach-mcp doctor checks the setup)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := cli("", append([]string{"--manifests", exampleDir}, tt.args...)...)
+			if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "tairseach-mcp: ") {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing on stdout and one line on stderr", code, stdout, stderr)
+			}
+			if n := strings.Count(stdout+stderr, tt.says); n != 1 || !strings.Contains(stderr, tt.also) {
+				t.Errorf("stderr %q says %q %d times, want once, with %q", stderr, tt.says, n, tt.also)
+			}
+		})
+	}
+	stdout, stderr, code := cli("", "--manifests", exampleDir, "--socket", e.socket, "call", "--raw", "demo.fail")
+	if code != 1 || !strings.Contains(stdout, `"isError":true`) || strings.Count(stdout+stderr, "permission denied: contacts") != 1 {
+		t.Errorf("--raw: exit %d, stdout %q, stderr %q; want 1, the result on stdout, the error once", code, stdout, stderr)
 	}
 }

@@ -296,11 +296,12 @@ func TestCallBackendDown(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
-	if !strings.Contains(stdout, e.socket) || !strings.Contains(stdout, "not reachable") {
-		t.Errorf("stdout %q: want the tool's error naming the socket", stdout)
+	if stdout != "" {
+		t.Errorf("stdout %q: want nothing; the error goes to stderr", stdout)
 	}
-	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.Contains(stderr, "tairseach_server_status failed") || !strings.Contains(stderr, "doctor") {
-		t.Errorf("stderr %q: want one line naming the tool and suggesting doctor", stderr)
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.Contains(stderr, "tairseach_server_status failed") ||
+		!strings.Contains(stderr, e.socket) || !strings.Contains(stderr, "not reachable") || !strings.Contains(stderr, "doctor") {
+		t.Errorf("stderr %q: want one line naming the tool and the socket, and suggesting doctor", stderr)
 	}
 }
 
