@@ -43,8 +43,9 @@ Authorization header, and the type. What you added to the entry (env, disabled, 
 trust…), other servers and settings, comments, trailing commas and the layout of the file
 stay as they were, and uninstall after a first install gives the file back as it was.
 Before each change to a file, install copies it to FILE` + clientconfig.BackupSuffix + `, then to
-FILE` + clientconfig.BackupSuffix + `.2, .3…, never replacing one. Running the command again when the
-entry is already there changes nothing and makes no backup.
+FILE` + clientconfig.BackupSuffix + `.2, .3…, 0600, and keeps the last 3: each holds your tokens. Running
+the command again when the entry is already there changes nothing and makes no backup. A file
+that is a symlink (dotfiles) stays one: the file it points to is written, and made if missing.
 --print shows the file as it would be written and writes nothing at all.
 
 With --transport http, clients that reach servers by URL (claude-code, cursor, vscode,
@@ -116,8 +117,8 @@ func exactClient(_ *cobra.Command, args []string) error {
 
 // configFile is a client's configuration file as read.
 type configFile struct {
-	path  string // symlinks resolved: the file written
-	shown string // the path as the user knows it
+	path  string // as the user knows it; written through its links (clientconfig.Write)
+	shown string // the path in messages
 	data  []byte // nil when the file does not exist
 	mode  fs.FileMode
 	doc   clientconfig.File
@@ -134,11 +135,7 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 		p = abs
 	}
 	cf := &configFile{path: p, shown: p, mode: 0o600}
-	// A symlinked file (dotfiles) is written through, not replaced.
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		cf.path = real
-	}
-	fi, err := os.Stat(cf.path)
+	fi, err := os.Stat(cf.path) // through the user's links; a dangling one is a file not made yet
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

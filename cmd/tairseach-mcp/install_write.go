@@ -1,51 +1,23 @@
 package main
 
-// Writing a client file: in one rename, after a backup of the file as it
-// was (clientconfig.Backup).
+// Writing a client file: through the user's links, in one rename, after a
+// backup of the file as it was; the last few backups kept
+// (clientconfig.Write).
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
-// write backs the old file up, then replaces it in one rename, with the
-// old file's permissions (0600 for a new one, in a 0700 directory). It
-// returns a note on the backup for the user.
+// write writes the edited file with cf.mode, through the links it is
+// reached by (they stay links), after a backup of the old file. It returns
+// a note on the backup for the user. Every client's file is written here.
 func (cf *configFile) write() (note string, err error) {
-	dir := filepath.Dir(cf.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("creating %s: %w", dir, err)
+	name, err := clientconfig.Write(cf.path, cf.doc.Bytes(), cf.data, cf.mode)
+	if err != nil {
+		return "", err
 	}
-	if cf.data != nil {
-		name, err := clientconfig.Backup(cf.path, cf.data)
-		if err != nil {
-			return "", err
-		}
+	if name != "" {
 		note = " (the old file is in " + name + ")"
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(cf.path)+".*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", cf.shown, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	_, err = tmp.Write(cf.doc.Bytes())
-	if err == nil {
-		err = tmp.Chmod(cf.mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), cf.path)
-	}
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", cf.shown, err)
 	}
 	return note, nil
 }

@@ -1,6 +1,6 @@
 package clientconfig
 
-// Backups of client files, made before each change.
+// Backups of client files, made before each change; the last few kept.
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,10 +17,16 @@ import (
 // the first, FILE.tairseach-backup.2, .3… the next ones.
 const BackupSuffix = ".tairseach-backup"
 
+// KeepBackups is how many backups of a file are kept: the newest ones.
+// Each is a whole copy of the file, tokens and API keys included, so they
+// must not pile up.
+const KeepBackups = 3
+
 // Backup copies data, the file at path before a change, to its next backup,
 // and returns its name. A backup is never replaced: each change has its
-// own, so that any earlier state of the file can be had again. Backups are
-// 0600: client files hold tokens.
+// own, numbered one more than the highest there. The oldest go, so that
+// KeepBackups remain; files of other names, however alike, stay. Backups
+// are 0600, whatever the file's mode: client files hold tokens.
 func Backup(path string, data []byte) (string, error) {
 	n, err := lastBackup(path)
 	if err != nil {
@@ -49,6 +56,7 @@ func Backup(path string, data []byte) (string, error) {
 		os.Remove(name)
 		return "", fmt.Errorf("backing up %s to %s: %w", path, name, err)
 	}
+	pruneBackups(path)
 	return name, nil
 }
 
@@ -60,23 +68,46 @@ func BackupName(path string, n int) string {
 	return path + BackupSuffix + "." + strconv.Itoa(n)
 }
 
+// backups are the numbers of path's backups: regular files named exactly
+// as BackupName names them, and nothing else.
+func backups(path string) ([]int, error) {
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Base(path)
+	var out []int
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base+BackupSuffix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		if rest == "" {
+			out = append(out, 1)
+		} else if n, err := strconv.Atoi(rest[1:]); err == nil && n > 1 && e.Name() == filepath.Base(BackupName(path, n)) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // lastBackup is the highest number of path's backups, 0 when it has none:
 // the next one follows it, even when earlier ones were removed.
 func lastBackup(path string) (int, error) {
-	entries, err := os.ReadDir(filepath.Dir(path))
-	if err != nil {
+	ns, err := backups(path)
+	if err != nil || len(ns) == 0 {
 		return 0, err
 	}
-	last := 0
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), filepath.Base(path)+BackupSuffix)
-		switch n, err := strconv.Atoi(strings.TrimPrefix(rest, ".")); {
-		case !ok:
-		case rest == "":
-			last = max(last, 1)
-		case rest[0] == '.' && err == nil && n > 0:
-			last = max(last, n)
-		}
+	return ns[len(ns)-1], nil
+}
+
+// pruneBackups removes path's oldest backups, all but the KeepBackups
+// newest. A backup it cannot remove stays; the change it backs up is
+// made all the same.
+func pruneBackups(path string) {
+	ns, _ := backups(path)
+	for _, n := range ns[:max(len(ns)-KeepBackups, 0)] {
+		os.Remove(BackupName(path, n))
 	}
-	return last, nil
 }

@@ -1,0 +1,192 @@
+package clientconfig
+
+// Writing a client file: through the user's links, in one rename, after a
+// backup.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// maxLinks bounds a chain of symbolic links, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// Target is the file that a write to path changes: path itself, or the end
+// of the chain of symbolic links that starts at path. The end need not
+// exist: a dotfile is often linked before it is made.
+func Target(path string) (string, error) {
+	p := path
+	for range maxLinks {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		to, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			// Relative to the directory the link is really in: its ".."
+			// is the kernel's, not filepath.Join's.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+			if err != nil {
+				return "", err
+			}
+			to = filepath.Join(dir, to)
+		}
+		p = to
+	}
+	return "", fmt.Errorf("more than %d symbolic links in a row; is there a loop?", maxLinks)
+}
+
+// Write makes the file at path hold data, with mode mode, after a backup of
+// old, the file as it was (no backup when old is nil), and returns the
+// backup's name.
+//
+// When path is a symbolic link, or a chain of them, the file at its end is
+// written and every link stays as it is, dangling or not: dotfiles keep
+// their links, and their repository gets the change. A dangling link's
+// target is created, in a directory that must exist. The file is replaced
+// in one rename; a file with other hard links is rewritten in place
+// instead, so that each of its names sees the change. When path is not a
+// link, its missing directories are made, 0700.
+//
+// The backup is beside path, the name the user knows, never in the
+// directory a link points into: a dotfiles repository would commit it.
+func Write(path string, data, old []byte, mode fs.FileMode) (backup string, err error) {
+	target, err := Target(path)
+	if err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := makeDir(path, target); err != nil {
+		return "", err
+	}
+	fi, err := os.Lstat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fi = nil
+	case err != nil:
+		return "", writeError(path, target, err)
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("writing %s: %s is not a regular file", path, target)
+	}
+	if old != nil {
+		if backup, err = Backup(path, old); err != nil {
+			return "", err
+		}
+	}
+	if fi != nil && links(fi) > 1 {
+		err = rewrite(target, data, mode)
+	} else {
+		err = replace(target, data, mode)
+	}
+	if err != nil {
+		return "", writeError(path, target, err)
+	}
+	return backup, nil
+}
+
+// makeDir makes sure target's directory is there: made when path is not a
+// link, else an error that says what to make.
+func makeDir(path, target string) error {
+	dir := filepath.Dir(target)
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("writing %s: %s is not a directory", path, dir)
+	case !errors.Is(err, fs.ErrNotExist):
+		return writeError(path, target, err)
+	case target != path:
+		return fmt.Errorf("%s is a link to %s, whose directory %s does not exist; make it (mkdir -p %s) or point the link elsewhere, and run this again", path, target, dir, dir)
+	}
+	// A directory on the way that is a dangling link (~/.codex pointing into
+	// dotfiles not made yet) is the user's to make, not ours to replace.
+	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(d)
+			return fmt.Errorf("writing %s: %s is a link to %s, which does not exist; make it or remove the link, and run this again", path, d, to)
+		}
+		break
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeError says which file could not be written, and through which link.
+func writeError(path, target string, err error) error {
+	if target == path {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	hint := ""
+	if errors.Is(err, fs.ErrPermission) {
+		hint = "; make its directory writable, or point the link at a file you can write"
+	}
+	return fmt.Errorf("writing %s, the target of the link %s: %w%s", target, path, err, hint)
+}
+
+// links is the number of names (hard links) of the file.
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// replace writes data to a new file beside path and renames it over path:
+// a reader sees the old file or the new, never half of one.
+func replace(path string, data []byte, mode fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	return err
+}
+
+// rewrite writes data over the file at path, keeping the file and so its
+// other names. It is not atomic; the backup made first is the way back.
+func rewrite(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
