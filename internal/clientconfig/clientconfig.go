@@ -2,7 +2,8 @@
 // configuration file, a JSONC or a TOML file as its owner wrote it: it sets
 // the members of the entry that its caller owns and keeps every other one,
 // or takes the entry out, and leaves every other byte of the file as it
-// was. It also keeps the backups made before a file is replaced.
+// was. It also writes the file (Write: through the user's symlinks, which
+// stay links) after a backup, and keeps the last few backups.
 //
 // The caller (the install command) says which members it owns and in which
 // words, client by client; this package knows the formats, not the
