@@ -105,8 +105,11 @@ func checkBundle(t *testing.T, name, version, platform string) bundle {
 			got, m.ToolsGenerated, m.PromptsGenerated, want)
 	}
 
-	// Each setting reaches the server as the variable it reads, and has a
-	// default, without which the host passes "${user_config.…}" as it is.
+	// Each setting reaches the server as a flag on its command line, and
+	// has a default, without which the host passes "${user_config.…}" as
+	// it is. None travels in env: Claude Desktop records a binary
+	// bundle's env but does not pass it to the process
+	// (modelcontextprotocol/mcpb#297), and two routes could disagree.
 	flags := newRootCmd(nil, io.Discard, io.Discard).PersistentFlags()
 	wired := map[string]string{"manifests": "manifests", "socket": "socket", "read_only": "read-only", "toolsets": "toolsets"}
 	if got := slices.Sorted(maps.Keys(m.UserConfig)); !slices.Equal(got, slices.Sorted(maps.Keys(wired))) {
@@ -116,15 +119,20 @@ func checkBundle(t *testing.T, name, version, platform string) bundle {
 		if flags.Lookup(flag) == nil {
 			t.Fatalf("the server has no --%s", flag)
 		}
-		if v := cfg.Env[envName(flag)]; v != "${user_config."+key+"}" {
-			t.Errorf("manifest: env %s is %q, want ${user_config.%s}", envName(flag), v, key)
+		// --flag=VALUE, one argument: "--read-only" "false" would make
+		// false a command.
+		if arg := "--" + flag + "=${user_config." + key + "}"; !slices.Contains(cfg.Args, arg) {
+			t.Errorf("manifest: args %q lack %s", cfg.Args, arg)
 		}
 		if len(m.UserConfig[key].Default) == 0 {
 			t.Errorf("manifest: user_config.%s has no default", key)
 		}
 	}
-	if len(cfg.Env) != len(wired) {
-		t.Errorf("manifest: env %v sets more than the user's settings", cfg.Env)
+	if len(cfg.Args) != len(wired)+1 || cfg.Args[0] != "--transport=stdio" {
+		t.Errorf("manifest: args %q, want --transport=stdio and the user's settings", cfg.Args)
+	}
+	if len(cfg.Env) != 0 {
+		t.Errorf("manifest: env %v: Claude Desktop does not pass it on (mcpb#297); put settings in args", cfg.Env)
 	}
 
 	if mcpb := mcpbCLI(t); mcpb != "" {
@@ -160,12 +168,14 @@ func mcpbCLI(t *testing.T) string {
 }
 
 // runBundle unpacks a bundle with the official mcpb CLI and starts its
-// server as Claude Desktop would: the command, arguments and environment
-// the official library (@anthropic-ai/mcpb, scripts/mcpb-config.mjs) makes
-// of the manifest, in an environment of its own, first with the defaults
-// on a HOME laid out as the Tairseach app lays it out, then with the user's
-// settings. The server answers initialize with its version, and serves the
-// tools the settings ask for.
+// server as Claude Desktop does: the command and arguments the official
+// library (@anthropic-ai/mcpb, scripts/mcpb-config.mjs) makes of the
+// manifest, in an environment of its own that holds none of the
+// manifest's env (Claude Desktop drops it, mcpb#297), first with the
+// defaults on a HOME laid out as the Tairseach app lays it out, then with
+// the user's settings. The server answers initialize with its version, and
+// serves the tools the settings ask for: under read-only, no tool that
+// changes anything.
 func runBundle(t *testing.T, name, version string) {
 	t.Helper()
 	mcpb := mcpbCLI(t)
@@ -204,6 +214,18 @@ func runBundle(t *testing.T, name, version string) {
 			"manifests": filepath.Join(repoRoot, "manifest", "testdata", "tairseach-manifests"), "socket": elsewhere,
 			"read_only": true, "toolsets": "contacts",
 		}, []string{"tairseach_contacts_get", "tairseach_contacts_list", "tairseach_contacts_search"}},
+		// Read-only alone: permissions.request and screen.capture go.
+		{"read-only", map[string]any{"read_only": true}, []string{
+			"tairseach_contacts_get", "tairseach_contacts_list", "tairseach_contacts_search", "tairseach_demo_blob",
+			"tairseach_demo_echo", "tairseach_demo_fail", "tairseach_demo_slow", "tairseach_permissions_check",
+			"tairseach_permissions_list", "tairseach_server_status", "tairseach_word_count"}},
+		// Toolsets alone: the other manifests' tools go, contacts'
+		// destructive ones stay.
+		{"toolsets", map[string]any{
+			"manifests": filepath.Join(repoRoot, "manifest", "testdata", "tairseach-manifests"), "socket": elsewhere,
+			"toolsets": "contacts",
+		}, []string{"tairseach_contacts_create", "tairseach_contacts_delete", "tairseach_contacts_get", "tairseach_contacts_list",
+			"tairseach_contacts_search", "tairseach_contacts_update"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			userConfig, err := json.Marshal(tc.userConfig)
@@ -229,11 +251,14 @@ func runBundle(t *testing.T, name, version string) {
 				t.Errorf("the host runs %s, want the bundle's binary", cfg.Command)
 			}
 
+			for _, a := range cfg.Args {
+				if strings.Contains(a, "${") {
+					t.Errorf("the host passes %q as it is: a setting without a default", a)
+				}
+			}
+			// As Claude Desktop starts a binary bundle: cfg.Env is dropped.
 			cmd := exec.Command(cfg.Command, cfg.Args...)
 			cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
-			for k, v := range cfg.Env {
-				cmd.Env = append(cmd.Env, k+"="+v)
-			}
 			cmd.Dir = "/"
 			stderrBuf := &syncBuffer{}
 			cmd.Stderr = stderrBuf
@@ -253,7 +278,19 @@ func runBundle(t *testing.T, name, version string) {
 			if info := cs.InitializeResult().ServerInfo; info.Name != "tairseach-mcp" || info.Version != version {
 				t.Errorf("initialize: serverInfo %+v, want tairseach-mcp %s", info, version)
 			}
-			if got := toolNames(t, cs); !slices.Equal(got, tc.want) {
+			list, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tool := range list.Tools {
+				got = append(got, tool.Name)
+				a := tool.Annotations
+				if tc.userConfig["read_only"] == true && (a == nil || !a.ReadOnlyHint || a.DestructiveHint != nil && *a.DestructiveHint) {
+					t.Errorf("read-only, yet %s is served, annotated %+v", tool.Name, a)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
 				t.Errorf("tools/list: %q, want %q", got, tc.want)
 			}
 			res := callTool(t, cs, "tairseach_contacts_get", map[string]any{"id": "c-001"})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -163,6 +164,51 @@ func TestFlagsDoc(t *testing.T) {
 			if !seen[path+" --"+name] {
 				t.Errorf("docs/flags.md documents %s --%s, which does not exist", path, name)
 			}
+		}
+	}
+}
+
+// TestUnreadableSettings: a server setting whose value cannot be read, on
+// the command line or in its environment variable, is an error that quotes
+// it (exit 2), never taken as off: a boolean that is not true or false
+// (--read-only=maybe), and a ${…} placeholder its host left as it was (an
+// MCP Bundle's "${user_config.read_only}" with no value), in any flag,
+// where it would otherwise be read as a glob that matches nothing
+// (--exclude-tools, --confirm) or as a path.
+func TestUnreadableSettings(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("TAIRSEACH_MANIFESTS", t.TempDir())
+	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
+	var names []string
+	bools := map[string]bool{}
+	root.PersistentFlags().VisitAll(func(fl *pflag.Flag) {
+		names = append(names, fl.Name)
+		bools[fl.Name] = fl.Value.Type() == "bool"
+	})
+	for _, name := range names {
+		values := []string{"${user_config." + strings.ReplaceAll(name, "-", "_") + "}", "x${HOME}"}
+		if bools[name] {
+			values = append(values, "maybe", "yes", "")
+		}
+		for _, v := range values {
+			if v == "" && !bools[name] {
+				continue
+			}
+			t.Run(name+"="+v, func(t *testing.T) {
+				// validate: it reads the settings, then only the manifests.
+				_, stderr, code := cli("", "--"+name+"="+v, "validate")
+				if code != 2 || !strings.Contains(stderr, fmt.Sprintf("%q", v)) {
+					t.Errorf("--%s=%s: exit %d, want 2 and the value quoted; stderr:\n%s", name, v, code, stderr)
+				}
+				if v == "" {
+					return // an empty variable is one not set
+				}
+				t.Setenv(envName(name), v)
+				_, stderr, code = cli("", "validate")
+				if code != 2 || !strings.Contains(stderr, envName(name)+"="+fmt.Sprintf("%q", v)) {
+					t.Errorf("%s=%s: exit %d, want 2 and the value quoted; stderr:\n%s", envName(name), v, code, stderr)
+				}
+			})
 		}
 	}
 }

@@ -240,9 +240,23 @@ func (o *options) resolve(cmd *cobra.Command) error {
 			return
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && v != "" {
-			if err := f.Value.Set(v); err != nil {
-				errs = append(errs, usageError{fmt.Errorf("%s=%q: %v", envName(f.Name), v, err)})
+			if err := placeholder(v); err != nil {
+				errs = append(errs, usageError{fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)})
+			} else if err := f.Value.Set(v); err != nil {
+				errs = append(errs, usageError{fmt.Errorf("%s=%q: %v", envName(f.Name), v, valueError(f, err))})
 			}
+		}
+	})
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if global.Lookup(f.Name) == nil {
+			return
+		}
+		v := f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), ",")
+		}
+		if err := placeholder(v); err != nil {
+			errs = append(errs, usageError{fmt.Errorf("--%s %q: %w", f.Name, v, err)})
 		}
 	})
 	if len(errs) > 0 {
@@ -340,6 +354,26 @@ func (o *options) resolve(cmd *cobra.Command) error {
 		return usageError{fmt.Errorf("--prefix %q: use at most 32 of the characters A-Z a-z 0-9 _ -", o.prefix)}
 	}
 	return o.policyOptions.resolve()
+}
+
+// placeholder refuses a value that holds a ${…} placeholder its host left
+// as it was: an MCP Bundle's "${user_config.read_only}" whose setting has
+// no value. Read as a value it would turn a safety setting (--read-only,
+// --exclude-tools, --confirm) off without a word.
+func placeholder(v string) error {
+	i := strings.Index(v, "${")
+	if i < 0 || !strings.Contains(v[i:], "}") {
+		return nil
+	}
+	return errors.New("a placeholder its host did not fill in, not a value; give the setting a value (in an MCP Bundle, a default in user_config)")
+}
+
+// valueError says what a flag wants instead of pflag's parser error.
+func valueError(f *pflag.Flag, err error) error {
+	if f.Value.Type() == "bool" {
+		return errors.New("want true or false")
+	}
+	return err
 }
 
 // defaultSocket is ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock

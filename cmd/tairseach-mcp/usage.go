@@ -19,6 +19,11 @@ import (
 func flagError(cmd *cobra.Command, err error) error {
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
+		// `invalid argument "maybe" for "--read-only" flag: want true or
+		// false`, not the parser's words.
+		if msg, _, bad := strings.Cut(err.Error(), ": strconv.ParseBool: "); bad {
+			return usageError{errors.New(msg + ": want true or false")}
+		}
 		return usageError{err}
 	}
 	best, bestDist := "", 0
