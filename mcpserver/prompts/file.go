@@ -118,6 +118,18 @@ func (p *Prompt) Render(args map[string]string) (string, error) {
 	}), nil
 }
 
+// Size is the length of the text Render makes of args (each placeholder
+// replaced by its argument), found without making it: a short template
+// with many placeholders and a long argument would make a text that many
+// times the argument.
+func (p *Prompt) Size(args map[string]string) int {
+	n := len(p.Template)
+	for _, m := range placeholder.FindAllStringSubmatchIndex(p.Template, -1) {
+		n += len(args[p.Template[m[2]:m[3]]]) - (m[1] - m[0])
+	}
+	return n
+}
+
 // LoadDir reads the prompt files (NAME.md) of dir. A broken file is left
 // out and reported in errs; a missing dir has none.
 func LoadDir(dir string) (prompts []*Prompt, errs []error) {

@@ -8,12 +8,11 @@ package prompts
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -34,6 +33,9 @@ const DefaultDebounce = 150 * time.Millisecond
 type Config struct {
 	Dir      string
 	Debounce time.Duration
+	// MaxBytes bounds the text of a prompt rendered; zero is no bound.
+	// Its message is measured again as it is written (--max-result-bytes).
+	MaxBytes int
 	Logger   zerolog.Logger
 }
 
@@ -46,6 +48,8 @@ type Set struct {
 	files   []*Prompt  // from Dir, as last loaded
 	reg     *manifest.Registry
 	servers []*attachment
+
+	loads atomic.Int64 // reads of the directory, for the tests
 }
 
 type attachment struct {
@@ -68,6 +72,7 @@ func New(cfg Config) *Set {
 
 // load reads the directory, warning of each broken file.
 func (s *Set) load() []*Prompt {
+	s.loads.Add(1)
 	if s.cfg.Dir == "" {
 		return nil
 	}
@@ -215,6 +220,10 @@ func (p *Prompt) def() *mcp.Prompt {
 // get renders p; a bad argument is invalid params naming it.
 func (s *Set) get(p *Prompt) mcp.PromptHandler {
 	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		if n := p.Size(req.Params.Arguments); s.cfg.MaxBytes > 0 && n > s.cfg.MaxBytes {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+				"prompt %s with these arguments would be %d bytes, over the limit of %d (--max-result-bytes); get it with shorter arguments", p.Name, n, s.cfg.MaxBytes)}
+		}
 		text, err := p.Render(req.Params.Arguments)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
@@ -259,7 +268,8 @@ func (s *Set) complete(ctx context.Context, a *attachment, req *mcp.CompleteRequ
 // Run watches the prompts directory until ctx ends, reloading once it has
 // been quiet for Config.Debounce. Events are drained at once and the
 // debounce is in this one goroutine (fsnotify#502). A directory that does
-// not exist yet is looked for every second.
+// not exist yet is looked for every second; one watched is not looked at
+// until it changes.
 func (s *Set) Run(ctx context.Context) error {
 	if s.cfg.Dir == "" {
 		return nil
@@ -280,6 +290,7 @@ func (s *Set) Run(ctx context.Context) error {
 		}
 		if err := w.Add(s.cfg.Dir); err == nil {
 			watching = true
+			retry.Stop()
 			debounce.Reset(s.cfg.Debounce) // it may have changed while unwatched
 		}
 	}
@@ -293,7 +304,9 @@ func (s *Set) Run(ctx context.Context) error {
 				return nil
 			}
 			if filepath.Clean(ev.Name) == filepath.Clean(s.cfg.Dir) && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				_ = w.Remove(s.cfg.Dir)
 				watching = false
+				retry.Reset(time.Second)
 			}
 			debounce.Reset(s.cfg.Debounce)
 		case err, ok := <-w.Errors:
@@ -303,13 +316,6 @@ func (s *Set) Run(ctx context.Context) error {
 			s.log.Debug().Err(err).Msg("prompts watcher")
 			debounce.Reset(s.cfg.Debounce)
 		case <-retry.C:
-			if watching {
-				if _, err := os.Stat(s.cfg.Dir); errors.Is(err, os.ErrNotExist) {
-					_ = w.Remove(s.cfg.Dir)
-					watching = false
-					debounce.Reset(s.cfg.Debounce)
-				}
-			}
 			watch()
 		case <-debounce.C:
 			s.Reload()
