@@ -272,7 +272,7 @@ func (d *doctor) checkSocket(path string) (connect, trusted bool) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.report(statusFail, fmt.Sprintf("socket %s does not exist", path),
-			"start the Tairseach app (or tairseach-demo --socket "+path+"), or point --socket / TAIRSEACH_SOCKET at its socket")
+			"start the Tairseach app, or point --socket / TAIRSEACH_SOCKET at its socket; to try the bridge without the app, run make demo in a checkout of tairseach-mcp")
 		return false, false
 	case err != nil:
 		d.report(statusFail, fmt.Sprintf("socket %s: %s", path, describeOSError(err)), "check the permissions of its directory")
