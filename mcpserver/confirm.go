@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 
@@ -51,9 +50,6 @@ func ParseConfirm(values []string) ([]string, error) {
 // confirmID names the one input request of a confirmation.
 const confirmID = "confirm"
 
-// maxConfirmArgs bounds the arguments shown in a confirmation.
-const maxConfirmArgs = 2000
-
 // confirm asks the user before a call of a tool that needs it, on every
 // road a call takes. It returns nil when the call may go ahead; otherwise
 // the result to send, and for a refusal its outcome for the audit log.
@@ -72,6 +68,15 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 		return check.ErrorResult(fmt.Sprintf("%s %s %s calls %s, which needs the user's confirmation (--confirm %s); this revision asks the user only in a tool call: call the tool %s instead",
 			observe.PrefixConfirmRefused, c.Kind, c.Name, r.tool.Method, strings.Join(p.cfg.Confirm, ","), r.tool.Name)), "refused"
 	}
+	question, why := confirmParams(c, r, args)
+	if why != "" {
+		// What an accept would send cannot all be shown: the user is not
+		// asked to accept what they cannot see.
+		return check.ErrorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), and its arguments cannot be shown to the user in full: %s. "+
+			"The question shows every argument's name and the start of every value in at most %d bytes; the call was not made and the user was not asked: "+
+			"call it again with fewer or shorter arguments (split the work into several calls)",
+			observe.PrefixConfirmRefused, c.Name, strings.Join(p.cfg.Confirm, ","), why, maxConfirmArgs)), "refused"
+	}
 	if c.Info.Protocol >= newProtocol {
 		if resp, ok := c.InputResponses[confirmID]; ok && c.RequestState != "" {
 			er, _ := resp.(*mcp.ElicitResult)
@@ -85,14 +90,14 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 			return p.cannotAsk(c.Name), "refused"
 		}
 		return &mcp.CallToolResult{
-			InputRequests: mcp.InputRequestMap{confirmID: confirmParams(c, r, args)},
+			InputRequests: mcp.InputRequestMap{confirmID: question},
 			RequestState:  p.confirms.issue(c.Name, args),
 		}, ""
 	}
 	if !canAsk || c.Peer == nil {
 		return p.cannotAsk(c.Name), "refused"
 	}
-	er, err := c.Peer.Elicit(ctx, confirmParams(c, r, args))
+	er, err := c.Peer.Elicit(ctx, question)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return check.ErrorResult(fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, c.Name)), "unanswered"
@@ -122,59 +127,66 @@ func (p *pipeline) cannotAsk(name string) *mcp.CallToolResult {
 		observe.PrefixConfirmRefused, name, strings.Join(p.cfg.Confirm, ",")))
 }
 
-// confirmParams is the question put to the user.
-func confirmParams(c *Request, r *route, args json.RawMessage) *mcp.ElicitParams {
+// confirmParams is the question put to the user; why is not "" when the
+// arguments cannot all be shown in it.
+func confirmParams(c *Request, r *route, args json.RawMessage) (q *mcp.ElicitParams, why string) {
+	msg, why := confirmMessage(c, r, args)
+	if why != "" {
+		return nil, why
+	}
 	return &mcp.ElicitParams{
 		Mode:    "form",
-		Message: confirmMessage(c, r, args),
+		Message: msg,
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"confirm": map[string]any{
 					"type":        "boolean",
-					"title":       "Run " + r.tool.ToolName,
+					"title":       "Run " + quote.Line(r.tool.ToolName, quote.Name),
 					"description": "Allow this call to go ahead",
 					"default":     false,
 				},
 			},
 			"required": []string{"confirm"},
 		},
-	}
+	}, ""
 }
 
-// confirmMessage shows the user the tool, what it does and the arguments;
-// for a request of another kind, what was asked for and that it runs the
-// tool.
-func confirmMessage(c *Request, r *route, args json.RawMessage) string {
+// confirmMessage shows the user the tool, what it does and the arguments
+// (showArgs); for a request of another kind, what was asked for and that
+// it runs the tool. The words of the manifest and the model are quoted on
+// one line each, so that none can forge a line of the question.
+func confirmMessage(c *Request, r *route, args json.RawMessage) (string, string) {
+	root, err := parseArgs(args)
+	if err != nil {
+		return "", fmt.Sprintf("they are not JSON (%v)", err)
+	}
+	shown, cut, why := showArgs(root)
+	if why != "" {
+		return "", why
+	}
 	var b strings.Builder
 	if c.isTool() {
-		fmt.Fprintf(&b, "Allow the assistant to call %s (%s)?", r.tool.ToolName, r.tool.Name)
+		fmt.Fprintf(&b, "Allow the assistant to call %s (%s)?", quote.Line(r.tool.ToolName, quote.Text), r.tool.Name)
 	} else {
-		fmt.Fprintf(&b, "Allow the assistant's %s %s? It runs %s (%s).", c.Kind, truncate(strconv.Quote(c.Name), 300), r.tool.ToolName, r.tool.Name)
+		fmt.Fprintf(&b, "Allow the assistant's %s %s? It runs %s (%s).", c.Kind, quote.Line(c.Name, quote.Text), quote.Line(r.tool.ToolName, quote.Text), r.tool.Name)
 	}
 	if d := strings.TrimSpace(r.tool.Description); d != "" {
-		b.WriteString("\n\n")
-		b.WriteString(truncate(d, 500))
+		b.WriteString("\n\nWhat the tool says it does: ")
+		b.WriteString(quote.Line(d, 500))
 	}
-	b.WriteString("\n\nArguments:\n")
-	var pretty strings.Builder
-	if v, err := json.MarshalIndent(json.RawMessage(args), "", "  "); err == nil {
-		pretty.Write(v)
-	} else {
-		pretty.Write(args)
+	switch {
+	case root.kind != '{':
+		b.WriteString("\n\nArguments:\n")
+	case len(root.kids) == 0:
+		b.WriteString("\n\nArguments: none")
+		shown = ""
+	default:
+		fmt.Fprintf(&b, "\n\nArguments (%d):\n", len(root.kids))
 	}
-	b.WriteString(truncate(pretty.String(), maxConfirmArgs))
-	return b.String()
-}
-
-// truncate cuts s to at most n bytes, between characters, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+	b.WriteString(shown)
+	if cut {
+		b.WriteString("Long values are cut where marked; accepting sends them in full.\n")
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
+	return strings.TrimSuffix(b.String(), "\n"), ""
 }
