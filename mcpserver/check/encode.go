@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -118,34 +119,63 @@ func Size(res *mcp.CallToolResult, limit int) (int, bool) {
 	return n, n <= limit
 }
 
+// QuotedLen returns the length of the text b written as a JSON string, as
+// the go-sdk writes it: quotes included, '<', '>' and '&' escaped.
+func QuotedLen(b []byte) int { return escapedLen(unsafe.String(unsafe.SliceData(b), len(b))) }
+
 // escapedLen returns the length of s encoded as a JSON string with HTML
 // escaping, as jsonenc.AppendString and encoding/json write it.
 func escapedLen(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
-				n += 2
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6
-			default:
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
+		w, size := runeCost(s[i:])
+		n += w
 		i += size
 	}
 	return n
+}
+
+// runeCost returns how many bytes the first character of s takes in a
+// JSON string with HTML escaping, and how many it takes in s.
+func runeCost(s string) (cost, size int) {
+	c := s[0]
+	if c < utf8.RuneSelf {
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			return 2, 1
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			return 6, 1
+		}
+		return 1, 1
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+		return 6, size
+	}
+	return size, size
+}
+
+// QuotedTail returns where the longest end of the text b starts that,
+// written as a JSON string (quotes included), takes at most max bytes.
+func QuotedTail(b []byte, max int) int {
+	n := 2
+	i := len(b)
+	for i > 0 {
+		start := i - 1
+		for start > 0 && i-start < utf8.UTFMax && !utf8.RuneStart(b[start]) {
+			start--
+		}
+		w, size := runeCost(unsafe.String(&b[start], i-start))
+		if size != i-start {
+			start, w = i-1, 6 // a byte that is not UTF-8 is written as U+FFFD, escaped
+		}
+		if n+w > max {
+			break
+		}
+		n += w
+		i = start
+	}
+	return i
 }
 
 // Excerpt shortens text for an error message.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
@@ -307,9 +308,23 @@ func (s *Set) readLog(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.Rea
 		c.Meta = mcp.Meta{"truncated": true, "omittedBytes": skipped, "size": size}
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		// Written in base64: four bytes for every three.
+		if cut := len(data) - int((s.cfg.MaxBytes-2)/4*3); cut > 0 { // and its quotes
+			data, skipped = data[cut:], skipped+int64(cut)
+			c.Meta = mcp.Meta{"truncated": true, "omittedBytes": skipped, "size": size}
+		}
 		c.MIMEType = "application/octet-stream"
 		c.Blob = data
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+	}
+	// The limit is of the text as it is written, escaped: a log of '<'
+	// takes six times its size.
+	if cut := check.QuotedTail(data, int(s.cfg.MaxBytes)); cut > 0 {
+		if i := bytes.IndexByte(data[cut:], '\n'); i >= 0 {
+			cut += i + 1
+		}
+		data, skipped = data[cut:], skipped+int64(cut)
+		c.Meta = mcp.Meta{"truncated": true, "omittedBytes": skipped, "size": size}
 	}
 	text := string(data)
 	if skipped > 0 {

@@ -427,3 +427,32 @@ func TestManyLogFilesBounded(t *testing.T) {
 		t.Fatalf("%d log resources, want %d", logs, resources.MaxLogFiles)
 	}
 }
+
+// --resource-max-bytes counts a log's text as it is written: a log of '<'
+// (six bytes each, escaped) or of binary (base64) returns no more than the
+// limit on the wire.
+func TestLogLimitCountsTheWrittenBytes(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "html.log")
+	os.WriteFile(text, bytes.Repeat([]byte(strings.Repeat("<", 63)+"\n"), 64), 0o600)
+	bin := filepath.Join(dir, "bin.log")
+	os.WriteFile(bin, bytes.Repeat([]byte{0, 1, 2, 0xff}, 1024), 0o600)
+	h := start(t, dir, nil)
+	for _, p := range []string{text, bin} {
+		res, err := h.read(resources.FileURI(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Contents[0]
+		var written []byte
+		if c.Blob != nil {
+			written, _ = json.Marshal(c.Blob)
+		} else {
+			_, body, _ := strings.Cut(c.Text, "]\n") // after the note of what is left out
+			written, _ = json.Marshal(body)
+		}
+		if len(written) > 1024 || len(written) < 512 || c.Meta["truncated"] != true {
+			t.Fatalf("%s: %d bytes written for a limit of 1024, _meta %v", filepath.Base(p), len(written), c.Meta)
+		}
+	}
+}
