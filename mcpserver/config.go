@@ -6,6 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/media"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
@@ -146,6 +147,11 @@ type Feature interface {
 	// Resync brings every server registered onto in step with its policy,
 	// which changed without a reload (the macOS permissions did).
 	Resync()
+	// Update follows a new registry. Apply gives it to the features before
+	// the server takes it: the requests for what they declare wait for the
+	// server's first registry (waitsForManifests), and find it when they
+	// are let through.
+	Update(*manifest.Registry)
 }
 
 // Media, if set in Config, may add a picture after the text of a

@@ -190,5 +190,6 @@ func (f *countingFeature) Attach(*mcp.ServerOptions, backend.View) func(*mcp.Ser
 	return func(*mcp.Server) {}
 }
 
-func (f *countingFeature) Detach(*mcp.Server) { f.detached++ }
-func (f *countingFeature) Resync()            {}
+func (f *countingFeature) Detach(*mcp.Server)        { f.detached++ }
+func (f *countingFeature) Resync()                   {}
+func (f *countingFeature) Update(*manifest.Registry) {}

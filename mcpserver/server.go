@@ -178,8 +178,8 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 // depends on what the manifests declare (resources, templates, prompts and
 // their completions): like tools/list they wait for the first registry, so
 // that a client asking at once is not told of none and a read of a declared
-// resource is not "not found". The features are given each registry before
-// the server (serve), so they have it when the wait ends.
+// resource is not "not found". Apply gives each registry to the features
+// before the server, so they have it when the wait ends.
 var waitsForManifests = map[string]bool{
 	"resources/list": true, "resources/templates/list": true, "resources/read": true,
 	"prompts/list": true, "prompts/get": true, "completion/complete": true,
@@ -211,6 +211,9 @@ func (s *Server) Close() error {
 // changed are removed and re-added, so an unchanged registry sends no
 // notifications/tools/list_changed; a change of routing alone is silent.
 func (s *Server) Apply(reg *manifest.Registry) Change {
+	for _, f := range s.cfg.Features {
+		f.Update(reg) // first: see Feature.Update
+	}
 	ch := s.apply(reg)
 	s.pipe.nudgeGrants() // new manifests may map permissions.list anew
 	return ch

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -419,8 +420,9 @@ func (waitFeature) Attach(o *mcp.ServerOptions, _ backend.View) func(*mcp.Server
 	return register
 }
 
-func (waitFeature) Detach(*mcp.Server) {}
-func (waitFeature) Resync()            {}
+func (waitFeature) Detach(*mcp.Server)        {}
+func (waitFeature) Resync()                   {}
+func (waitFeature) Update(*manifest.Registry) {}
 
 func register(m *mcp.Server) {
 	m.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

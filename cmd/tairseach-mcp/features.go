@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/media"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
@@ -64,11 +63,11 @@ type features struct {
 	prompts *prompts.Set
 }
 
-// newFeatures builds them and adds them to cfg; srv gives the server once
-// it exists, for the status. They reach the backend through the road of
-// the server they are attached to.
-func (o *options) newFeatures(cfg *mcpserver.Config, srv func() *mcpserver.Server, log zerolog.Logger) *features {
-	fs := &features{
+// newFeatures builds them; srv gives the server once it exists, for the
+// status. They reach the backend through the road of the server they are
+// attached to, which gives them each registry (Apply).
+func (o *options) newFeatures(srv func() *mcpserver.Server, log zerolog.Logger) *features {
+	return &features{
 		res: resources.New(resources.Config{
 			LogsDir: o.features.logsDir, MaxBytes: o.features.resourceMaxBytes, ManifestsDir: o.manifests,
 			Version: versionString(),
@@ -79,8 +78,6 @@ func (o *options) newFeatures(cfg *mcpserver.Config, srv func() *mcpserver.Serve
 		prompts: prompts.New(prompts.Config{Dir: o.features.promptsDir, MaxBytes: o.maxResultBytes,
 			Logger: log.With().Str("feature", "prompts").Logger()}),
 	}
-	cfg.Features = append(cfg.Features, fs.res, fs.prompts)
-	return fs
 }
 
 // media is what the server attaches to results that name a picture: every
@@ -90,12 +87,6 @@ func (o *options) media() mcpserver.Media {
 		return nil
 	}
 	return media.Images(o.features.maxImageBytes)
-}
-
-// update follows a manifest reload.
-func (fs *features) update(reg *manifest.Registry) {
-	fs.res.Update(reg)
-	fs.prompts.Update(reg)
 }
 
 // run watches the logs and prompts directories until ctx ends.

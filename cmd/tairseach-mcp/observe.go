@@ -52,11 +52,19 @@ func (ob *observeOptions) resolve() error {
 	return nil
 }
 
+// observers are what serve's sessions have that the commands' server has
+// not: calls the user confirms, progress, the audit log and telemetry.
+type observers struct {
+	progressInterval time.Duration
+	confirm          []string
+	audit            *observe.Audit
+	telemetry        *observe.Telemetry
+}
+
 // start opens the audit log and starts the exporters the environment asks
-// for, and puts them in cfg; stop closes them, flushing what is pending.
-func (ob *observeOptions) start(ctx context.Context, cfg *mcpserver.Config, log zerolog.Logger) (stop func(), err error) {
-	cfg.ProgressInterval = ob.progressInterval
-	cfg.Confirm = ob.confirmRules
+// for; stop closes them, flushing what is pending.
+func (ob *observeOptions) start(ctx context.Context, log zerolog.Logger) (obs observers, stop func(), err error) {
+	obs.progressInterval, obs.confirm = ob.progressInterval, ob.confirmRules
 	if len(ob.confirmRules) > 0 {
 		log.Info().Strs("confirm", ob.confirmRules).Msg("calls of these tools are confirmed by the user first")
 	}
@@ -69,19 +77,19 @@ func (ob *observeOptions) start(ctx context.Context, cfg *mcpserver.Config, log 
 	if ob.auditLog != "" {
 		a, err := observe.OpenAudit(ob.auditLog, observe.AuditOptions{Args: ob.auditArgs, MaxBytes: ob.auditMaxBytes, Logger: log})
 		if err != nil {
-			return nil, fmt.Errorf("--audit-log: %w", err)
+			return observers{}, nil, fmt.Errorf("--audit-log: %w", err)
 		}
-		cfg.Audit = a
+		obs.audit = a
 		stops = append(stops, func() { _ = a.Close() })
 	}
 	if observe.TelemetryWanted() {
 		t, err := observe.StartTelemetry(ctx, version)
 		if err != nil {
 			stop()
-			return nil, err
+			return observers{}, nil, err
 		}
 		log.Info().Msg("exporting OpenTelemetry traces and metrics (OTEL_* environment)")
-		cfg.Telemetry = t
+		obs.telemetry = t
 		stops = append(stops, func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
@@ -90,5 +98,5 @@ func (ob *observeOptions) start(ctx context.Context, cfg *mcpserver.Config, log 
 			}
 		})
 	}
-	return stop, nil
+	return obs, stop, nil
 }

@@ -73,11 +73,7 @@ func (o *options) openServer(ctx context.Context, reg *manifest.Registry, log ze
 	if err := o.checkToolsets(reg); err != nil {
 		return nil, err
 	}
-	cfg := o.serverConfig(log)
-	var srv *mcpserver.Server
-	feats := o.newFeatures(&cfg, func() *mcpserver.Server { return srv }, log)
-	feats.update(reg)
-	srv = mcpserver.New(cfg, reg)
+	srv, _ := o.newServer(reg, log, observers{})
 	if o.hideUngranted {
 		// An app that does not answer leaves them unknown: nothing is left
 		// out, as a client is offered everything until they are read.

@@ -47,19 +47,16 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout io.Writer) e
 	if o.insecureSocket {
 		log.Warn().Msg("--insecure-socket: NOT checking that sockets and the processes behind them belong to you; any local user who can reach the socket could receive your calls")
 	}
-	// The server answers initialize while the manifests load; tool
-	// requests wait for them.
-	cfg := o.serverConfig(log)
-	stopObs, err := o.obs.start(ctx, &cfg, log)
+	obs, stopObs, err := o.obs.start(ctx, log)
 	if err != nil {
 		return err
 	}
 	// The audit log is synced and the exporters flushed last, once the
 	// transport has returned: by then every call it cut off has ended.
 	defer stopObs()
-	var srv *mcpserver.Server
-	feats := o.newFeatures(&cfg, func() *mcpserver.Server { return srv }, log)
-	srv = mcpserver.New(cfg, nil)
+	// The server answers initialize while the manifests load; tool
+	// requests wait for them.
+	srv, feats := o.newServer(nil, log, obs)
 	defer srv.Close()
 	log.Info().Str("version", version).Str("manifests", o.manifests).
 		Str("socket", o.socket).Str("transport", o.transport).Msg("serving")
@@ -79,19 +76,13 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout io.Writer) e
 		w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
 			func(r manifest.Reload) {
 				applyReload(log, srv, r)
-				feats.update(r.Registry)
 				o.warnEmptyToolsets(log, r.Registry)
 			})
-		// The first registry goes to the features before the server: the
-		// server's first ends the wait of the resource and prompt requests
-		// (mcpserver waitsForManifests).
 		if err != nil {
 			log.Error().Err(err).Msg("serving no tools")
-			feats.update(&manifest.Registry{})
 			srv.Apply(&manifest.Registry{})
 			return
 		}
-		feats.update(w.Registry())
 		srv.Apply(w.Registry())
 		logManifestNotes(log, o.manifests, w.Registry())
 		wg.Go(func() {
@@ -175,11 +166,18 @@ func applyReload(log zerolog.Logger, srv *mcpserver.Server, r manifest.Reload) {
 		Msg("manifests reloaded")
 }
 
-func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
+// newServer makes the server the options describe, serve's and every
+// command's alike: its config is made here alone, with the resources and
+// prompts. With reg nil the manifests come later, by Apply. obs is what
+// serve's sessions have besides (observe.go); the commands pass none.
+func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs observers) (*mcpserver.Server, *features) {
 	if o.outputSchemasOn {
 		log.Warn().Msg("--output-schemas=on is deprecated: it means strict now; the default, warn, does not fail successful calls whose replies do not match their outputSchema")
 	}
-	return mcpserver.Config{
+	// The resources' status asks the server, made after them.
+	var srv *mcpserver.Server
+	feats := o.newFeatures(func() *mcpserver.Server { return srv }, log)
+	srv = mcpserver.New(mcpserver.Config{
 		Version:             version,
 		DefaultSocket:       o.socket,
 		ResolveSocket:       o.resolveSocket,
@@ -197,7 +195,13 @@ func (o *options) serverConfig(log zerolog.Logger) mcpserver.Config {
 		Media:               o.media(),
 		HideUngranted:       o.hideUngranted,
 		PermissionsInterval: o.permissionsInterval,
-	}
+		Features:            []mcpserver.Feature{feats.res, feats.prompts},
+		ProgressInterval:    obs.progressInterval,
+		Confirm:             obs.confirm,
+		Audit:               obs.audit,
+		Telemetry:           obs.telemetry,
+	}, reg)
+	return srv, feats
 }
 
 // startCPUProfile profiles the process until stop is called.
