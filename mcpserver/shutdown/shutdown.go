@@ -46,6 +46,9 @@ type Reason string
 const (
 	// EndOfInput: the client closed the session's input (stdin).
 	EndOfInput Reason = "end of input"
+	// OutputClosed: the client closed the session's output (stdout): no
+	// answer can reach it. The drain is bounded as at a stop signal.
+	OutputClosed Reason = "output closed"
 	// StopSignal: the process received SIGINT or SIGTERM.
 	StopSignal Reason = "stop signal"
 	// SecondSignal: another stop signal came while the session drained.
@@ -156,6 +159,11 @@ func New(cfg Config) *Owner {
 // Start subscribes to SIGINT and SIGTERM (or reads Config.Signals) in a
 // goroutine of its own, until Close is called or ctx ends. Later calls do
 // nothing.
+//
+// Subscribing for real, it takes SIGPIPE too: a write to a stdout or
+// stderr the client closed then fails (EPIPE) rather than killing the
+// process, and the transport ends the session (OutputClosed) with every
+// call recorded.
 func (o *Owner) Start(ctx context.Context) {
 	o.startOnce.Do(func() {
 		sig := o.cfg.Signals
@@ -165,6 +173,9 @@ func (o *Owner) Start(ctx context.Context) {
 			own = make(chan os.Signal, 2)
 			signal.Notify(own, os.Interrupt, syscall.SIGTERM)
 			sig = own
+			// Never read, nor stopped: a SIGPIPE is dropped, the write
+			// that raised it fails, and its writer says what that ends.
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		}
 		go func() {
 			defer close(o.done)
@@ -251,9 +262,10 @@ func (o *Owner) Status() Status {
 	return o.st
 }
 
-// Drain begins the drain for why, EndOfInput or StopSignal, unless it has
-// begun. A transport calls it with EndOfInput when its input ends; a
-// StopSignal, as from a signal, also ends Context and applies the grace
+// Drain begins the drain for why, EndOfInput, OutputClosed or StopSignal,
+// unless it has begun. A transport calls it with EndOfInput when its input
+// ends, with OutputClosed when its output does; a StopSignal, as from a
+// signal, also ends Context. OutputClosed and StopSignal apply the grace
 // when it ends the drain sooner. It does not count as a signal: a second
 // call does not hurry.
 func (o *Owner) Drain(why Reason) {
@@ -298,7 +310,7 @@ func (o *Owner) drainLocked(why Reason) {
 			o.setDeadlineLocked(now.Add(o.cfg.Drain), DrainTimeout)
 		}
 	}
-	if why != StopSignal || o.st.Hurry != "" || o.cfg.Grace <= 0 {
+	if (why != StopSignal && why != OutputClosed) || o.st.Hurry != "" || o.cfg.Grace <= 0 {
 		return
 	}
 	// The grace counts from the signal; it applies when it ends the drain

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
 func (c *conn) SessionID() string { return "" }
@@ -43,7 +45,17 @@ func (c *conn) closeDrained() {
 }
 
 // Write writes a message of the go-sdk as one line, with the client's id.
-func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
+// Once the client has closed stdout, a message is dropped without an
+// error: the session ends by its drain, as at the end of its input, not
+// by the go-sdk tearing it down under the calls in flight.
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := c.write(ctx, msg); err != nil && !c.outClosed.Load() {
+		return err
+	}
+	return nil
+}
+
+func (c *conn) write(_ context.Context, msg jsonrpc.Message) error {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
 		n, _ := m.ID.Raw().(int64)
@@ -194,6 +206,9 @@ func (c *conn) unlockOut() { <-c.wlock }
 // flush writes buf, a line built in c.wbuf, and keeps the buffer unless a
 // huge message grew it. The output's lock must be held.
 func (c *conn) flush(buf []byte) error {
+	if c.outClosed.Load() {
+		return errOutputClosed
+	}
 	c.blocked.Store(true)
 	_, err := c.out.Write(buf)
 	c.blocked.Store(false)
@@ -201,10 +216,21 @@ func (c *conn) flush(buf []byte) error {
 		c.wbuf = buf
 	}
 	if err != nil {
+		if c.outClosed.CompareAndSwap(false, true) {
+			// The client closed stdout (EPIPE: SIGPIPE is not fatal, see
+			// shutdown.Owner.Start): no answer can reach it. The session
+			// ends as at the end of its input, bounded as at a signal;
+			// each call in flight still ends and is recorded.
+			c.log.Warn().Err(err).Msg("stdout closed by the client: ending the session; answers are no longer written")
+			c.end.Drain(shutdown.OutputClosed)
+		}
 		return fmt.Errorf("writing stdout: %w", err)
 	}
 	return nil
 }
+
+// errOutputClosed is the error of a write after stdout failed.
+var errOutputClosed = errors.New("writing stdout: closed by the client")
 
 // errorLine is the error response to the request of id (null when nil).
 func errorLine(id json.RawMessage, code int64, message string) []byte {
@@ -223,7 +249,7 @@ func errorLine(id json.RawMessage, code int64, message string) []byte {
 func (c *conn) writeErrorRawID(id json.RawMessage, code int64, message string) {
 	data := errorLine(id, code, message)
 	c.log.Warn().Int64("code", code).Msg(message)
-	if err := c.writeLine(data); err != nil {
+	if err := c.writeLine(data); err != nil && !c.outClosed.Load() {
 		c.log.Warn().Err(err).Msg("writing error response")
 	}
 }
@@ -235,7 +261,7 @@ func (c *conn) answer(n int64, result []byte) {
 	if r == nil || r.cancelled || r.cut || result == nil {
 		return
 	}
-	if err := c.writeResult(r.raw, result, nil); err != nil {
+	if err := c.writeResult(r.raw, result, nil); err != nil && !c.outClosed.Load() {
 		c.log.Warn().Err(err).Msg("writing a result")
 	}
 }

@@ -154,6 +154,9 @@ type conn struct {
 	// End has stopped).
 	givenUp atomic.Int64
 	blocked atomic.Bool
+	// outClosed is set at the first write that failed: the client closed
+	// stdout, and nothing more is written.
+	outClosed atomic.Bool
 
 	lingerOnce sync.Once
 	// Owned by the goroutine that calls Read: the drain has begun, what was
