@@ -103,6 +103,7 @@ func (d *doctor) run(ctx context.Context) {
 	}
 	d.checkBackends(ctx, reg)
 	d.checkFeatureDirs() // features.go
+	d.checkOpenClaw()    // install_openclaw.go
 	if d.o.transport == "http" {
 		d.checkToken()
 	}

@@ -49,7 +49,8 @@ that is a symlink (dotfiles) stays one: the file it points to is written, and ma
 --print shows the file as it would be written and writes nothing at all.
 
 With --transport http, clients that reach servers by URL (claude-code, cursor, vscode,
-windsurf, gemini, codex) get an HTTP entry with the bearer token; start the server yourself.
+windsurf, gemini, openclaw, codex) get an HTTP entry with the bearer token (OpenClaw's names
+${TAIRSEACH_MCP_TOKEN} instead); start the server yourself.
 
 Clients and their files (macOS; ~/.config on Linux):
   claude-desktop  ~/Library/Application Support/Claude/claude_desktop_config.json
@@ -58,6 +59,7 @@ Clients and their files (macOS; ~/.config on Linux):
   vscode          ~/Library/Application Support/Code/User/mcp.json
   windsurf        ~/.codeium/windsurf/mcp_config.json
   gemini          ~/.gemini/settings.json (user scope)
+  openclaw        ~/.openclaw/openclaw.json ($OPENCLAW_CONFIG_PATH when set), under mcp.servers
   codex           ~/.codex/config.toml ($CODEX_HOME/config.toml when set)`,
 		Example: `  tairseach-mcp install claude-desktop
   tairseach-mcp --socket /tmp/tairseach.sock install cursor
@@ -156,7 +158,7 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 	if err != nil {
 		const leave = "left as it is: fix it, or move it aside and run this again"
 		if se := (*clientconfig.SyntaxError)(nil); errors.As(err, &se) {
-			return nil, fmt.Errorf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.format(), se.Cause, leave)
+			return nil, &fileSyntaxError{fmt.Sprintf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.format(), se.Cause, leave), p, se}
 		}
 		return nil, fmt.Errorf("%s: %v; %s", p, err, leave)
 	}
@@ -165,18 +167,29 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 
 func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	cf, err := f.open(c)
-	if err != nil {
+	fe := (*fileSyntaxError)(nil)
+	if err != nil && !(c.json5 && errors.As(err, &fe)) {
 		return err
 	}
 	entry, notes, err := buildEntry(cmd, o, c, f.print)
 	if err != nil {
 		return err
 	}
+	if fe != nil {
+		return installJSON5(c, f, fe, entry, notes, stdout, stderr)
+	}
 	found, err := cf.doc.Has()
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
-	if err := cf.doc.Set(c.fields(entry)); err != nil {
+	fields, moved, err := c.moveMisplaced(cf, c.fields(entry))
+	if err != nil {
+		return fmt.Errorf("%s: %w", cf.shown, err)
+	}
+	if moved != "" {
+		notes = append(notes, moved)
+	}
+	if err := cf.doc.Set(fields); err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
 	if cf.data != nil && bytes.Equal(cf.doc.Bytes(), cf.data) && !f.print {
@@ -190,7 +203,7 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if found {
 		verb = "updated"
 	}
-	if entry.token != "" && cf.data != nil && cf.mode&0o077 != 0 {
+	if entry.token != "" && !c.tokenRef && cf.data != nil && cf.mode&0o077 != 0 {
 		if f.print {
 			notes = append(notes, fmt.Sprintf("%s is readable by others (%04o); install makes it 0600, as it will hold the token", cf.shown, cf.mode))
 		} else {
@@ -233,6 +246,10 @@ func missingSetup(o *options) []string {
 
 func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	cf, err := f.open(c)
+	if fe := (*fileSyntaxError)(nil); c.json5 && errors.As(err, &fe) {
+		return fmt.Errorf("%s:%d:%d: %s: uninstall edits %s's JSON5 in place only as JSON with comments and trailing commas; run OpenClaw's own command, which rewrites the file as plain JSON:\n  openclaw mcp unset %s",
+			fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.title, entryName)
+	}
 	if err != nil {
 		return err
 	}

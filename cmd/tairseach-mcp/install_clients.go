@@ -21,6 +21,13 @@ type mcpClient struct {
 	urlKey   string // the key of an HTTP entry's address; "" when the client only starts servers over stdio
 	path     func(home, configDir string) string
 	afterAdd string // what to do once the entry is written
+
+	// OpenClaw's (install_openclaw.go).
+	transport bool     // an HTTP entry carries "transport": "streamable-http"
+	tokenRef  bool     // the Authorization header names ${TAIRSEACH_MCP_TOKEN}, which the client fills in, not the token
+	json5     bool     // the file is JSON5: what hujson cannot read goes through the client's own command
+	misplaced string   // a server map where an entry was once written and the client rejects it
+	keeps     []string // the members of a misplaced entry that the client reads, which a move keeps
 }
 
 var mcpClients = []mcpClient{
@@ -62,6 +69,12 @@ var mcpClients = []mcpClient{
 		name: "gemini", title: "Gemini CLI", key: "mcpServers", urlKey: "httpUrl",
 		path:     func(home, _ string) string { return filepath.Join(home, ".gemini", "settings.json") },
 		afterAdd: "new Gemini CLI sessions load it in every project (/mcp in a session lists its tools)",
+	},
+	{
+		name: "openclaw", title: "OpenClaw", key: "mcp.servers", urlKey: "url",
+		transport: true, tokenRef: true, json5: true, misplaced: "mcpServers", keeps: openClawKeeps,
+		path:     openClawPath,
+		afterAdd: "new OpenClaw agent turns load it (openclaw mcp probe tairseach checks it; restart a running Gateway)",
 	},
 	{
 		name: "codex", title: "Codex", key: "mcp_servers", toml: true, urlKey: "url",

@@ -62,6 +62,13 @@ func (c mcpClient) fields(e serverEntry) []clientconfig.Field {
 	if c.urlKey != "" {
 		fs = append(fs, address)
 	}
+	if c.transport {
+		tr := field{Key: "transport"} // none over stdio, as openclaw mcp add writes it
+		if e.url != "" {
+			tr.Value = "streamable-http" // without it a URL is taken as SSE
+		}
+		fs = append(fs, tr)
+	}
 	if c.urlKey != "url" {
 		fs = append(fs, field{Key: "url"}) // another client's word for the address: Gemini CLI's SSE one
 	}
@@ -108,6 +115,13 @@ func buildHTTPEntry(o *options, c mcpClient, exe string, args []string, print bo
 		return serverEntry{}, nil, err
 	}
 	switch {
+	case c.tokenRef && !o.http.noAuth:
+		e.token = "${" + tokenEnv + "}" // its doctor warns of a literal token
+		where := "to the token in " + from
+		if from == "" {
+			where = "as it is set here"
+		}
+		notes = append(notes, fmt.Sprintf("the entry names ${%s}, which %s fills in from its environment or ~/.openclaw/.env: set it there %s", tokenEnv, c.title, where))
 	case token == "" && !o.http.noAuth:
 		e.token = "<the token in " + from + ">"
 		notes = append(notes, from+" does not exist yet: the entry shows a placeholder for the token; install without --print makes it (0600), as the server's first start would")

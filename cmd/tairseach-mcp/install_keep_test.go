@@ -151,6 +151,31 @@ var keeps = []struct {
 		kept: []string{"      \"cwd\": \"/Users/you/src\",\n      \"env\": {\"TAIRSEACH_LOG_LEVEL\": \"debug\"},\n      \"timeout\": 30000,\n      \"trust\": true,\n      \"includeTools\": [\"tairseach_contacts_search\", \"tairseach_contacts_delete\"],\n      \"excludeTools\": [\"tairseach_contacts_delete\"]\n"},
 	},
 	{
+		client: "openclaw", // HTTP to stdio, in OpenClaw's JSON5 with comments and trailing commas
+		args:   fixedFlags,
+		before: `// OpenClaw
+{
+  "agents": {"defaults": {"workspace": "~/work"}},
+  "mcp": {
+    "servers": {
+      // tairseach, from install; the rest is mine
+      "tairseach": {
+        "url": "http://127.0.0.1:8765/mcp",
+        "transport": "streamable-http",
+        "headers": {"Authorization": "Bearer ${TAIRSEACH_MCP_TOKEN}"},
+        "requestTimeoutMs": 20000, // slow calls
+        "toolFilter": {"exclude": ["tairseach_screen_*"]},
+      },
+    },
+  },
+}
+`,
+		kept: []string{
+			"// OpenClaw\n{\n  \"agents\": {\"defaults\": {\"workspace\": \"~/work\"}},\n  \"mcp\": {\n    \"servers\": {\n      // tairseach, from install; the rest is mine\n      \"tairseach\": {\n",
+			"\"requestTimeoutMs\": 20000, // slow calls\n        \"toolFilter\": {\"exclude\": [\"tairseach_screen_*\"]},\n      },\n    },\n  },\n}\n",
+		},
+	},
+	{
 		client: "codex", // stdio to HTTP
 		args:   httpFlags,
 		before: `model = "gpt-5-codex"
@@ -271,7 +296,10 @@ func decoded(t *testing.T, c mcpClient, data []byte) (doc, servers map[string]an
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	servers, _ = doc[c.key].(map[string]any)
+	servers = doc
+	for _, k := range strings.Split(c.key, ".") {
+		servers, _ = servers[k].(map[string]any)
+	}
 	return doc, servers
 }
 

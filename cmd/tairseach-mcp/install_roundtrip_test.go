@@ -158,7 +158,11 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 					if code != 0 {
 						t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
 					}
-					if args[0] == "--transport" && c.urlKey != "" && !strings.Contains(stdout, "<the token in "+filepath.Join(home, ".tairseach", "mcp-token")+">") {
+					placeholder := "<the token in " + filepath.Join(home, ".tairseach", "mcp-token") + ">"
+					if c.tokenRef {
+						placeholder = "Bearer ${TAIRSEACH_MCP_TOKEN}"
+					}
+					if args[0] == "--transport" && c.urlKey != "" && !strings.Contains(stdout, placeholder) {
 						t.Errorf("%v: no placeholder for the token:\n%s", args, stdout)
 					}
 				}

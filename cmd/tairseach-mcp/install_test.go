@@ -29,6 +29,9 @@ func installHome(t *testing.T) string {
 	t.Setenv("TAIRSEACH_MCP_CALL_TIMEOUT", "")
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	t.Setenv("CODEX_HOME", "")
+	for _, v := range []string{"OPENCLAW_CONFIG_PATH", "OPENCLAW_STATE_DIR", "OPENCLAW_HOME"} {
+		t.Setenv(v, "")
+	}
 	return home
 }
 
@@ -53,6 +56,20 @@ var fixtures = map[string]string{
     "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"}
   },
   "inputs": []
+}
+`,
+	"mcp.servers": `// OpenClaw
+{
+  "agents": {"defaults": {"workspace": "~/work"}},
+  "mcp": {
+    "servers": {
+      "github": {
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-github"],
+        "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"}, // from the environment
+      },
+    },
+  },
 }
 `,
 	"mcp_servers": `# Codex
@@ -451,7 +468,7 @@ func TestInstallCases(t *testing.T) {
 	t.Run("unknown client", func(t *testing.T) {
 		installHome(t)
 		_, stderr, code := cli("", "install", "emacs")
-		if code != 2 || !strings.Contains(stderr, "claude-desktop, claude-code, cursor, vscode, windsurf, gemini, codex") {
+		if code != 2 || !strings.Contains(stderr, "claude-desktop, claude-code, cursor, vscode, windsurf, gemini, openclaw, codex") {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
 	})

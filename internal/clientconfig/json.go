@@ -289,15 +289,16 @@ type Member struct {
 // when this leaves it empty. It returns the entry's members in file order,
 // as a JSON parser reads them (the last of the same name), and whether
 // there was such an entry; an entry that is not an object has no members.
-func (f *JSONFile) Take(key string) (members []Member, found bool, err error) {
+// Left is how many members that map still has.
+func (f *JSONFile) Take(key string) (members []Member, found bool, left int, err error) {
 	g := &JSONFile{mapKey: strings.Split(key, "."), name: f.name, root: f.root}
 	p, err := g.servers()
 	if err != nil || p.obj == nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	k := lastMember(p.obj, f.name)
 	if k < 0 {
-		return nil, false, nil
+		return nil, false, len(p.obj.Members), nil
 	}
 	if entry, ok := p.obj.Members[k].Value.Value.(*hujson.Object); ok {
 		for j := range entry.Members {
@@ -311,12 +312,12 @@ func (f *JSONFile) Take(key string) (members []Member, found bool, err error) {
 		}
 	}
 	if err := g.Remove(); err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	if len(p.obj.Members) == 0 {
 		removeMember(p.in, p.at)
 	}
-	return members, true, nil
+	return members, true, len(p.obj.Members), nil
 }
 
 // Bytes is the file as edited; nil for an empty file left so.

@@ -352,6 +352,7 @@ func TestJSONTake(t *testing.T) {
 	for _, tt := range []struct {
 		in, out string
 		members []Member
+		left    int
 	}{
 		{in: `{"a": 1}`, out: `{"a": 1}`},
 		{
@@ -363,15 +364,16 @@ func TestJSONTake(t *testing.T) {
 			in:      "{\n  \"mcpServers\": {\n    \"other\": {},\n    \"tairseach\": 3\n  }\n}",
 			out:     "{\n  \"mcpServers\": {\n    \"other\": {}\n  }\n}",
 			members: nil,
+			left:    1,
 		},
 	} {
 		f, err := ParseJSON([]byte(tt.in), "mcp.servers", "tairseach")
 		if err != nil {
 			t.Fatal(err)
 		}
-		members, found, err := f.Take("mcpServers")
-		if err != nil || found != strings.Contains(tt.in, "tairseach") || !reflect.DeepEqual(members, tt.members) || string(f.Bytes()) != tt.out {
-			t.Errorf("%q: %v, %v, %q\n%s\nwant %q\n%s", tt.in, found, err, members, f.Bytes(), tt.members, tt.out)
+		members, found, left, err := f.Take("mcpServers")
+		if err != nil || found != strings.Contains(tt.in, "tairseach") || left != tt.left || !reflect.DeepEqual(members, tt.members) || string(f.Bytes()) != tt.out {
+			t.Errorf("%q: %v, %d, %v, %q\n%s\nwant %q\n%s", tt.in, found, left, err, members, f.Bytes(), tt.members, tt.out)
 		}
 	}
 }

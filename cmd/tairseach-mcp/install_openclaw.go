@@ -1,0 +1,214 @@
+package main
+
+// What is OpenClaw's own in install and doctor. Its file is JSON5, which
+// install edits in place, byte for byte, as far as hujson reads it (JSON
+// with comments and trailing commas); a file in the rest of JSON5
+// (unquoted keys, single quotes…) goes through OpenClaw's own
+// `openclaw mcp set`, or install names that command (docs/architecture.md
+// says why no JSON5 parser). The Tairseach app once wrote its entry under
+// a top-level mcpServers, a key for which OpenClaw rejects the whole file:
+// install moves that entry to mcp.servers, and doctor finds it.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
+)
+
+// openClawKeeps are the members of an entry that OpenClaw reads besides
+// those install owns (its schema's mcp.servers.*): what a move of the
+// app's misplaced entry keeps.
+var openClawKeeps = []string{
+	"enabled", "env", "cwd", "workingDirectory", "connectionTimeoutMs", "requestTimeoutMs",
+	"supportsParallelToolCalls", "auth", "oauth", "sslVerify", "clientCert", "clientKey", "toolFilter", "codex",
+}
+
+// openClawPath is OpenClaw's configuration file: $OPENCLAW_CONFIG_PATH,
+// else openclaw.json in $OPENCLAW_STATE_DIR, else in .openclaw in
+// $OPENCLAW_HOME or the home directory, as OpenClaw finds it.
+func openClawPath(home, _ string) string {
+	if p := os.Getenv("OPENCLAW_CONFIG_PATH"); filepath.IsAbs(p) {
+		return p
+	}
+	if dir := os.Getenv("OPENCLAW_STATE_DIR"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "openclaw.json")
+	}
+	if h := os.Getenv("OPENCLAW_HOME"); filepath.IsAbs(h) {
+		home = h
+	}
+	return filepath.Join(home, ".openclaw", "openclaw.json")
+}
+
+// fileSyntaxError is a client file that open cannot parse.
+type fileSyntaxError struct {
+	msg  string
+	path string
+	err  *clientconfig.SyntaxError
+}
+
+func (e *fileSyntaxError) Error() string { return e.msg }
+func (e *fileSyntaxError) Unwrap() error { return e.err }
+
+// moveMisplaced takes the entry out of c.misplaced, where the app wrote it
+// and c does not read it, and returns fields with the members of that entry
+// that c reads too (c.keeps), and a note for the user; an entry already
+// where c reads it wins, and the misplaced one just goes.
+func (c mcpClient) moveMisplaced(cf *configFile, fields []clientconfig.Field) ([]clientconfig.Field, string, error) {
+	jf, ok := cf.doc.(*clientconfig.JSONFile)
+	if c.misplaced == "" || !ok {
+		return fields, "", nil
+	}
+	has, err := jf.Has()
+	if err != nil {
+		return nil, "", err
+	}
+	members, found, left, err := jf.Take(c.misplaced)
+	if err != nil || !found {
+		return fields, "", err
+	}
+	why := fmt.Sprintf("%s does not read it there, and rejects the whole file over that key", c.title)
+	rest := ""
+	if left > 0 {
+		rest = fmt.Sprintf("; %s still holds %d other servers, and %s rejects the file until they go (openclaw doctor --fix removes them)", c.misplaced, left, c.title)
+	}
+	if has {
+		return fields, fmt.Sprintf("took the tairseach entry out of %s (%s); the one in %s stays%s", c.misplaced, why, c.key, rest), nil
+	}
+	var kept, dropped []string
+	for _, m := range members {
+		switch {
+		case slices.ContainsFunc(fields, func(f clientconfig.Field) bool { return f.Key == m.Key }):
+			// install's own: set anew
+		case slices.Contains(c.keeps, m.Key):
+			fields = append(fields, clientconfig.Field{Key: m.Key, Value: m.Value})
+			kept = append(kept, m.Key)
+		default:
+			dropped = append(dropped, m.Key)
+		}
+	}
+	note := fmt.Sprintf("moved the tairseach entry from %s to %s (%s)", c.misplaced, c.key, why)
+	if len(kept) > 0 {
+		note += "; kept its " + strings.Join(kept, ", ")
+	}
+	if len(dropped) > 0 {
+		note += fmt.Sprintf("; left out its %s, which %s does not read", strings.Join(dropped, ", "), c.title)
+	}
+	return fields, note + rest, nil
+}
+
+// installJSON5 installs into a file that hujson cannot read: through
+// OpenClaw's own openclaw mcp set when it is on PATH, which rewrites the
+// file as plain JSON; else it names that command.
+func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry serverEntry, notes []string, stdout, stderr io.Writer) error {
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
+	}
+	env := ""
+	if def, err := c.defaultPath(); err != nil || def != fe.path {
+		env = "OPENCLAW_CONFIG_PATH=" + shellQuote(fe.path) + " "
+	}
+	why := fmt.Sprintf("%s:%d:%d: %s: install edits %s in place, byte for byte, only as JSON with comments and trailing commas, "+
+		"not the rest of JSON5 (unquoted keys, single quotes…)", fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.title+"'s file")
+	bin, lookErr := exec.LookPath("openclaw")
+	if lookErr != nil || f.print {
+		set, _ := json.Marshal(clientconfig.Merge(nil, c.fields(entry)))
+		cmd := env + "openclaw mcp set " + entryName + " " + shellQuote(string(set))
+		if f.print {
+			fmt.Fprintf(stderr, "tairseach-mcp: --print: %s; install would run OpenClaw's own command, which rewrites the file as plain JSON:\n", why)
+			fmt.Fprintln(stdout, cmd)
+			return nil
+		}
+		return fmt.Errorf("%s; run OpenClaw's own command, which sets the whole entry and rewrites the file as plain JSON, without its comments:\n  %s", why, cmd)
+	}
+	run := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(bin, args...)
+		if env != "" {
+			cmd.Env = append(os.Environ(), "OPENCLAW_CONFIG_PATH="+fe.path)
+		}
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		if err != nil {
+			return out, fmt.Errorf("%s %s: %w: %s", bin, strings.Join(args[:2], " "), err, strings.TrimSpace(errb.String()))
+		}
+		return out, nil
+	}
+	// openclaw mcp set replaces the entry whole: the user's members of the
+	// entry there come from openclaw mcp show.
+	var have map[string]any
+	out, err := run("mcp", "show", entryName, "--json")
+	if err != nil {
+		var failed struct {
+			Error struct{ Message string }
+		}
+		if json.Unmarshal(out, &failed) != nil || !strings.HasPrefix(failed.Error.Message, "No MCP server named") {
+			return fmt.Errorf("%s; OpenClaw cannot read it either: %v; run openclaw doctor --fix, then this again", why, err)
+		}
+	} else if err := json.Unmarshal(out, &have); err != nil {
+		return fmt.Errorf("reading the entry from openclaw mcp show: %w", err)
+	}
+	set, _ := json.Marshal(clientconfig.Merge(have, c.fields(entry)))
+	data, err := os.ReadFile(fe.path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", fe.path, err)
+	}
+	backup, err := clientconfig.Backup(fe.path, data)
+	if err != nil {
+		return err
+	}
+	if _, err := run("mcp", "set", entryName, string(set)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "set the tairseach entry in %s with openclaw mcp set, as install cannot keep its JSON5 byte for byte: OpenClaw rewrote it as plain JSON, without its comments (the old file is in %s)\n%s\n",
+		fe.path, backup, c.afterAdd)
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell, when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkOpenClaw reports the app's misplaced entry in OpenClaw's file: a
+// top-level mcpServers, for which OpenClaw rejects the whole file and runs
+// none of its commands. Nothing is said when there is none, or no file.
+func (d *doctor) checkOpenClaw() {
+	c, _ := findClient("openclaw")
+	path, err := c.defaultPath()
+	if err != nil {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	jf, err := clientconfig.ParseJSON(data, c.misplaced, entryName)
+	if se := (*clientconfig.SyntaxError)(nil); errors.As(err, &se) {
+		if bytes.Contains(data, []byte(c.misplaced)) {
+			d.report(statusWarn, fmt.Sprintf("OpenClaw: %s names %s, a key for which OpenClaw rejects the whole file, in JSON5 that doctor does not read", path, c.misplaced),
+				"openclaw config validate checks it; openclaw doctor --fix removes the key")
+		}
+		return
+	}
+	if err != nil {
+		return
+	}
+	if has, _ := jf.Has(); has {
+		d.report(statusFail, fmt.Sprintf("OpenClaw: %s has the tairseach entry under %s, a key for which OpenClaw rejects the whole file and runs none of its commands", path, c.misplaced),
+			"tairseach-mcp install openclaw moves it to mcp.servers.tairseach, keeping your settings there")
+	}
+}

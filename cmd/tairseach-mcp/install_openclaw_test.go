@@ -1,0 +1,146 @@
+package main
+
+// install openclaw over the entry the Tairseach app once wrote under a
+// top-level mcpServers, and over JSON5 that install does not edit in place;
+// doctor finding that entry. The real OpenClaw reads the results in
+// openclaw_test.go.
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// appEntryFile is an OpenClaw file as the app's installer leaves it: its
+// entry under mcpServers, which OpenClaw rejects with the whole file, next
+// to the user's own settings and comments.
+const appEntryFile = `{
+  // mine
+  "agents": {"defaults": {"workspace": "~/work"}},
+  "mcpServers": {
+    "tairseach": {
+      "type": "stdio",
+      "command": "/Applications/Tairseach.app/Contents/MacOS/tairseach-mcp",
+      "args": ["--socket=/old.sock"],
+      "env": {"TAIRSEACH_LOG_LEVEL": "debug"},
+      "disabled": false
+    }
+  },
+  "tools": {"profile": "coding"}, // trailing comma
+}
+`
+
+func TestInstallOpenClawMovesAppEntry(t *testing.T) {
+	for _, tt := range []struct {
+		name, before string
+		after        []string // in the file after, byte for byte
+		gone         []string // not in it
+		said         string   // on stderr
+	}{
+		{
+			name:   "app entry",
+			before: appEntryFile,
+			after: []string{
+				"{\n  // mine\n  \"agents\": {\"defaults\": {\"workspace\": \"~/work\"}},\n  \"tools\": {\"profile\": \"coding\"}, // trailing comma\n",
+				"\"mcp\": {\n    \"servers\": {\n      \"tairseach\": {\n        \"command\": \"" + exePath(t) + "\",",
+				"\"env\": {\n          \"TAIRSEACH_LOG_LEVEL\": \"debug\"\n        }\n",
+			},
+			gone: []string{"mcpServers", "disabled", "type", "/old.sock"},
+		},
+		{
+			name:   "app entry beside another server",
+			before: strings.Replace(appEntryFile, "  \"mcpServers\": {\n", "  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"},\n", 1),
+			after:  []string{"  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"}\n  },\n"},
+			said:   "mcpServers still holds 1 other servers, and OpenClaw rejects the file until they go",
+			gone:   []string{"disabled"},
+		},
+		{
+			name:   "an entry where OpenClaw reads it wins",
+			before: strings.Replace(appEntryFile, "  \"tools\"", "  \"mcp\": {\"servers\": {\"tairseach\": {\"command\": \"/x\", \"cwd\": \"/tmp\"}}},\n  \"tools\"", 1),
+			after:  []string{`"cwd": "/tmp"`},
+			gone:   []string{"mcpServers", "TAIRSEACH_LOG_LEVEL"},
+			said:   "took the tairseach entry out of mcpServers",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			installHome(t)
+			path := configPathOf(t, "openclaw")
+			writeFixture(t, path, tt.before)
+			stdout, stderr, code := cli("", "--manifests", "/srv/m", "--socket", fixedSocket, "doctor")
+			if !strings.Contains(stdout, "FAIL  OpenClaw: "+path+" has the tairseach entry under mcpServers") ||
+				!strings.Contains(stdout, "fix: tairseach-mcp install openclaw moves it to mcp.servers.tairseach") {
+				t.Errorf("doctor (exit %d) did not find the app's entry:\n%s%s", code, stdout, stderr)
+			}
+
+			stdout, stderr, code = cli("", "--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw")
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			data, _ := os.ReadFile(path)
+			for _, s := range tt.after {
+				if !strings.Contains(string(data), s) {
+					t.Errorf("the file lacks\n%s\nit reads\n%s", s, data)
+				}
+			}
+			for _, s := range tt.gone {
+				if strings.Contains(string(data), s) && (s != "mcpServers" || !strings.Contains(tt.before, `"other"`)) {
+					t.Errorf("the file still has %q:\n%s", s, data)
+				}
+			}
+			if entry, _ := entryOf(t, mcpClient{key: "mcp.servers"}, data).(map[string]any); entry["command"] == nil {
+				t.Errorf("no entry under mcp.servers:\n%s", data)
+			}
+			if b, _ := os.ReadFile(path + ".tairseach-backup"); string(b) != tt.before {
+				t.Errorf("the backup is not the file before:\n%s", b)
+			}
+			if !strings.Contains(stderr, tt.said) {
+				t.Errorf("install did not say %q:\n%s", tt.said, stderr)
+			}
+			stdout, stderr, _ = cli("", "--manifests", "/srv/m", "--socket", fixedSocket, "doctor")
+			if strings.Contains(stdout, "OpenClaw:") {
+				t.Errorf("doctor after the move:\n%s%s", stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestInstallOpenClawJSON5 installs into JSON5 beyond comments and
+// trailing commas, with no openclaw on PATH: install refuses, changes
+// nothing, and names OpenClaw's own command; --print shows it.
+func TestInstallOpenClawJSON5(t *testing.T) {
+	home := installHome(t)
+	t.Setenv("PATH", t.TempDir())
+	path := configPathOf(t, "openclaw")
+	const before = "{\n  agents: {defaults: {workspace: '~/work'}}, // unquoted, single quotes\n}\n"
+	writeFixture(t, path, before)
+	args := []string{"--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw"}
+	want := `openclaw mcp set tairseach '{"args":["--manifests=/srv/m","--socket=` + fixedSocket + `"],"command":"` + exePath(t) + `"}'`
+	stdout, stderr, code := cli("", args...)
+	if code != 1 || !strings.Contains(stderr, path+":2:3: ") || !strings.Contains(stderr, "\n  "+want+"\n") {
+		t.Errorf("exit %d\n%s%s\nwant the command\n%s", code, stdout, stderr, want)
+	}
+	stdout, stderr, code = cli("", append(args, "--print")...)
+	if code != 0 || stdout != want+"\n" || !strings.Contains(stderr, "--print") {
+		t.Errorf("--print: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = cli("", "--config", path, "uninstall", "openclaw")
+	if code != 1 || !strings.Contains(stderr, "openclaw mcp unset tairseach") {
+		t.Errorf("uninstall: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if data, _ := os.ReadFile(path); string(data) != before {
+		t.Errorf("the file changed:\n%s", data)
+	}
+	if files, _ := os.ReadDir(filepath.Dir(path)); len(files) != 1 {
+		t.Errorf("files beside it: %v", files)
+	}
+
+	// Elsewhere than its usual place, OpenClaw is told where the file is.
+	other := filepath.Join(home, "my openclaw.json")
+	writeFixture(t, other, before)
+	_, stderr, _ = cli("", append(slices.Clone(args), "--config", other)...)
+	if !strings.Contains(stderr, "\n  OPENCLAW_CONFIG_PATH='"+other+"' openclaw mcp set tairseach '") {
+		t.Errorf("--config: %s", stderr)
+	}
+}
