@@ -101,6 +101,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	opts := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(newSlogHandler(cfg.Logger)),
+		SetCacheable: setCacheFields,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools: &mcp.ToolCapabilities{ListChanged: true},
 			// Deprecated by 2026-07-28, still part of 2025-11-25,
