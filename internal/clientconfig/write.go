@@ -90,6 +90,9 @@ func Write(path string, data, old []byte, mode fs.FileMode) (backup string, err 
 	if err != nil {
 		return "", writeError(path, target, err)
 	}
+	if target != path {
+		pruneBackups(target) // made there by earlier versions
+	}
 	return backup, nil
 }
 

@@ -95,6 +95,19 @@ func TestWriteThroughLinks(t *testing.T) {
 				if entries, _ := os.ReadDir(filepath.Dir(target)); len(entries) != 1 {
 					t.Errorf("the target's directory holds %v, want the target only", entries)
 				}
+				// Backups that earlier versions made beside the target: the
+				// last KeepBackups stay.
+				for n := 1; n <= 5; n++ {
+					if err := os.WriteFile(BackupName(target, n), nil, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := Write(path, []byte("again"), []byte("after"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if entries, _ := os.ReadDir(filepath.Dir(target)); len(entries) != 1+KeepBackups {
+					t.Errorf("the target's directory holds %v, want the target and %d backups", entries, KeepBackups)
+				}
 			})
 		}
 	}
