@@ -44,6 +44,9 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout io.Writer) e
 			}
 		}
 	}
+	// stdout (stdio) and stderr belong to a client that may close them:
+	// that ends the session, not the process.
+	o.end.SurviveClosedOutput()
 	if o.insecureSocket {
 		log.Warn().Msg("--insecure-socket: NOT checking that sockets and the processes behind them belong to you; any local user who can reach the socket could receive your calls")
 	}

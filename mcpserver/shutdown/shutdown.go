@@ -159,11 +159,6 @@ func New(cfg Config) *Owner {
 // Start subscribes to SIGINT and SIGTERM (or reads Config.Signals) in a
 // goroutine of its own, until Close is called or ctx ends. Later calls do
 // nothing.
-//
-// Subscribing for real, it takes SIGPIPE too: a write to a stdout or
-// stderr the client closed then fails (EPIPE) rather than killing the
-// process, and the transport ends the session (OutputClosed) with every
-// call recorded.
 func (o *Owner) Start(ctx context.Context) {
 	o.startOnce.Do(func() {
 		sig := o.cfg.Signals
@@ -173,9 +168,6 @@ func (o *Owner) Start(ctx context.Context) {
 			own = make(chan os.Signal, 2)
 			signal.Notify(own, os.Interrupt, syscall.SIGTERM)
 			sig = own
-			// Never read, nor stopped: a SIGPIPE is dropped, the write
-			// that raised it fails, and its writer says what that ends.
-			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		}
 		go func() {
 			defer close(o.done)
@@ -198,6 +190,17 @@ func (o *Owner) Start(ctx context.Context) {
 			}
 		}()
 	})
+}
+
+// SurviveClosedOutput has a write to a stdout or stderr whose reader is
+// gone fail (EPIPE) rather than kill the process with SIGPIPE, for the
+// whole life of the process: a serving transport then ends its session
+// (OutputClosed) with every call recorded. A command that prints results
+// does not call it, so that "| head" ends it quietly.
+func (o *Owner) SurviveClosedOutput() {
+	// Never read, nor stopped: each SIGPIPE is dropped, and the write that
+	// raised it fails.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 }
 
 // Close ends the signal subscription, waiting for Start's goroutine, and
