@@ -120,11 +120,11 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 		t.Fatalf("tools listed: %s", got)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_screen_capture"})
-	if err != nil || !res.IsError || !strings.Contains(ResultText(res), "screen_recording, which is denied") ||
+	if err != nil || !res.IsError || !strings.Contains(ResultText(res), `"screen_recording", which is denied`) ||
 		!strings.Contains(ResultText(res), "Screen") {
 		t.Fatalf("a call of a tool left out for a permission: %v %q", err, ResultText(res))
 	}
-	if !strings.Contains(srv.unavailable(), "screen_recording (denied): 1 tool") {
+	if !strings.Contains(srv.unavailable(), `"screen_recording" (denied): 1 tool`) {
 		t.Fatalf("instructions: %q", srv.unavailable())
 	}
 
@@ -286,9 +286,11 @@ func TestGrantsReadsAreBounded(t *testing.T) {
 			t.Fatalf("call %d with contacts denied: %q", i, ResultText(res))
 		}
 		// A new header selection each time.
-		if _, err := srv.narrowedServer(Policy{Tools: []string{"tairseach_contacts_list", fmt.Sprintf("x%d", i)}}); err != nil {
+		c, err := srv.useSelection(Policy{Tools: []string{"tairseach_contacts_list", fmt.Sprintf("x%d", i)}})
+		if err != nil {
 			t.Fatal(err)
 		}
+		c.busy.Add(-1)
 	}
 	time.Sleep(100 * time.Millisecond) // a read asked for would have started by now
 	if n := d.PermissionLists(); n != 1 {
@@ -406,7 +408,7 @@ func TestInitializeWaitsForGrants(t *testing.T) {
 	defer srv.Close()
 	defer trackGrants(srv)()
 	cs := session(t, srv, nil)
-	if got := cs.InitializeResult().Instructions; !strings.Contains(got, "screen_recording (denied): 1 tool") {
+	if got := cs.InitializeResult().Instructions; !strings.Contains(got, `"screen_recording" (denied): 1 tool`) {
 		t.Errorf("initialize's instructions do not name the permission missing: %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -130,23 +131,121 @@ func TestSearchRanking(t *testing.T) {
 	}
 }
 
-// TestNarrowedServersBounded: each distinct header selection costs a
-// go-sdk server; past MaxNarrowedServers a new one is refused with 503,
-// while those in use keep working.
-func TestNarrowedServersBounded(t *testing.T) {
-	_, ts := httpServer(t, HTTPConfig{})
+// rpc posts one JSON-RPC message to /mcp with header, in session (when
+// not ""); it returns the status, the session the response names, and the
+// body.
+func rpc(t *testing.T, url, session, body string, header map[string]string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+}
+
+const (
+	initializeBody  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	initializedBody = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	toolsListBody   = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	pingBody        = `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+)
+
+// TestSelectionsCannotLockOut: each distinct header selection costs a
+// go-sdk server, at most MaxNarrowedServers. Idle sessions of as many
+// selections do not lock anyone out: a new selection, of a session or of
+// a 2026-07-28 request, takes the place of the one used least recently,
+// whose session is closed (404 at its next request). A session's own
+// requests never take a place, whatever their headers. Only when every
+// selection has a request running is a new one refused, with 503 and
+// Retry-After.
+func TestSelectionsCannotLockOut(t *testing.T) {
+	srv, ts := httpServer(t, HTTPConfig{})
+	url := ts.URL + MCPPath
+	sessions := make([]string, MaxNarrowedServers)
 	for i := range MaxNarrowedServers {
-		if code := post(t, ts.URL+MCPPath, map[string]string{HeaderTools: fmt.Sprintf("x%d", i)}); code != http.StatusOK {
-			t.Fatalf("selection %d: %d", i, code)
+		code, id, _ := rpc(t, url, "", initializeBody, map[string]string{HeaderTools: fmt.Sprintf("x%d", i)})
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("selection %d: %d, session %q", i, code, id)
 		}
+		sessions[i] = id
 	}
-	if code := post(t, ts.URL+MCPPath, map[string]string{HeaderTools: "one-too-many"}); code != http.StatusServiceUnavailable {
-		t.Errorf("selection %d: %d, want 503", MaxNarrowedServers+1, code)
+	// x0 is used again, so x1 is the least recently used.
+	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{HeaderTools: "x0"}); code != http.StatusOK {
+		t.Fatalf("x0's session: %d", code)
 	}
-	if code := post(t, ts.URL+MCPPath, map[string]string{HeaderTools: "x0"}); code != http.StatusOK {
-		t.Errorf("a selection in use: %d", code)
+	code, fresh, _ := rpc(t, url, "", initializeBody, map[string]string{HeaderTools: "tairseach_server_status"})
+	if code != http.StatusOK {
+		t.Fatalf("a new selection with %d idle ones: %d, want 200", MaxNarrowedServers, code)
 	}
-	if code := post(t, ts.URL+MCPPath, nil); code != http.StatusOK {
+	if code, _, _ := rpc(t, url, sessions[1], pingBody, map[string]string{HeaderTools: "x1"}); code != http.StatusNotFound {
+		t.Errorf("the session of the selection used least recently: %d, want 404 (closed to make room)", code)
+	}
+	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{HeaderTools: "x0"}); code != http.StatusOK {
+		t.Errorf("a session of a selection used since: %d", code)
+	}
+	// A 2026-07-28 request with a selection of its own.
+	code, _, body := rpc(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		map[string]string{HeaderTools: "tairseach_contacts_list", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+	if code != http.StatusOK || !strings.Contains(body, "tairseach_contacts_list") {
+		t.Errorf("a 2026-07-28 request with a new selection: %d %s", code, body)
+	}
+
+	// A session's own request with other headers is served by its own
+	// selection, and takes no place.
+	if code, _, _ := rpc(t, url, fresh, initializedBody, nil); code != http.StatusAccepted {
+		t.Fatalf("initialized: %d", code)
+	}
+	srv.mu.Lock()
+	before := len(srv.narrowed)
+	srv.mu.Unlock()
+	code, _, body = rpc(t, url, fresh, toolsListBody, map[string]string{HeaderTools: "tairseach_contacts_get"})
+	if code != http.StatusOK || !strings.Contains(body, "tairseach_server_status") || strings.Contains(body, "tairseach_contacts_get") {
+		t.Errorf("a session's request with other headers: %d %s", code, body)
+	}
+	srv.mu.Lock()
+	after := len(srv.narrowed)
+	srv.mu.Unlock()
+	if after != before {
+		t.Errorf("a session's own request took a selection's place: %d selections, then %d", before, after)
+	}
+	if after > MaxNarrowedServers {
+		t.Errorf("%d selections served, more than %d", after, MaxNarrowedServers)
+	}
+
+	// Every selection has a request running: a new one is refused.
+	srv.mu.Lock()
+	for _, c := range srv.narrowed {
+		c.busy.Add(1)
+	}
+	srv.mu.Unlock()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(initializeBody))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(HeaderTools, "one-too-many")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a new selection with every one busy: %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{HeaderTools: "x0"}); code != http.StatusOK {
+		t.Errorf("a session of a busy selection: %d", code)
+	}
+	if code := post(t, url, nil); code != http.StatusOK {
 		t.Errorf("no headers: %d", code)
 	}
 }
@@ -160,9 +259,11 @@ func TestSelectionsLetGo(t *testing.T) {
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
 	for i := range MaxNarrowedServers + 8 {
-		if _, err := srv.narrowedServer(Policy{Tools: []string{fmt.Sprintf("x%d", i)}}); err != nil {
+		c, err := srv.useSelection(Policy{Tools: []string{fmt.Sprintf("x%d", i)}})
+		if err != nil {
 			t.Fatalf("selection %d: %v", i, err)
 		}
+		c.busy.Add(-1)
 	}
 	if n := len(srv.narrowed); n > MaxNarrowedServers {
 		t.Fatalf("%d selections kept, more than %d", n, MaxNarrowedServers)
@@ -174,8 +275,10 @@ func TestSelectionsLetGo(t *testing.T) {
 	for _, c := range srv.narrowed {
 		c.lastUsed.Store(time.Now().Add(-2 * selectionIdle).UnixNano())
 	}
-	if _, err := srv.narrowedServer(Policy{Tools: []string{"fresh"}}); err != nil {
+	if c, err := srv.useSelection(Policy{Tools: []string{"fresh"}}); err != nil {
 		t.Fatal(err)
+	} else {
+		c.busy.Add(-1)
 	}
 	if n := len(srv.narrowed); n != 1 {
 		t.Fatalf("%d selections kept after they were idle, want the new one", n)

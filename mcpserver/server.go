@@ -59,7 +59,17 @@ type Server struct {
 	attached  map[stdio.Notifier]struct{} // stdio sessions served directly
 	reg       *manifest.Registry          // the registry applied last
 	narrowed  map[string]*Server          // by Policy.Key: servers of HTTP header selections (policy_http.go)
-	lastUsed  atomic.Int64                // a header selection's server: its last request, in Unix nanoseconds
+	// sessionSelections are the header selections' servers by the
+	// sessions they began; sessionsKept, how many were left at the last
+	// pruning (policy_http.go).
+	sessionSelections map[string]*Server
+	sessionsKept      int
+
+	// A header selection's server: its key, its last request in Unix
+	// nanoseconds, and its requests being served (policy_http.go).
+	selection string
+	lastUsed  atomic.Int64
+	busy      atomic.Int64
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
