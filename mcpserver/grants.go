@@ -9,12 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
-	"github.com/geilt/tairseach-mcp/mcpserver/check"
-	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
@@ -56,7 +53,7 @@ func (s *Server) blocked(t manifest.Tool) (string, permissions.Status, bool) {
 // permissionReason is why a tool is left out for a permission, with how
 // to grant it.
 func permissionReason(perm string, status permissions.Status) string {
-	return fmt.Sprintf("left out: it needs the macOS permission %s, which is %s (%s)", perm, status,
+	return fmt.Sprintf("left out: it needs the macOS permission %s, which is %s (%s)", quote.Line(perm, quote.Name), status,
 		strings.TrimSuffix(permissions.Remediation(perm, status), "."))
 }
 
@@ -75,6 +72,7 @@ func permissionMessage(name, perm string, status permissions.Status) string {
 // changed. The tracker calls it at most once per settle period
 // (Config.PermissionsSettle).
 func (s *Server) regrant() {
+	s.pipe.asks.forget(s.grants.Grants()) // what the user answered holds until the permission changes
 	s.mu.Lock()
 	reg := s.reg
 	s.mu.Unlock()
@@ -198,7 +196,8 @@ func (s *Server) unavailable() string {
 	t := s.routes.Load()
 	by := map[string][]string{}
 	for _, h := range t.blocked {
-		by[h.perm+" ("+string(h.status)+")"] = append(by[h.perm+" ("+string(h.status)+")"], h.name)
+		k := quote.Line(h.perm, quote.Name) + " (" + string(h.status) + ")"
+		by[k] = append(by[k], h.name)
 	}
 	if len(by) == 0 {
 		return ""
@@ -212,46 +211,7 @@ func (s *Server) unavailable() string {
 		parts = append(parts, fmt.Sprintf("%s: %d %s", k, len(by[k]), tools))
 	}
 	return " Some capabilities are unavailable because macOS has not granted Tairseach the permission they need, so their tools are not offered: " +
-		strings.Join(parts, "; ") + ". If the user asks for one, tell them which permission to grant in System Settings › Privacy & Security."
-}
-
-// askForPermission answers a call of a tool left out for a permission not
-// yet determined: a client that can ask its user is asked whether
-// Tairseach should ask macOS for it now (permissions.request), and the
-// grants are read again after; otherwise, and after a refusal, the answer
-// says how to grant it.
-func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *routeTable, b blockedTool) *mcp.CallToolResult {
-	msg := permissionMessage(c.Name, b.perm, b.status)
-	caps := c.Caps
-	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
-	req := table.internal[methodPermissionsRequest]
-	if b.status != permissions.NotDetermined || !canAsk || c.Peer == nil || c.Info.Protocol >= newProtocol || req == nil {
-		return check.ErrorResult(msg)
-	}
-	er, err := c.Peer.Elicit(ctx, &mcp.ElicitParams{
-		Mode: "form",
-		Message: fmt.Sprintf("The assistant wants to use %s, which needs the macOS permission %s. Tairseach has not asked macOS for it yet. Ask now? macOS shows its own prompt, or opens System Settings.",
-			c.Name, b.perm),
-		RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"ask": map[string]any{"type": "boolean", "title": "Ask macOS for " + b.perm, "default": true},
-			},
-			"required": []string{"ask"},
-		},
-	})
-	if err != nil || er.Action != "accept" || er.Content["ask"] != true {
-		return check.ErrorResult(msg)
-	}
-	params, _ := json.Marshal(map[string]string{"permission": b.perm})
-	res := p.run(ctx, &Request{Kind: backend.Permissions, Name: "permissions.request " + b.perm, Method: methodPermissionsRequest,
-		Args: params, Info: observe.CallInfo{Transport: c.Info.Transport, Session: c.Info.Session, Client: c.Info.Client, Protocol: c.Info.Protocol}})
-	p.nudgeGrants()
-	if res == nil || res.IsError {
-		return check.ErrorResult(fmt.Sprintf("asking macOS for the permission %s failed: %s. %s", b.perm, ResultText(res), msg))
-	}
-	return check.ErrorResult(fmt.Sprintf("macOS is asking the user to grant %s to Tairseach now (the prompt, or System Settings › Privacy & Security). "+
-		"Once it is granted, %s is offered again: list the tools and call it then.", b.perm, c.Name))
+		strings.Join(parts, "; ") + ". If the user asks for one, tell them which permission it needs: they can give it in the Tairseach app's Permissions view, or in System Settings › Privacy & Security."
 }
 
 // grantsWait bounds how long the first requests whose answer depends on

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -106,6 +105,11 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	if o != nil {
 		o.Resolved(r.tool.Name, args)
 	}
+	if r.tool.Method == methodPermissionsRequest {
+		if res := p.requestDeclined(c, args); res != nil {
+			return res // the user said no to asking macOS for it (ask.go)
+		}
+	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	if confirm {
@@ -162,7 +166,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	}
 	p.log.Debug().Str("request", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
 	if !c.isTool() {
-		return p.reply(r, out)
+		return p.reply(c, r, out)
 	}
 	res, text := p.result(r, out)
 	return p.withMedia(r, args, text, start, p.bounded(r, res))
@@ -170,24 +174,26 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 
 // reply is a feature request's answer: the backend's reply, compact, as
 // the result's text, if the message it makes is within the limit. The
-// reply is sent as a JSON string (a resource's text), so its quotes and
-// backslashes count twice.
-func (p *pipeline) reply(r *route, out json.RawMessage) *mcp.CallToolResult {
+// reply is sent as a JSON string (a resource's text), so it counts as
+// that string is written: quotes and backslashes twice, '<', '>' and '&'
+// six times. What the feature adds around it is measured as it is written
+// (boundMessages). A completion's answer is not its reply but values taken
+// from it, measured as they are written alone.
+func (p *pipeline) reply(c *Request, r *route, out json.RawMessage) *mcp.CallToolResult {
 	if !utf8.Valid(out) {
 		out = check.ValidUTF8(out)
 	}
 	text := jsonscan.Compact(out)
-	size := len(text) + bytes.Count(text, []byte{'"'}) + bytes.Count(text, []byte{'\\'})
-	if size > p.cfg.MaxResultBytes-replyEnvelope {
+	if c.Kind == backend.Completion {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+	}
+	size := check.QuotedLen(text)
+	if size > p.cfg.MaxResultBytes-envelopeReserve {
 		return check.ErrorResult(fmt.Sprintf("result too large: %s sent a reply that makes a message of over %d bytes, over the limit of %d (--max-result-bytes); call its tool %s with a narrower request (a smaller limit, a filter, a page)",
 			r.tool.Method, size, p.cfg.MaxResultBytes, r.tool.Name))
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 }
-
-// replyEnvelope is room for a feature's answer around the reply: the
-// JSON-RPC envelope, the URI and MIME type of a resource's contents.
-const replyEnvelope = 8 << 10
 
 // resolve finds the route of a call. A hidden tool is refused with the
 // reason (a tool left out for a permission with how to grant it, after

@@ -32,6 +32,7 @@ type pipeline struct {
 	slots    chan struct{} // one token per request in flight
 	obs      observe.Observer
 	confirms *confirmations // the input requests asked of 2026-07-28 clients
+	asks     permissionAsks // what the user answered about asking macOS for a permission
 	checks   checker        // checks results against unadvertised outputSchemas
 	warned   sync.Map       // tool name → struct{}: its result mismatch was logged
 	// grants is the owner of the macOS permissions (Server.grants): a call

@@ -136,6 +136,11 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 		return nil
 	}
 	b := check.Encode(res)
+	if limit := s.cfg.MaxResultBytes - envelopeReserve; len(b) > limit {
+		// A result made without a reply (discovery, a refusal quoting
+		// the client) has not been bounded yet.
+		b = check.Encode(boundTool(res, limit, s.cfg.MaxResultBytes))
+	}
 	if d.NewProtocol {
 		b = newProtocolResult(s.info, b, res.InputRequests != nil)
 	}

@@ -179,6 +179,8 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			return res, err
 		}
 	})
+	// Outermost, so that it measures what every other middleware returns.
+	s.mcp.AddReceivingMiddleware(s.boundMessages)
 	if reg != nil {
 		s.Apply(reg)
 	}

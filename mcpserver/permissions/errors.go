@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -26,16 +27,17 @@ type PermissionError struct {
 	Remediation string
 }
 
-// Error says which permission is missing and what to do about it.
+// Error says which permission is missing and what to do about it, the
+// server's words quoted on one line (internal/quote).
 func (e *PermissionError) Error() string {
-	p := e.Permission
-	if p == "" {
-		p = "a macOS permission"
+	p := "a macOS permission"
+	if e.Permission != "" {
+		p = quote.Line(e.Permission, quote.Name)
 	}
 	if e.Remediation == "" {
 		return fmt.Sprintf("%s is %s", p, e.Status)
 	}
-	return fmt.Sprintf("%s is %s: %s", p, e.Status, e.Remediation)
+	return fmt.Sprintf("%s is %s: %s", p, e.Status, quote.Line(e.Remediation, quote.Text))
 }
 
 // dataJSON is the data of a -32001 error, {permission, status, remediation}.
@@ -78,14 +80,16 @@ type permission struct {
 	// grant says how to turn it on there, after "open System Settings ›
 	// Privacy & Security › pane and".
 	grant string
-	// ask says how Tairseach gets the permission before macOS has decided;
-	// {perm} stands for the permission's name.
+	// ask says how the user has Tairseach get the permission before macOS
+	// has decided; {pane} stands for pane. It names only what the user can
+	// do, never a method the model could call around them.
 	ask string
 }
 
 const (
 	switchOn = "turn Tairseach on"
-	prompt   = "call permissions.request for {perm}, and answer the macOS prompt the Tairseach app shows"
+	request  = "open the Tairseach app's Permissions view and click Request next to {pane}"
+	prompt   = request + ", then allow it when macOS asks"
 )
 
 var known = map[string]permission{
@@ -98,23 +102,25 @@ var known = map[string]permission{
 	"microphone": {"Microphone", switchOn, prompt},
 	"screen_recording": {"Screen Recording (Screen & System Audio Recording on macOS 15 and later)",
 		"turn Tairseach on, then quit and reopen the Tairseach app",
-		"call permissions.request for {perm}: macOS then lists Tairseach under Privacy & Security › Screen Recording, where it must be turned on; then quit and reopen the Tairseach app"},
+		"open the Tairseach app's Permissions view and click Request next to Screen Recording: macOS then lists Tairseach under System Settings › Privacy & Security › Screen Recording, where it must be turned on; then quit and reopen the Tairseach app"},
 	"accessibility": {"Accessibility", switchOn,
-		"call permissions.request for {perm}: macOS then lists Tairseach under Privacy & Security › Accessibility, where it must be turned on"},
+		request + ": macOS then lists Tairseach under System Settings › Privacy & Security › Accessibility, where it must be turned on"},
 	"full_disk_access": {"Full Disk Access", "turn Tairseach on (add it with + if it is not listed), then quit and reopen the Tairseach app",
 		"macOS never asks for Full Disk Access: open System Settings › Privacy & Security › Full Disk Access, add Tairseach with + and turn it on, then quit and reopen the Tairseach app"},
 	"automation": {"Automation", "under Tairseach, turn on the app it controls (System Events for UI automation)",
-		"call permissions.request for {perm}, or run the automation once, and allow Tairseach to control the app when macOS asks"},
+		request + ", then allow Tairseach to control the app when macOS asks"},
 }
 
 // Remediation says what a user can do about permission p having status s,
 // for when the server gave no text: the pane of System Settings ›
-// Privacy & Security to use and how. It is "" for Granted.
+// Privacy & Security to use and how, or the Tairseach app's Request for a
+// permission macOS has not decided. It is "" for Granted. A permission it
+// does not know is named quoted, on one line (internal/quote).
 func Remediation(p string, s Status) string {
 	k, ok := known[p]
 	what := "the permission"
 	if p != "" {
-		what = "the " + p + " permission"
+		what = "the " + quote.Line(p, quote.Name) + " permission"
 	}
 	settings := "System Settings › Privacy & Security"
 	if ok {
@@ -130,12 +136,9 @@ func Remediation(p string, s Status) string {
 		return "open " + settings + " and " + k.grant
 	case NotDetermined:
 		if ok {
-			return strings.ReplaceAll(k.ask, "{perm}", p)
+			return strings.ReplaceAll(k.ask, "{pane}", k.pane)
 		}
-		if p == "" {
-			return "give Tairseach the permission in " + settings
-		}
-		return "call permissions.request for " + p + ", or give Tairseach " + what + " in " + settings
+		return "give Tairseach " + what + " from the Tairseach app's Permissions view (Request), or in " + settings
 	case Restricted:
 		return "macOS restricts " + what + " on this Mac (a configuration profile or Screen Time): it cannot be given in System Settings; ask whoever manages the Mac"
 	}

@@ -162,7 +162,7 @@ func TestFromError(t *testing.T) {
 		})
 	}
 	pe, _ := permissions.FromError(denied)
-	if pe.Error() != "screen_recording is denied: User must grant permission manually in System Settings > Privacy & Security > Screen Recording" {
+	if pe.Error() != `"screen_recording" is denied: "User must grant permission manually in System Settings > Privacy & Security > Screen Recording"` {
 		t.Errorf("Error() = %q", pe.Error())
 	}
 }
@@ -177,7 +177,9 @@ func TestRemediation(t *testing.T) {
 			t.Errorf("%s denied: %q", p, r)
 		}
 		for _, s := range []permissions.Status{permissions.NotDetermined, permissions.Restricted, permissions.Unknown} {
-			if r := permissions.Remediation(p, s); r == "" || strings.Contains(r, "{perm}") {
+			// What the user can do, never a method the model could call
+			// around them.
+			if r := permissions.Remediation(p, s); r == "" || strings.Contains(r, "{pane}") || strings.Contains(r, "permissions.request") {
 				t.Errorf("%s %s: %q", p, s, r)
 			}
 		}
@@ -189,12 +191,14 @@ func TestRemediation(t *testing.T) {
 	}{
 		{"screen_recording", permissions.Denied, "open System Settings › Privacy & Security › Screen Recording (Screen & System Audio Recording on macOS 15 and later) and turn Tairseach on, then quit and reopen the Tairseach app"},
 		{"contacts", permissions.Denied, "open System Settings › Privacy & Security › Contacts and turn Tairseach on"},
-		{"contacts", permissions.NotDetermined, "call permissions.request for contacts, and answer the macOS prompt the Tairseach app shows"},
+		{"contacts", permissions.NotDetermined, "open the Tairseach app's Permissions view and click Request next to Contacts, then allow it when macOS asks"},
+		{"screen_recording", permissions.NotDetermined, "open the Tairseach app's Permissions view and click Request next to Screen Recording: macOS then lists Tairseach under System Settings › Privacy & Security › Screen Recording, where it must be turned on; then quit and reopen the Tairseach app"},
 		{"full_disk_access", permissions.NotDetermined, "macOS never asks for Full Disk Access: open System Settings › Privacy & Security › Full Disk Access, add Tairseach with + and turn it on, then quit and reopen the Tairseach app"},
-		{"camera", permissions.Restricted, "macOS restricts the camera permission on this Mac (a configuration profile or Screen Time): it cannot be given in System Settings; ask whoever manages the Mac"},
-		{"location", permissions.Unknown, "Tairseach cannot tell whether macOS gives it the location permission; check System Settings › Privacy & Security › Location Services"},
-		{"bluetooth", permissions.Denied, "open System Settings › Privacy & Security and give Tairseach the bluetooth permission"},
-		{"bluetooth", permissions.NotDetermined, "call permissions.request for bluetooth, or give Tairseach the bluetooth permission in System Settings › Privacy & Security"},
+		{"camera", permissions.Restricted, `macOS restricts the "camera" permission on this Mac (a configuration profile or Screen Time): it cannot be given in System Settings; ask whoever manages the Mac`},
+		{"location", permissions.Unknown, `Tairseach cannot tell whether macOS gives it the "location" permission; check System Settings › Privacy & Security › Location Services`},
+		{"bluetooth", permissions.Denied, `open System Settings › Privacy & Security and give Tairseach the "bluetooth" permission`},
+		{"bluetooth", permissions.NotDetermined, `give Tairseach the "bluetooth" permission from the Tairseach app's Permissions view (Request), or in System Settings › Privacy & Security`},
+		{"blue\ntooth" + strings.Repeat("h", 100), permissions.Denied, `open System Settings › Privacy & Security and give Tairseach the "blue\ntooth` + strings.Repeat("h", 53) + `"… (47 more bytes) permission`},
 		{"", permissions.Unknown, "Tairseach cannot tell whether macOS gives it the permission; check System Settings › Privacy & Security"},
 	}
 	for _, tt := range tests {

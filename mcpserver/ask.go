@@ -1,0 +1,191 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+)
+
+// permissionAsks remembers, for the whole process, what the user answered
+// when asked whether Tairseach should ask macOS for a permission not yet
+// determined: every session and header selection shares it, as the
+// permission is the Tairseach app's, not a session's. The user is asked
+// once per permission; a decline stays a decline, and after a yes macOS
+// is asked once, until the permission's status changes (forget).
+// docs/architecture.md says what the user and the model see.
+type permissionAsks struct {
+	mu sync.Mutex
+	m  map[string]*permissionAsk // by permission
+}
+
+// permissionAsk is one question about a permission, asked or being asked.
+type permissionAsk struct {
+	status permissions.Status // the permission's status when asked
+	done   chan struct{}      // closed once answered, or given up
+	// Set before done is closed:
+	answer askAnswer
+}
+
+type askAnswer int
+
+const (
+	askGaveUp    askAnswer = iota // no answer, or macOS could not be asked: forgotten
+	askDeclined                   // the user said no (or dismissed the question)
+	askRequested                  // the user said yes, and macOS was asked
+)
+
+// begin returns the question about perm at status: the one asked already
+// or being asked (first false), or a new one this caller asks (first true)
+// and must end.
+func (a *permissionAsks) begin(perm string, status permissions.Status) (q *permissionAsk, first bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if q := a.m[perm]; q != nil && q.status == status {
+		return q, false
+	}
+	if a.m == nil {
+		a.m = make(map[string]*permissionAsk)
+	}
+	q = &permissionAsk{status: status, done: make(chan struct{})}
+	a.m[perm] = q
+	return q, true
+}
+
+// end records the answer to q; an answer of askGaveUp forgets it, so the
+// next call asks again.
+func (a *permissionAsks) end(perm string, q *permissionAsk, answer askAnswer) {
+	a.mu.Lock()
+	q.answer = answer
+	if answer == askGaveUp && a.m[perm] == q {
+		delete(a.m, perm)
+	}
+	a.mu.Unlock()
+	close(q.done)
+}
+
+// declined reports whether the user declined to have macOS asked for perm,
+// and the permission has not changed since.
+func (a *permissionAsks) declined(perm string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	q := a.m[perm]
+	if q == nil {
+		return false
+	}
+	select {
+	case <-q.done:
+		return q.answer == askDeclined
+	default:
+		return false
+	}
+}
+
+// forget drops what was answered about the permissions whose status in g
+// is not the one they were asked at. Grants that know nothing forget
+// nothing: a read that failed changes no permission.
+func (a *permissionAsks) forget(g permissions.Grants) {
+	if !g.Known() {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for perm, q := range a.m {
+		if g.Status(perm) != q.status {
+			delete(a.m, perm)
+		}
+	}
+}
+
+// askForPermission answers a call of a tool left out for a permission. For
+// one not yet determined, a client that can ask its user is asked, once
+// per permission (permissionAsks), whether Tairseach should ask macOS for
+// it now (permissions.request), and the grants are read again after;
+// otherwise the answer says what the user can do. No answer points the
+// model at a way around the user.
+func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *routeTable, b blockedTool) *mcp.CallToolResult {
+	msg := permissionMessage(c.Name, b.perm, b.status)
+	caps := c.Caps
+	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
+	if b.status != permissions.NotDetermined || !canAsk || c.Peer == nil || c.Info.Protocol >= newProtocol || table.internal[methodPermissionsRequest] == nil {
+		return check.ErrorResult(msg)
+	}
+	perm := quote.Line(b.perm, quote.Name)
+	q, first := p.asks.begin(b.perm, b.status)
+	if !first {
+		select {
+		case <-q.done:
+		case <-ctx.Done():
+			return check.ErrorResult(msg)
+		}
+		switch q.answer {
+		case askDeclined:
+			return check.ErrorResult(fmt.Sprintf("tool %s is left out: it needs the macOS permission %s, which is %s, and the user declined to have Tairseach ask macOS for it; "+
+				"they are not asked again while it stays %s. Tell the user that %s needs it: they can %s. Once it is granted, the tool is offered again.",
+				c.Name, perm, b.status, b.status, c.Name, permissions.Remediation(b.perm, b.status)))
+		case askRequested:
+			return check.ErrorResult(fmt.Sprintf("tool %s is left out: it needs the macOS permission %s, and macOS was asked for it already, as the user agreed: "+
+				"it waits for the user to answer its prompt (or to turn Tairseach on in System Settings › Privacy & Security). Tairseach does not ask again. "+
+				"Once it is granted, the tool is offered again: list the tools and call it then.", c.Name, perm))
+		}
+		return check.ErrorResult(msg)
+	}
+	answer := askGaveUp
+	defer func() { p.asks.end(b.perm, q, answer) }()
+	er, err := c.Peer.Elicit(ctx, &mcp.ElicitParams{
+		Mode: "form",
+		Message: fmt.Sprintf("The assistant wants to use %s, which needs the macOS permission %s. Tairseach has not asked macOS for it yet. Ask now? macOS shows its own prompt, or opens System Settings. You are asked once: if you decline, the assistant is told so.",
+			c.Name, perm),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"ask": map[string]any{"type": "boolean", "title": "Ask macOS for " + perm, "default": true},
+			},
+			"required": []string{"ask"},
+		},
+	})
+	if err != nil {
+		return check.ErrorResult(msg)
+	}
+	if er.Action != "accept" || er.Content["ask"] != true {
+		answer = askDeclined
+		return check.ErrorResult(fmt.Sprintf("declined by the user: they chose not to have Tairseach ask macOS for the permission %s now, so %s was not called; "+
+			"they are not asked again while it stays %s. If they want it later, they can %s; once it is granted, the tool is offered again.",
+			perm, c.Name, b.status, permissions.Remediation(b.perm, b.status)))
+	}
+	params, _ := json.Marshal(map[string]string{"permission": b.perm})
+	res := p.run(ctx, &Request{Kind: backend.Permissions, Name: "permissions.request " + b.perm, Method: methodPermissionsRequest,
+		Args: params, Info: observe.CallInfo{Transport: c.Info.Transport, Session: c.Info.Session, Client: c.Info.Client, Protocol: c.Info.Protocol}})
+	p.nudgeGrants()
+	if res == nil || res.IsError {
+		return check.ErrorResult(fmt.Sprintf("asking macOS for the permission %s failed: %s. %s", perm, quote.Line(ResultText(res), quote.Text), msg))
+	}
+	answer = askRequested
+	return check.ErrorResult(fmt.Sprintf("macOS is asking the user to grant %s to Tairseach now (the prompt, or System Settings › Privacy & Security). "+
+		"Once it is granted, %s is offered again: list the tools and call it then.", perm, c.Name))
+}
+
+// requestDeclined refuses a request of permissions.request (the model
+// calling the tool itself) for a permission the user declined to have
+// macOS asked for: the decline holds on every road until the permission
+// changes. It returns nil for any other.
+func (p *pipeline) requestDeclined(c *Request, args json.RawMessage) *mcp.CallToolResult {
+	var a struct {
+		Permission string `json:"permission"`
+	}
+	if json.Unmarshal(args, &a) != nil || !p.asks.declined(a.Permission) {
+		return nil
+	}
+	st := permissions.NotDetermined
+	return check.ErrorResult(fmt.Sprintf("declined by the user: they chose not to have Tairseach ask macOS for the permission %s, so %s was not called; "+
+		"they are not asked again while it stays %s. Tell the user what needs it: they can %s.",
+		quote.Line(a.Permission, quote.Name), c.Name, st, permissions.Remediation(a.Permission, st)))
+}

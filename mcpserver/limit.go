@@ -1,0 +1,106 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
+)
+
+// boundMessages is the go-sdk's outermost receiving middleware: whatever
+// method a request is of, the result or error the go-sdk is about to write
+// is measured as it will be written, and one that would make a message
+// over Config.MaxResultBytes is replaced by an error that fits and says
+// so. A feature's answer is not its backend's reply: a resource's text and
+// a prompt are written as JSON strings with '<', '>' and '&' escaped to
+// six bytes each (completion values are written without that), so
+// counting the reply let through messages several times the limit. Tool
+// results are bounded in the pipeline already; this also holds for those
+// it makes without a reply (discovery, refusals that quote the client).
+func (s *Server) boundMessages(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		limit := s.cfg.MaxResultBytes - envelopeReserve
+		if err != nil {
+			return res, boundError(method, err, limit, s.cfg.MaxResultBytes)
+		}
+		switch r := res.(type) {
+		case *mcp.CallToolResult:
+			if r != nil {
+				return boundTool(r, limit, s.cfg.MaxResultBytes), nil
+			}
+		case check.Typed:
+			return check.Typed{CallToolResult: boundTool(r.CallToolResult, limit, s.cfg.MaxResultBytes)}, nil
+		case *mcp.ReadResourceResult, *mcp.GetPromptResult, *mcp.CompleteResult:
+			b, merr := encode(res)
+			if merr == nil && len(b) > limit {
+				s.log.Warn().Str("method", method).Int("bytes", len(b)+envelopeReserve).Int("limit", s.cfg.MaxResultBytes).Msg("result too large for one message")
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+					"result too large: the answer to %s would make a message of over %d bytes, over the limit of %d (--max-result-bytes); %s",
+					method, len(b)+envelopeReserve, s.cfg.MaxResultBytes, narrower[method])}
+			}
+		}
+		return res, err
+	}
+}
+
+// narrower says how to ask for less, by method.
+var narrower = map[string]string{
+	"resources/read":      "read a narrower resource (a template's variables), or call the tool of its method with a smaller request",
+	"prompts/get":         "get the prompt with shorter arguments",
+	"completion/complete": "type more of the value",
+}
+
+// boundTool returns res, or an isError result that fits when the message
+// carrying res would be over the limit.
+func boundTool(res *mcp.CallToolResult, limit, max int) *mcp.CallToolResult {
+	size, ok := check.Size(res, limit)
+	if ok {
+		return res
+	}
+	what := "result"
+	if res.IsError {
+		what = "error"
+	}
+	return check.ErrorResult(fmt.Sprintf("result too large: the %s would make a message of %d bytes, over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
+		what, size+envelopeReserve, max))
+}
+
+// boundError returns err, or a short error with its code when err, as the
+// go-sdk writes it, would make a message over the limit: a backend's
+// error data, or a message quoting what the client sent.
+func boundError(method string, err error, limit, max int) error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		we = &jsonrpc.Error{Code: 0, Message: err.Error()}
+	}
+	if 6*(len(we.Message)+len(we.Data))+64 <= limit {
+		return err // a bound: the usual case
+	}
+	b, merr := encode(we)
+	if merr == nil && len(b) <= limit {
+		return err
+	}
+	start := []byte(we.Message[:min(len(we.Message), 256)])
+	return &jsonrpc.Error{Code: we.Code, Message: fmt.Sprintf("the error of %s is too large to send: it would make a message of over %d bytes, over the limit of %d (--max-result-bytes); its start: %s",
+		method, len(b)+envelopeReserve, max, check.Excerpt(start))}
+}
+
+// encode marshals v as the go-sdk writes a message's result or error:
+// without escaping HTML, except where a type's own MarshalJSON does (the
+// contents of a resource, a prompt's messages, a tool's result).
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
