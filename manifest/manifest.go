@@ -15,7 +15,8 @@
 //
 // Loading is forgiving: a broken file is reported as a *FileError and never
 // stops the other files from loading, and a broken tool is skipped with a
-// Skipped entry and, where someone should act, a Problem.
+// Skipped entry and, where someone should act, a Problem. Each carries where
+// in its file it is, as a compiler's diagnostics do.
 //
 // Load reads a directory once; a Watcher keeps a Registry up to date as the
 // files in it change.
@@ -116,6 +117,9 @@ type File struct {
 	// Resources and Prompts are the manifest's optional declared ones.
 	Resources []Resource
 	Prompts   []Prompt
+
+	toolAt []Position // where each of Tools is named
+	idAt   Position   // where ID is
 }
 
 // SkipReason says why a tool is not exposed.
@@ -172,6 +176,8 @@ type Skipped struct {
 	Reason SkipReason
 	// Detail explains the reason, e.g. "duplicate of tairseach_x (x) in core/a.json".
 	Detail string
+	// Position is where the tool's name is written in File.
+	Position
 }
 
 // Severity grades a Problem.
@@ -207,6 +213,11 @@ type Problem struct {
 	Tool     string
 	Severity Severity
 	Message  string
+	// Position is where in File the problem is: the part of the tool at
+	// fault (its schema, down to the subschema; its timeoutMs; else its
+	// name), a mapping without a tool, the manifest's id. It is zero for
+	// the rest, and for directories.
+	Position
 }
 
 // String formats p as "file: tool: severity: message".

@@ -83,6 +83,7 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 		return nil, &FileError{Path: rel, Err: tooLarge(int64(len(data)), limit)}
 	}
 	// Editors on some systems write a byte order mark; it is not JSON.
+	raw := data
 	data = bytes.TrimPrefix(data, utf8BOM)
 
 	var m manifestJSON
@@ -105,7 +106,8 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 		}
 	}
 
-	f := &File{Path: rel}
+	loc := newLocator(raw, data)
+	f := &File{Path: rel, idAt: loc.value("id")}
 	if m.ID != nil {
 		f.ID = *m.ID
 	}
@@ -127,7 +129,7 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 		return nil, fe
 	}
 	if len(impl.ToolBindings) > 0 && !impl.bound() {
-		f.Problems = append(f.Problems, Problem{File: rel, Severity: Warning,
+		f.Problems = append(f.Problems, Problem{File: rel, Severity: Warning, Position: loc.key("implementation", "toolBindings"),
 			Message: fmt.Sprintf(`implementation.toolBindings is ignored in an %q manifest (set "type": "script" or "proxy", or use implementation.methods)`, cmp.Or(impl.Type, implInternal))})
 	}
 
@@ -137,13 +139,13 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 	}
 
 	names := make(map[string]bool, len(*m.Tools))
-	for _, t := range *m.Tools {
+	for i, t := range *m.Tools {
 		names[*t.Name] = true
-		f.addTool(t, impl, perms, opts.Prefix)
+		f.addTool(t, impl, perms, opts.Prefix, func(path ...string) Position { return loc.tool(i, path...) })
 	}
-	warnOrphans(f, rel, "method mapping", impl.Methods, names)
+	warnOrphans(f, loc, "method mapping", "methods", impl.Methods, names)
 	if impl.bound() {
-		warnOrphans(f, rel, "tool binding", impl.ToolBindings, names)
+		warnOrphans(f, loc, "tool binding", "toolBindings", impl.ToolBindings, names)
 	}
 	if bytes.Contains(data, []byte(`"resources"`)) || bytes.Contains(data, []byte(`"prompts"`)) {
 		f.parseDeclared(data, impl)
@@ -151,13 +153,13 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 	return f, nil
 }
 
-// warnOrphans warns of each key of entries, in name order, that names no
-// tool of the file.
-func warnOrphans[V any](f *File, rel, what string, entries map[string]V, names map[string]bool) {
+// warnOrphans warns of each key of entries, implementation.key in the
+// file, in name order, that names no tool of the file.
+func warnOrphans[V any](f *File, loc *locator, what, key string, entries map[string]V, names map[string]bool) {
 	for _, k := range slices.Sorted(maps.Keys(entries)) {
 		if !names[k] {
 			f.Problems = append(f.Problems, Problem{
-				File: rel, Tool: k, Severity: Warning,
+				File: f.Path, Tool: k, Severity: Warning, Position: loc.key("implementation", key, k),
 				Message: fmt.Sprintf("%s for %s has no tool", what, k),
 			})
 		}
@@ -165,15 +167,26 @@ func warnOrphans[V any](f *File, rel, what string, entries map[string]V, names m
 }
 
 // addTool normalises t and appends it to f.Tools, or records why it is
-// skipped. perms are the permissions the manifest's "requires" names.
-func (f *File) addTool(t toolJSON, impl implJSON, perms []string, prefix string) {
+// skipped. perms are the permissions the manifest's "requires" names; at
+// locates a field of t in the file, or t itself.
+func (f *File) addTool(t toolJSON, impl implJSON, perms []string, prefix string, at func(path ...string) Position) {
 	toolName := *t.Name
 	name, renamed := MCPName(prefix, toolName)
 	skip := func(r SkipReason, detail string) {
-		f.Skipped = append(f.Skipped, Skipped{Name: name, ToolName: toolName, File: f.Path, Reason: r, Detail: detail})
+		f.Skipped = append(f.Skipped, Skipped{Name: name, ToolName: toolName, File: f.Path, Reason: r, Detail: detail, Position: at("name")})
 	}
-	problem := func(s Severity, format string, args ...any) {
-		f.Problems = append(f.Problems, Problem{File: f.Path, Tool: toolName, Severity: s, Message: fmt.Sprintf(format, args...)})
+	problemAt := func(pos Position, s Severity, format string, args ...any) {
+		f.Problems = append(f.Problems, Problem{File: f.Path, Tool: toolName, Severity: s, Position: pos, Message: fmt.Sprintf(format, args...)})
+	}
+	problem := func(s Severity, format string, args ...any) { problemAt(at("name"), s, format, args...) }
+	// schemaAt is the subschema a schema's error names, else the schema.
+	schemaAt := func(field string, err error) Position {
+		if se, ok := err.(*schemaError); ok {
+			if pos := at(append([]string{field}, pointerPath(se.ptr)...)...); pos != at() {
+				return pos
+			}
+		}
+		return at(field)
 	}
 
 	switch {
@@ -210,7 +223,7 @@ func (f *File) addTool(t toolJSON, impl implJSON, perms []string, prefix string)
 	in, err := normaliseSchema(t.InputSchema)
 	if err != nil {
 		skip(BadSchema, err.Error())
-		problem(Error, "tool %s is not exposed: %s (%v)", toolName, schemaFix, err)
+		problemAt(at("inputSchema"), Error, "tool %s is not exposed: %s (%v)", toolName, schemaFix, err)
 		return
 	}
 	in = validUTF8(in)
@@ -218,25 +231,25 @@ func (f *File) addTool(t toolJSON, impl implJSON, perms []string, prefix string)
 		in = json.RawMessage(`{"type":"object"}`)
 	} else if err := checkSchema(in); err != nil {
 		skip(BadSchema, err.Error())
-		problem(Error, "tool %s is not exposed: its inputSchema cannot be used: %v", toolName, err)
+		problemAt(schemaAt("inputSchema", err), Error, "tool %s is not exposed: its inputSchema cannot be used: %v", toolName, err)
 		return
 	}
 	out, err := normaliseSchema(t.OutputSchema)
 	out = validUTF8(out)
 	if err != nil {
 		out = nil
-		problem(Warning, `outputSchema dropped: it must be a JSON Schema object with "type": "object" (%v)`, err)
+		problemAt(at("outputSchema"), Warning, `outputSchema dropped: it must be a JSON Schema object with "type": "object" (%v)`, err)
 	} else if out != nil {
 		if err := checkSchema(out); err != nil {
 			skip(BadOutputSchema, err.Error())
-			problem(Error, "tool %s is not exposed: its outputSchema cannot be used: %v", toolName, err)
+			problemAt(schemaAt("outputSchema", err), Error, "tool %s is not exposed: its outputSchema cannot be used: %v", toolName, err)
 			return
 		}
 	}
 	timeout := t.TimeoutMs
 	if timeout < 0 {
 		timeout = 0
-		problem(Warning, "timeoutMs %d is negative; ignored", t.TimeoutMs)
+		problemAt(at("timeoutMs"), Warning, "timeoutMs %d is negative; ignored", t.TimeoutMs)
 	}
 
 	// The server checks the manifest's permissions and then the tool's own
@@ -274,6 +287,7 @@ func (f *File) addTool(t toolJSON, impl implJSON, perms []string, prefix string)
 		}
 	}
 	f.Tools = append(f.Tools, tool)
+	f.toolAt = append(f.toolAt, at("name"))
 }
 
 // validUTF8 returns the JSON schema with every invalid UTF-8 sequence

@@ -27,7 +27,17 @@ type Registry struct {
 	// IDs maps each manifest id to the file that first uses it.
 	IDs map[string]string
 
-	index map[string]int // Name -> index in Tools
+	index  map[string]int      // Name -> index in Tools
+	toolAt map[string]Position // Name -> where the tool is named in its file
+}
+
+// Position returns where the tool with the MCP name name is named in its
+// file; the zero Position when unknown.
+func (r *Registry) Position(name string) Position {
+	if r == nil {
+		return Position{}
+	}
+	return r.toolAt[name]
 }
 
 // Lookup returns the tool with the given MCP name.
@@ -64,7 +74,7 @@ func Build(files []*File) *Registry {
 	}
 	slices.SortStableFunc(sorted, func(a, b *File) int { return strings.Compare(a.Path, b.Path) })
 
-	r := &Registry{}
+	r := &Registry{toolAt: map[string]Position{}}
 	winners := make(map[string]Tool)
 	idFiles := make(map[string]string) // manifest id -> first file using it
 	resourceFiles := map[string]string{}
@@ -76,7 +86,7 @@ func Build(files []*File) *Registry {
 		if f.ID != "" {
 			if first, ok := idFiles[f.ID]; ok {
 				r.Problems = append(r.Problems, Problem{
-					File: f.Path, Severity: Warning,
+					File: f.Path, Severity: Warning, Position: f.idAt,
 					Message: fmt.Sprintf("manifest id %q is also used by %s", f.ID, first),
 				})
 			} else {
@@ -102,13 +112,18 @@ func Build(files []*File) *Registry {
 			promptFiles[p.Name] = f.Path
 			r.Prompts = append(r.Prompts, p)
 		}
-		for _, t := range f.Tools {
+		for i, t := range f.Tools {
+			var at Position
+			if i < len(f.toolAt) {
+				at = f.toolAt[i]
+			}
 			w, taken := winners[t.Name]
 			if !taken {
 				winners[t.Name] = t
+				r.toolAt[t.Name] = at
 				continue
 			}
-			s := Skipped{Name: t.Name, ToolName: t.ToolName, File: t.File}
+			s := Skipped{Name: t.Name, ToolName: t.ToolName, File: t.File, Position: at}
 			if t.Method == w.Method && t.Socket == w.Socket {
 				s.Reason = Duplicate
 				s.Detail = fmt.Sprintf("duplicate of %s (%s) in %s", w.Name, w.ToolName, w.File)
@@ -116,7 +131,7 @@ func Build(files []*File) *Registry {
 				s.Reason = Conflict
 				s.Detail = fmt.Sprintf("%s is already %s in %s, calling %s", t.Name, w.ToolName, w.File, describeMethod(w))
 				r.Problems = append(r.Problems, Problem{
-					File: t.File, Tool: t.ToolName, Severity: Warning,
+					File: t.File, Tool: t.ToolName, Severity: Warning, Position: at,
 					Message: fmt.Sprintf("tool %s is not exposed: its name %s is taken by %s in %s, which calls %s instead of %s",
 						t.ToolName, t.Name, w.ToolName, w.File, describeMethod(w), describeMethod(t)),
 				})

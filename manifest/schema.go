@@ -108,8 +108,16 @@ func at(ptr, format string, args ...any) error {
 	if ptr == "" {
 		return errors.New(msg)
 	}
-	return fmt.Errorf("at %s: %s", ptr, msg)
+	return &schemaError{ptr: ptr, msg: msg}
 }
+
+// schemaError is a problem of the subschema at a JSON Pointer, which
+// ParseFile turns into the problem's position.
+type schemaError struct {
+	ptr, msg string
+}
+
+func (e *schemaError) Error() string { return "at " + e.ptr + ": " + e.msg }
 
 // walk checks the subschema v at ptr, depth levels below the root, and its
 // subschemas, adding them to g.

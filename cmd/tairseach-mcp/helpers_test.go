@@ -103,38 +103,3 @@ func TestHintFlags(t *testing.T) {
 		}
 	}
 }
-
-func TestLocator(t *testing.T) {
-	data := []byte("\xEF\xBB\xBF{\n  \"id\": \"x\",\n  \"tools\": [\n    {\"name\": \"a\"},\n    {\"description\": \"d\",\n     \"name\": \"b\", \"inputSchema\": {\"type\": \"object\"}}\n  ],\n  \"implementation\": {\"methods\": {\"a\": \"a\", \"orphan\": \"o\"}}\n}\n")
-	l := newLocator(data)
-	type pos struct{ line, col int }
-	check := func(what string, line, col int, ok bool, want pos) {
-		t.Helper()
-		if !ok || line != want.line || col != want.col {
-			t.Errorf("%s at %d:%d (found %v), want %d:%d", what, line, col, ok, want.line, want.col)
-		}
-	}
-	line, col, ok := l.value("/id")
-	check("id", line, col, ok, pos{2, 9})
-	line, col, ok = l.tool("a", "name")
-	check("tool a", line, col, ok, pos{4, 14})
-	line, col, ok = l.tool("b", "name")
-	check("tool b", line, col, ok, pos{6, 14})
-	line, col, ok = l.tool("b", "inputSchema")
-	check("tool b inputSchema", line, col, ok, pos{6, 34})
-	line, col, ok = l.tool("a", "outputSchema") // absent: the tool itself
-	check("tool a outputSchema", line, col, ok, pos{4, 5})
-	line, col, ok = l.key("/implementation/methods/orphan")
-	check("orphan method", line, col, ok, pos{8, 44})
-	if _, _, ok := l.tool("c", "name"); ok {
-		t.Error("found a tool that is not there")
-	}
-	var nilLoc *locator
-	if _, _, ok := nilLoc.value("/id"); ok {
-		t.Error("a nil locator found a position")
-	}
-	// Broken JSON: positions before the error are still known.
-	l = newLocator([]byte(`{"id": "x", "tools": [{"name": "a"}, {"name" "b"}]}`))
-	line, col, ok = l.tool("a", "name")
-	check("tool a in broken JSON", line, col, ok, pos{1, 32})
-}

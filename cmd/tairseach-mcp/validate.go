@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -218,7 +217,7 @@ func validateDir(rep *report, dir string, opts manifest.Options) {
 		rep.add(finding{File: dir, Severity: sevError, Message: describeOSError(err)})
 		return
 	}
-	c := &checker{rep: rep, prefix: opts.Prefix, locs: map[string]*locator{}, path: func(rel string) string {
+	c := &checker{rep: rep, prefix: opts.Prefix, path: func(rel string) string {
 		return filepath.Join(dir, filepath.FromSlash(rel))
 	}}
 	c.check(reg)
@@ -249,7 +248,7 @@ func validateFiles(rep *report, paths []string, opts manifest.Options) {
 	}
 	reg := manifest.Build(files)
 	reg.FileErrors = errs
-	c := &checker{rep: rep, prefix: opts.Prefix, locs: map[string]*locator{}, path: filepath.FromSlash}
+	c := &checker{rep: rep, prefix: opts.Prefix, path: filepath.FromSlash}
 	c.check(reg)
 }
 
@@ -263,12 +262,12 @@ func describeOSError(err error) string {
 	return err.Error()
 }
 
-// checker turns a registry into findings with positions.
+// checker turns a registry into findings, at the positions the manifest
+// package gives them.
 type checker struct {
 	rep    *report
 	prefix string
-	path   func(rel string) string // file name to show and read, from a manifest-relative path
-	locs   map[string]*locator     // by relative path
+	path   func(rel string) string // file name to show, from a manifest-relative path
 }
 
 func (c *checker) check(reg *manifest.Registry) {
@@ -283,40 +282,10 @@ func (c *checker) check(reg *manifest.Registry) {
 		if p.Severity == manifest.Error {
 			sev = sevError
 		}
-		f := finding{File: c.path(p.File), Severity: sev, Tool: p.Tool, Message: p.Message}
-		loc := c.locator(p.File)
-		switch {
-		case p.Tool != "":
-			field := "name"
-			for _, k := range []string{"inputSchema", "outputSchema", "timeoutMs"} {
-				if strings.Contains(p.Message, k) {
-					field = k
-					break
-				}
-			}
-			var ok bool
-			if sub, found := schemaPointer(p.Message); found && strings.HasSuffix(field, "Schema") {
-				// Point into the schema, where the check found the problem.
-				f.Line, f.Column, ok = loc.toolValue(p.Tool, field+sub)
-			}
-			if !ok {
-				f.Line, f.Column, ok = loc.tool(p.Tool, field)
-			}
-			if !ok {
-				// A method mapping or tool binding without a tool: point at its key.
-				if f.Line, f.Column, ok = loc.key("/implementation/methods/" + p.Tool); !ok {
-					f.Line, f.Column, _ = loc.key("/implementation/toolBindings/" + p.Tool)
-				}
-			}
-		case strings.HasPrefix(p.Message, "manifest id"):
-			f.Line, f.Column, _ = loc.value("/id")
-		case strings.HasPrefix(p.Message, "implementation.toolBindings"):
-			f.Line, f.Column, _ = loc.key("/implementation/toolBindings")
-		}
-		c.rep.add(f)
+		c.rep.add(finding{File: c.path(p.File), Line: p.Line, Column: p.Column, Severity: sev, Tool: p.Tool, Message: p.Message})
 	}
 	for _, s := range reg.Skipped {
-		f := finding{File: c.path(s.File), Tool: s.ToolName}
+		f := finding{File: c.path(s.File), Line: s.Line, Column: s.Column, Tool: s.ToolName}
 		switch s.Reason {
 		case manifest.Duplicate:
 			f.Severity, f.duplicate = sevWarning, true
@@ -327,204 +296,17 @@ func (c *checker) check(reg *manifest.Registry) {
 		default:
 			continue // the manifest package reported it as a Problem
 		}
-		f.Line, f.Column, _ = c.locator(s.File).tool(s.ToolName, "name")
 		c.rep.add(f)
 	}
 	for _, t := range reg.Tools {
-		loc := c.locator(t.File)
 		if t.Renamed {
-			f := finding{File: c.path(t.File), Severity: sevInfo, Tool: t.ToolName,
+			at := reg.Position(t.Name)
+			f := finding{File: c.path(t.File), Line: at.Line, Column: at.Column, Severity: sevInfo, Tool: t.ToolName,
 				Message: fmt.Sprintf("tool %s is exposed as %s", t.ToolName, t.Name)}
 			if utf8.RuneCountInString(c.prefix+t.ToolName) > manifest.MaxNameLen {
 				f.Message += fmt.Sprintf(" (cut to %d characters)", manifest.MaxNameLen)
 			}
-			f.Line, f.Column, _ = loc.tool(t.ToolName, "name")
 			c.rep.add(f)
 		}
 	}
-}
-
-// locator returns the position index of a manifest, read on first use.
-func (c *checker) locator(rel string) *locator {
-	if l, ok := c.locs[rel]; ok {
-		return l
-	}
-	var l *locator
-	name := c.path(rel)
-	// The file is read again, as the loader reads it: it may have been
-	// replaced by a FIFO since, which must not block.
-	if data, err := manifest.ReadFile(name, manifest.Options{}); err == nil {
-		l = newLocator(data)
-	}
-	c.locs[rel] = l
-	return l
-}
-
-// locator finds where things are in a manifest, to give findings a line
-// and column. It indexes values by JSON Pointer to a depth of four, which
-// reaches /tools/N/inputSchema and /implementation/methods/KEY. A nil
-// locator (a file that could not be read) knows no positions.
-type locator struct {
-	data   []byte
-	base   int64            // bytes stripped from the start (a byte order mark)
-	values map[string]int64 // pointer → offset of the value
-	keys   map[string]int64 // pointer → offset of the member's key
-	tools  map[string]int   // tool name → index of its first entry in /tools
-}
-
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
-
-func newLocator(data []byte) *locator {
-	l := &locator{data: data, values: map[string]int64{}, keys: map[string]int64{}, tools: map[string]int{}}
-	body := data
-	if bytes.HasPrefix(body, utf8BOM) {
-		body = body[len(utf8BOM):]
-		l.base = int64(len(utf8BOM))
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	_ = l.walk(dec, body, "", 0) // positions found before an error are kept
-	return l
-}
-
-func (l *locator) walk(dec *json.Decoder, body []byte, ptr string, depth int) error {
-	l.values[ptr] = skipSeparators(body, dec.InputOffset()) + l.base
-	if depth == 4 && !inSchema(ptr) || depth == maxLocatorDepth {
-		var skip json.RawMessage
-		return dec.Decode(&skip)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
-		for dec.More() {
-			off := skipSeparators(body, dec.InputOffset()) + l.base
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key, _ := k.(string)
-			child := ptr + "/" + key
-			l.keys[child] = off
-			if err := l.walk(dec, body, child, depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if err := l.walk(dec, body, ptr+"/"+strconv.Itoa(i), depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	}
-	if name, ok := tok.(string); ok && depth == 3 && strings.HasPrefix(ptr, "/tools/") && strings.HasSuffix(ptr, "/name") {
-		if i, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(ptr, "/tools/"), "/name")); err == nil {
-			if _, seen := l.tools[name]; !seen {
-				l.tools[name] = i
-			}
-		}
-	}
-	return nil
-}
-
-// maxLocatorDepth bounds how deep the locator indexes a tool's schemas:
-// deeper than the manifest package accepts them.
-const maxLocatorDepth = 4 + 2*manifest.MaxSchemaDepth + 2
-
-// inSchema reports whether ptr is inside a tool's inputSchema or
-// outputSchema, which the locator indexes deeper than the rest.
-func inSchema(ptr string) bool {
-	parts := strings.SplitN(ptr, "/", 5) // "", "tools", N, field, rest
-	return len(parts) == 5 && parts[1] == "tools" && (parts[3] == "inputSchema" || parts[3] == "outputSchema")
-}
-
-// schemaPointer returns the JSON Pointer in a message about a schema
-// ("… cannot be used: at /properties/n: …"), unescaped the way the locator
-// spells pointers.
-func schemaPointer(msg string) (string, bool) {
-	_, rest, ok := strings.Cut(msg, "cannot be used: at /")
-	if !ok {
-		return "", false
-	}
-	ptr, _, ok := strings.Cut(rest, ": ")
-	if !ok {
-		return "", false
-	}
-	return "/" + strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr), true
-}
-
-// skipSeparators returns the offset of the next value at or after off.
-func skipSeparators(b []byte, off int64) int64 {
-	for off < int64(len(b)) && strings.IndexByte(" \t\r\n,:", b[off]) >= 0 {
-		off++
-	}
-	return off
-}
-
-// value returns the position of the value at pointer ptr.
-func (l *locator) value(ptr string) (line, col int, ok bool) {
-	if l == nil {
-		return 0, 0, false
-	}
-	off, ok := l.values[ptr]
-	if !ok {
-		return 0, 0, false
-	}
-	line, col = lineCol(l.data, off)
-	return line, col, true
-}
-
-// key returns the position of the key of the member at pointer ptr.
-func (l *locator) key(ptr string) (line, col int, ok bool) {
-	if l == nil {
-		return 0, 0, false
-	}
-	off, ok := l.keys[ptr]
-	if !ok {
-		return 0, 0, false
-	}
-	line, col = lineCol(l.data, off)
-	return line, col, true
-}
-
-// toolValue returns the position of the value at path below the first tool
-// named name, e.g. "inputSchema/properties/n".
-func (l *locator) toolValue(name, path string) (line, col int, ok bool) {
-	if l == nil {
-		return 0, 0, false
-	}
-	i, ok := l.tools[name]
-	if !ok {
-		return 0, 0, false
-	}
-	return l.value("/tools/" + strconv.Itoa(i) + "/" + path)
-}
-
-// tool returns the position of field in the first tool named name, or of
-// the tool itself when it has no such field.
-func (l *locator) tool(name, field string) (line, col int, ok bool) {
-	if l == nil {
-		return 0, 0, false
-	}
-	i, ok := l.tools[name]
-	if !ok {
-		return 0, 0, false
-	}
-	ptr := "/tools/" + strconv.Itoa(i)
-	if line, col, ok = l.value(ptr + "/" + field); ok {
-		return line, col, ok
-	}
-	return l.value(ptr)
-}
-
-// lineCol converts a byte offset into a 1-based line and byte column.
-func lineCol(data []byte, off int64) (line, col int) {
-	off = max(0, min(off, int64(len(data))))
-	before := data[:off]
-	return 1 + bytes.Count(before, []byte{'\n'}), int(off) - bytes.LastIndexByte(before, '\n')
 }
