@@ -80,7 +80,7 @@ type directMeta struct {
 	ok       bool
 	allOnce  sync.Once
 	allMeta  map[string]any          // all of it, for OpenTelemetry; read only
-	Progress any                     `json:"progressToken"`
+	Progress json.RawMessage         `json:"progressToken"` // as it came: a number may not survive a float64
 	Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
 	Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
 }
@@ -118,7 +118,9 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 	}
 	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.pipe.obs.On() || s.cfg.ProgressInterval > 0 || s.pipe.confirms != nil) {
 		if m := s.callMeta(d.Meta); m.ok {
-			c.ProgressToken = m.Progress
+			if len(m.Progress) > 0 && string(m.Progress) != "null" {
+				c.ProgressToken = m.Progress
+			}
 			if d.NewProtocol {
 				// A 2026-07-28 request carries its client in its own _meta.
 				c.Info.Protocol, c.Caps = newProtocol, m.Caps

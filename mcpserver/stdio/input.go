@@ -307,7 +307,7 @@ func (c *conn) call(in incoming) bool {
 		}
 	}
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
-	c.send(&jsonrpc.Request{ID: id, Method: in.method, Params: in.params})
+	c.send(&jsonrpc.Request{ID: id, Method: in.method, Params: c.exactToken(n, in.params, params.meta)})
 	return true
 }
 

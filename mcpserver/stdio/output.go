@@ -112,6 +112,11 @@ func (c *conn) write(_ context.Context, msg jsonrpc.Message) error {
 		} else if p := withSubscriptionID(m.Params, c.clientID); !bytes.Equal(p, m.Params) {
 			m = &jsonrpc.Request{Method: m.Method, Params: p}
 			msg = m
+		} else if m.Method == "notifications/progress" {
+			if p := c.restoreToken(m.Params); len(p) != len(m.Params) {
+				m = &jsonrpc.Request{Method: m.Method, Params: p}
+				msg = m
+			}
 		}
 		if m.Method == "notifications/tools/list_changed" {
 			// A session of an earlier revision is told by Notify; one of

@@ -80,6 +80,7 @@ type Transport struct {
 type request struct {
 	raw       []byte // the client's id, as received
 	key       string // the client's id, for finding duplicates and cancellations
+	token     []byte // the client's progress token, when the go-sdk was given one of ours (tokens.go)
 	method    string
 	implicit  bool // the made-up initialize: its response is not sent
 	newProto  bool // carries a valid 2026-07-28 _meta

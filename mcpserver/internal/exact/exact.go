@@ -1,0 +1,57 @@
+// Package exact tells which JSON values the go-sdk writes back byte for
+// byte. The go-sdk decodes a request id into a float64 kept as an int64,
+// and a progress token (a member of _meta, a map[string]any) into a
+// float64 or a Go string, then writes them again with encoding/json: a
+// client's 9007199254740993 comes back as 9007199254740992, 1e3 as 1000,
+// 1.50 as 1.5, "\u0041" as "A". The transports hand the go-sdk a value of
+// their own for each that would change, and put the client's back on the
+// way out.
+package exact
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// Token reports whether the go-sdk writes the progress token raw back as it
+// came. Values that are neither numbers nor strings are not valid tokens;
+// they are reported kept, for the go-sdk to judge.
+func Token(raw []byte) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return true
+	}
+	switch v.(type) {
+	case float64, string:
+	default:
+		return true
+	}
+	b, err := encode(v)
+	return err == nil && bytes.Equal(b, raw)
+}
+
+// ID reports whether the go-sdk writes the request id raw back as it came:
+// a string it writes as Token does, a number only if it is an integer
+// written plainly, of at most 2^53 in size.
+func ID(raw []byte) bool {
+	if len(raw) == 0 || raw[0] == '"' {
+		return Token(raw)
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil && n <= 1<<53 && n >= -(1<<53) && strconv.FormatInt(n, 10) == string(raw)
+}
+
+// encode writes v as the go-sdk writes a message: without escaping HTML.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
