@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +127,134 @@ func TestCancellationNamesTheExactRequest(t *testing.T) {
 				t.Fatalf("after the cancellation: %s", lines[len(lines)-1])
 			}
 		})
+	}
+}
+
+// httpRaw posts raw JSON-RPC messages to a server's /mcp and returns the
+// raw lines of each answer.
+type httpRaw struct {
+	t       *testing.T
+	url     string
+	session string
+	header  map[string]string
+}
+
+func (h *httpRaw) post(body string) []string {
+	h.t.Helper()
+	lines, err := h.do(body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return lines
+}
+
+// do posts body; it may be called from any goroutine.
+func (h *httpRaw) do(body string) ([]string, error) {
+	req, err := http.NewRequest(http.MethodPost, h.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range h.header {
+		req.Header.Set(k, v)
+	}
+	if h.session != "" {
+		req.Header.Set(sessionIDHeader, h.session)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if s := res.Header.Get(sessionIDHeader); s != "" {
+		h.session = s
+	}
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		return nil, fmt.Errorf("POST %s: %s %s", body, res.Status, b)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if d, ok := strings.CutPrefix(l, "data: "); ok {
+			out = append(out, d)
+		} else if strings.HasPrefix(l, "{") {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Over HTTP, stateful and stateless, an id and a progress token come back
+// byte for byte too; the go-sdk made 1.50 and 1e3 ids 1 and 1000.
+func TestHTTPIDsAndTokensExact(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stateful", true: "stateless"}[stateless], func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(idServer(t).NewHTTPHandler(HTTPConfig{Stateless: stateless}))
+			t.Cleanup(hs.Close)
+			h := &httpRaw{t: t, url: hs.URL + MCPPath}
+			meta := ""
+			if stateless {
+				h.header = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tairseach_demo_slow"}
+				meta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`
+			} else {
+				h.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+				h.header = map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+				h.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			}
+			for _, v := range clientNumbers {
+				lines := h.post(`{"jsonrpc":"2.0","id":` + v + `,"method":"tools/call","params":{"name":"tairseach_demo_slow","arguments":{"ms":100},"_meta":{` + meta + `"progressToken":` + v + `}}}`)
+				if len(lines) == 0 {
+					t.Fatalf("id %s: no answer", v)
+				}
+				if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"jsonrpc":"2.0","id":`+v+`,"result"`) {
+					t.Errorf("id %s: the response is %.120s", v, last)
+				}
+				progress := 0
+				for _, l := range lines[:len(lines)-1] {
+					if strings.Contains(l, "notifications/progress") {
+						progress++
+						if !strings.Contains(l, `"progressToken":`+v+`,`) {
+							t.Errorf("token %s: a progress notification is %s", v, l)
+						}
+					}
+				}
+				if progress == 0 {
+					t.Errorf("token %s: no progress notification before the response", v)
+				}
+			}
+		})
+	}
+}
+
+// Over HTTP a cancellation names its request exactly, as on stdio: the
+// go-sdk took 9007199254740992 and 9007199254740993 for one id.
+func TestHTTPCancellationNamesTheExactRequest(t *testing.T) {
+	hs := httptest.NewServer(idServer(t).NewHTTPHandler(HTTPConfig{}))
+	t.Cleanup(hs.Close)
+	h := &httpRaw{t: t, url: hs.URL + MCPPath}
+	h.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	h.header = map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	h.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	answers := make(chan []string, 2)
+	for _, id := range []string{`9007199254740993`, `9007199254740992`} {
+		go func() {
+			lines, _ := (&httpRaw{url: h.url, session: h.session, header: h.header}).do(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tairseach_demo_slow","arguments":{"ms":400}}}`)
+			answers <- lines
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // both in flight
+	h.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}`)
+	var results []string
+	for range 2 {
+		for _, l := range <-answers {
+			if strings.Contains(l, `"result"`) {
+				results = append(results, l[:min(len(l), 40)])
+			}
+		}
+	}
+	if len(results) != 1 || !strings.HasPrefix(results[0], `{"jsonrpc":"2.0","id":9007199254740992,`) {
+		t.Fatalf("results %q; want only the one of 9007199254740992 (9007199254740993 was cancelled)", results)
 	}
 }

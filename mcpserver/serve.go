@@ -226,7 +226,7 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.narrowByHeaders(http.HandlerFunc(h.serveMCP)))))
+	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.narrowByHeaders(exactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
 	mux.Handle(HealthPath, h.localhostOnly(http.HandlerFunc(h.serveHealth)))
 
 	var handler http.Handler = mux

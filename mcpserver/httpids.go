@@ -1,0 +1,218 @@
+package mcpserver
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/exact"
+)
+
+// exactIDs keeps the request ids and progress tokens of HTTP clients byte
+// for byte. The go-sdk decodes an id into a float64 kept as an int64 and a
+// token into a float64 (exact.ID, exact.Token): 9007199254740993 came back
+// as 9007199254740992 and 1.5 as 1, and two ids a float64 makes equal were
+// one request to it, so a cancellation could reach the wrong one. Such an
+// id or token in a POSTed message is handed to the go-sdk as a string of
+// our own (a NUL, which a client's string cannot hold unescaped, then a
+// counter), and the client's is put back in what the go-sdk writes to that
+// POST's response: the response and the progress notifications of the
+// request. A notifications/cancelled naming such an id, in another POST of
+// the same session, names ours. A body over max, or a batch, is left to
+// the go-sdk as it is.
+func exactIDs(next http.Handler, max int64) http.Handler {
+	sw := &idSwaps{inFlight: map[string][]byte{}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+		if err != nil || int64(len(body)) > max {
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), errReader{err}, r.Body), r.Body}
+			next.ServeHTTP(w, r)
+			return
+		}
+		session := r.Header.Get(sessionIDHeader)
+		rewritten, swaps := sw.rewrite(session, body)
+		r.Body = io.NopCloser(bytes.NewReader(rewritten))
+		r.ContentLength = int64(len(rewritten))
+		if len(swaps) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		defer sw.done(session, swaps)
+		next.ServeHTTP(&swapWriter{ResponseWriter: w, swaps: swaps}, r)
+	})
+}
+
+// swap is a client's id or token and the one the go-sdk was given.
+type swap struct {
+	ours, client []byte // as written in JSON
+	key          string // a request id's key, for a cancellation; "" for a token
+}
+
+// idSwaps are the swaps of the requests in flight, by session and key of
+// the client's id, for cancellations.
+type idSwaps struct {
+	next     atomic.Int64
+	mu       sync.Mutex
+	inFlight map[string][]byte
+}
+
+// rewrite returns body with the ids and tokens the go-sdk would change
+// replaced by ours, and the swaps made.
+func (sw *idSwaps) rewrite(session string, body []byte) ([]byte, []swap) {
+	var id, method, params []byte
+	if jsonscan.Members(body, func(key, value []byte) bool {
+		switch {
+		case jsonscan.KeyIs(key, "id"):
+			id = value
+		case jsonscan.KeyIs(key, "method"):
+			method = value
+		case jsonscan.KeyIs(key, "params"):
+			params = value
+		}
+		return true
+	}) != nil {
+		return body, nil // a batch, or not JSON: the go-sdk's to judge
+	}
+	type edit struct {
+		at    []byte // within body
+		with  []byte
+		keyed string
+	}
+	var edits []edit
+	var swaps []swap
+	ours := func(kind string) []byte {
+		return append(strconv.AppendInt([]byte(`"\u0000`+kind+`:`), sw.next.Add(1), 10), '"')
+	}
+	if len(id) > 0 && (!exact.ID(id) || bytes.HasPrefix(id, []byte(`"\u0000`))) {
+		o := ours("id")
+		key := inFlightKey(session, id)
+		edits = append(edits, edit{id, o, key})
+		swaps = append(swaps, swap{o, bytes.Clone(id), key})
+	}
+	if len(params) > 0 && params[0] == '{' {
+		var meta, requestID []byte
+		_ = jsonscan.Members(params, func(key, value []byte) bool {
+			switch {
+			case jsonscan.KeyIs(key, "_meta"):
+				meta = value
+			case jsonscan.KeyIs(key, "requestId"):
+				requestID = value
+			}
+			return true
+		})
+		if len(meta) > 0 && meta[0] == '{' && bytes.Contains(meta, []byte("progressToken")) {
+			var tok []byte
+			_ = jsonscan.Members(meta, func(key, value []byte) bool {
+				if jsonscan.KeyIs(key, "progressToken") {
+					tok = value
+				}
+				return true
+			})
+			if len(tok) > 0 && (!exact.Token(tok) || bytes.HasPrefix(tok, []byte(`"\u0000`))) {
+				o := ours("progress")
+				edits = append(edits, edit{tok, o, ""})
+				swaps = append(swaps, swap{o, bytes.Clone(tok), ""})
+			}
+		}
+		if string(method) == `"notifications/cancelled"` && len(requestID) > 0 && session != "" {
+			sw.mu.Lock()
+			o := sw.inFlight[inFlightKey(session, requestID)]
+			sw.mu.Unlock()
+			if o != nil {
+				edits = append(edits, edit{requestID, o, ""})
+			}
+		}
+	}
+	if len(edits) == 0 {
+		return body, nil
+	}
+	// Each edit's bytes are within body: where, from how much is left of
+	// the array. The edits do not overlap; apply them in order.
+	at := func(e edit) int { return cap(body) - cap(e.at) }
+	slices.SortFunc(edits, func(a, b edit) int { return at(a) - at(b) })
+	out := make([]byte, 0, len(body)+64)
+	last := 0
+	for _, e := range edits {
+		i := at(e)
+		out = append(append(out, body[last:i]...), e.with...)
+		last = i + len(e.at)
+	}
+	out = append(out, body[last:]...)
+	if session != "" {
+		sw.mu.Lock()
+		for _, s := range swaps {
+			if s.key != "" {
+				sw.inFlight[s.key] = s.ours
+			}
+		}
+		sw.mu.Unlock()
+	}
+	return out, swaps
+}
+
+// done forgets the swaps of a POST that was answered.
+func (sw *idSwaps) done(session string, swaps []swap) {
+	if session == "" {
+		return
+	}
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	for _, s := range swaps {
+		if s.key != "" && bytes.Equal(sw.inFlight[s.key], s.ours) {
+			delete(sw.inFlight, s.key)
+		}
+	}
+}
+
+// inFlightKey is a request id's key within its session: a number by its bytes,
+// a string by its text.
+func inFlightKey(session string, id []byte) string {
+	if len(id) > 0 && id[0] == '"' {
+		if s, err := jsonscan.Key(id[1 : len(id)-1]); err == nil {
+			return session + "\x00s" + s
+		}
+	}
+	return session + "\x00n" + string(id)
+}
+
+// swapWriter puts the client's ids and tokens back in what the go-sdk
+// writes: each Write is a whole message, or a whole event of a stream.
+type swapWriter struct {
+	http.ResponseWriter
+	swaps []swap
+}
+
+func (w *swapWriter) Write(p []byte) (int, error) {
+	out := p
+	for _, s := range w.swaps {
+		if bytes.Contains(out, s.ours) {
+			out = bytes.ReplaceAll(out, s.ours, s.client)
+		}
+	}
+	if _, err := w.ResponseWriter.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush implements http.Flusher, which the go-sdk's event streams need.
+func (w *swapWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the connection's writer.
+func (w *swapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
