@@ -71,13 +71,48 @@ out=$(CDPATH='' cd -- "$out" && pwd)
 stage="$out/.stage"
 cd "$root"
 
+# Progress on stderr: each step as it starts and ends, and a line every
+# PROGRESS_EVERY seconds (default 30) while it runs, since a cross-compiled
+# build takes minutes on a small machine.
+every=${PROGRESS_EVERY:-30}
+steps=$(($(echo $targets $bundles | wc -w)))
+case " $(echo $bundles) " in *" darwin "*) steps=$((steps + 1)) ;; esac # joining the darwin binaries
+step=0
+heartbeat=
+trap '[ -z "$heartbeat" ] || kill "$heartbeat" 2>/dev/null' EXIT
+echo "make dist: $steps steps into $out, version $version (several minutes on 2 cores)" >&2
+# run WHAT CMD... runs CMD as the next step, saying so.
+run() {
+	what=$1
+	shift
+	step=$((step + 1))
+	start=$(date +%s)
+	echo "[$step/$steps] $what" >&2
+	(
+		trap 'kill "$s" 2>/dev/null; exit 0' TERM
+		n=0
+		while :; do
+			sleep "$every" >/dev/null 2>&1 &
+			s=$!
+			wait "$s"
+			n=$((n + every))
+			echo "[$step/$steps] still $what (${n}s)" >&2
+		done
+	) &
+	heartbeat=$!
+	"$@"
+	kill "$heartbeat" 2>/dev/null
+	wait "$heartbeat" 2>/dev/null || true
+	heartbeat=
+	echo "[$step/$steps] done in $(($(date +%s) - start))s" >&2
+}
+
 for target in $targets; do
 	os=${target%/*}
 	arch=${target#*/}
 	name="tairseach-mcp_${fileversion}_${os}_${arch}"
 	mkdir -p "$stage/$name"
-	echo "building $name" >&2
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch $go build -trimpath \
+	run "building $name" env CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" $go build -trimpath \
 		-ldflags "-s -w -X main.version=$version" \
 		-o "$stage/$name/tairseach-mcp" ./cmd/tairseach-mcp
 	cp README.md LICENSE "$stage/$name/"
@@ -90,8 +125,7 @@ for b in $bundles; do
 	darwin)
 		bin="$stage/darwin_universal/tairseach-mcp"
 		mkdir -p "$stage/darwin_universal"
-		echo "joining the darwin binaries into a universal one" >&2
-		$go -C scripts/lipo run . -output "$bin" \
+		run "joining the darwin binaries into a universal one" $go -C scripts/lipo run . -output "$bin" \
 			"$stage/tairseach-mcp_${fileversion}_darwin_arm64/tairseach-mcp" \
 			"$stage/tairseach-mcp_${fileversion}_darwin_amd64/tairseach-mcp"
 		platform=darwin
@@ -103,10 +137,9 @@ for b in $bundles; do
 		bundle="tairseach-mcp-$fileversion-${b%/*}-${b#*/}.mcpb"
 		;;
 	esac
-	echo "bundling $bundle" >&2
 	# The tools the manifest lists are those of the manifests the
 	# Tairseach app ships (manifest/testdata/tairseach-manifests/NOTICE.md).
-	$go run ./scripts/bundle -version "$fileversion" -binary "$bin" -platform "$platform" \
+	run "bundling $bundle" $go run ./scripts/bundle -version "$fileversion" -binary "$bin" -platform "$platform" \
 		-tools manifest/testdata/tairseach-manifests -mtime "$epoch" -o "$out/$bundle"
 done
 rm -rf "$stage"

@@ -7,7 +7,10 @@
 #   DIR/tairseach-mcp.rb  packaging/homebrew/tairseach-mcp.rb.tmpl: the four
 #                         archives and their sha256
 #
-# Each is written only when checksums.txt lists all it needs.
+# Each is written only when checksums.txt lists all it needs, and only for
+# a release: both point at the files of a GitHub release of tag vVERSION,
+# which a commit that is not tagged (a pseudo-version, +dirty, dev) can
+# never have.
 #
 #   sh scripts/fill-release.sh DIR VERSION
 set -eu
@@ -17,6 +20,16 @@ dir=$1
 v=${2#v}
 root=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 sums="$dir/checksums.txt"
+
+# A release version is vMAJOR.MINOR.PATCH with an optional pre-release,
+# and not Go's pseudo-version of an untagged commit (…-TIME-HASH).
+if ! echo "$v" | grep -Eq '^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$' ||
+	echo "$v" | grep -Eq '[0-9]{14}-[0-9a-f]{12}$'; then
+	echo "no server.json and no tairseach-mcp.rb: $2 is not a release (a commit without a tag, or changes not" \
+		"committed), and both would point at release files that can never exist; commit, tag the commit" \
+		"(git tag v1.2.3) and run make dist again" >&2
+	exit 0
+fi
 
 # sum FILE prints the sha256 checksums.txt gives FILE, or nothing.
 sum() {

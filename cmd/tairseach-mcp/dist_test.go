@@ -460,3 +460,50 @@ type bundle struct {
 	manifest bundleManifest
 	binary   []byte
 }
+
+// TestDistUntagged runs make dist as from a commit without a tag, for this
+// machine's platform alone (the four take minutes): it says each step on
+// stderr as it starts and ends, writes the archive, the bundle and
+// checksums.txt, and refuses server.json and the Homebrew formula, which
+// would point at release files that can never exist, saying why and what
+// to do. TestDistFillRelease fills them for a release version.
+func TestDistUntagged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a release binary")
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	host := runtime.GOOS + "/" + runtime.GOARCH
+	out := t.TempDir()
+	const version = "v0.1.1-0.20261127120000-0123456789ab" // Go's pseudo-version of a commit after v0.1.0
+	b, err := runScript(t, []string{"VERSION=" + version, "TARGETS=" + host, "BUNDLES=" + host, "DIST=" + out}, "make", "dist")
+	if err != nil {
+		t.Fatalf("make dist: %v\n%s", err, b)
+	}
+	archive := "tairseach-mcp_0.1.1-0.20261127120000-0123456789ab_" + strings.ReplaceAll(host, "/", "_") + ".tar.gz"
+	bundle := "tairseach-mcp-0.1.1-0.20261127120000-0123456789ab-" + strings.ReplaceAll(host, "/", "-") + ".mcpb"
+	for _, want := range []string{
+		"make dist: 2 steps into " + out + ", version " + version,
+		"[1/2] building tairseach-mcp_0.1.1-0.20261127120000-0123456789ab_" + strings.ReplaceAll(host, "/", "_") + "\n",
+		"[2/2] bundling " + bundle + "\n",
+		"no server.json and no tairseach-mcp.rb: " + version + " is not a release",
+		"tag the commit (git tag v1.2.3) and run make dist again",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("make dist does not say %q:\n%s", want, b)
+		}
+	}
+	if n := regexp.MustCompile(`(?m)^\[[12]/2\] done in [0-9]+s$`).FindAllIndex(b, -1); len(n) != 2 {
+		t.Errorf("make dist says %d steps done, want 2:\n%s", len(n), b)
+	}
+	sums := checkSums(t, out)
+	if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, []string{bundle, archive}) && !slices.Equal(got, []string{archive, bundle}) {
+		t.Errorf("checksums.txt lists %q, want %s and %s", got, archive, bundle)
+	}
+	for _, name := range []string{"server.json", "tairseach-mcp.rb"} {
+		if _, err := os.Stat(filepath.Join(out, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s from a commit without a tag: %v", name, err)
+		}
+	}
+}
