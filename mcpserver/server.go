@@ -179,6 +179,9 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			return res, err
 		}
 	})
+	// The key words first in the instructions (instructions.go), before
+	// all the one above completes them with.
+	s.mcp.AddReceivingMiddleware(s.keywordsFirst)
 	// Outermost, so that it measures what every other middleware returns.
 	s.mcp.AddReceivingMiddleware(s.boundMessages)
 	if reg != nil {

@@ -312,9 +312,10 @@ func itoa(i int) string {
 }
 
 // A client's initialize must not wait for the manifests: with a server
-// started before its registry, initialize and ping are answered at once,
-// tool requests wait for the first Apply, and that first load sends no
-// list_changed (nobody can have seen a list).
+// started before its registry, ping is answered at once and initialize
+// within a second (it waits that long for the manifests whose toolsets its
+// instructions name first), tool requests wait for the first Apply, and
+// that first load sends no list_changed (nobody can have seen a list).
 func TestInitializeDoesNotWaitForManifests(t *testing.T) {
 	srv := New(Config{DefaultSocket: "/nonexistent.sock", Logger: zerolog.Nop()}, nil)
 	defer srv.Close()
