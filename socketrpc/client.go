@@ -7,7 +7,7 @@
 // connections with one request in flight on each, dials lazily, and redials
 // once when a reused connection turns out to have been closed by a server
 // restart. Each new connection is first checked to lead to a socket and a
-// server of the current user's own (see CheckSocketFile and PeerUID), as the
+// server of the current user's own (see CheckSocketFile and CheckPeer), as the
 // server checks its callers. Results are returned as raw JSON; the package
 // knows nothing of what the methods mean.
 package socketrpc
@@ -58,7 +58,7 @@ type Options struct {
 	// Insecure skips the checks made on every new connection: that the
 	// socket file is owned by the current user and not writable by group or
 	// others (CheckSocketFile), and that the server runs as the current user
-	// (PeerUID). A failed check is an error wrapping ErrUntrusted.
+	// (CheckPeer). A failed check is an error wrapping ErrUntrusted.
 	Insecure bool
 	// Resolve, if set, chooses the socket path anew for every connection
 	// the Client opens, instead of the path given to New: a server that
@@ -364,7 +364,7 @@ func (c *Client) connect(ctx context.Context, path string) (net.Conn, error) {
 		return nil, &UnavailableError{Path: path, Err: err, Hint: "is the Tairseach server running?"}
 	}
 	if !c.insecure {
-		if err := checkPeer(nc, path); err != nil {
+		if err := CheckPeer(nc, path); err != nil {
 			nc.Close()
 			return nil, err
 		}

@@ -119,9 +119,11 @@ func fileKind(m fs.FileMode) string {
 	return "file of type " + m.Type().String()
 }
 
-// checkPeer checks that the process on the other end of nc runs as the
-// current user.
-func checkPeer(nc net.Conn, path string) error {
+// CheckPeer checks that the process on the other end of nc, a connection
+// to the socket at path, runs as the current user, as a Client checks
+// every connection it opens unless Options.Insecure. A failed check wraps
+// ErrUntrusted, with a message naming the cause and the fix.
+func CheckPeer(nc net.Conn, path string) error {
 	uc, ok := nc.(*net.UnixConn)
 	if !ok {
 		return &untrustedError{path: path, cause: fmt.Sprintf("the connection is a %T, not a Unix socket", nc)}

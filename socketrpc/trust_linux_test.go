@@ -105,6 +105,7 @@ func TestServerRunsAsAnotherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	uid, err := socketrpc.PeerUID(nc.(*net.UnixConn))
+	peerErr := socketrpc.CheckPeer(nc, path)
 	nc.Close()
 	if err != nil || uid != otherUID {
 		t.Fatalf("PeerUID = %d, %v; want %d", uid, err, otherUID)
@@ -118,6 +119,10 @@ func TestServerRunsAsAnotherUser(t *testing.T) {
 	want := fmt.Sprintf("refusing socket %s: the server on it runs as uid %d, not you (uid %d)", path, otherUID, os.Getuid())
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not contain %q", err, want)
+	}
+	// The check a Client makes, on a connection of the caller's (doctor's).
+	if !errors.Is(peerErr, socketrpc.ErrUntrusted) || !strings.Contains(peerErr.Error(), want) {
+		t.Errorf("CheckPeer = %v, want ErrUntrusted saying %q", peerErr, want)
 	}
 
 	insecure := newClient(t, path, socketrpc.Options{Insecure: true})

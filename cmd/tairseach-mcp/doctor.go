@@ -264,36 +264,38 @@ func (d *doctor) checkSocketPath() {
 	d.report(statusOK, fmt.Sprintf("socket path %s (%s)", d.o.socket, src), "")
 }
 
-// checkSocket checks the socket file: that it exists and is a socket, then
-// that it is the user's own and others cannot write to it. It reports
-// whether connecting is worth trying, and whether the server would trust
-// the socket.
+// checkSocket checks the socket file as the server does before it
+// connects (socketrpc.CheckSocketFile): that it is a socket, then that it
+// is the user's own and others cannot write to it. It reports whether
+// connecting is worth trying, and whether the server would trust the
+// socket.
 func (d *doctor) checkSocket(path string) (connect, trusted bool) {
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		d.report(statusFail, fmt.Sprintf("socket %s does not exist", path),
-			"start the Tairseach app, or point --socket / TAIRSEACH_SOCKET at its socket; to try the bridge without the app, run make demo in a checkout of tairseach-mcp")
+	err := socketrpc.CheckSocketFile(path)
+	var missing *socketrpc.UnavailableError
+	if errors.As(err, &missing) {
+		pe, lstat := missing.Err.(*fs.PathError) // else a description
+		switch {
+		case lstat && errors.Is(pe, fs.ErrNotExist):
+			d.report(statusFail, fmt.Sprintf("socket %s does not exist", path),
+				"start the Tairseach app, or point --socket / TAIRSEACH_SOCKET at its socket; to try the bridge without the app, run make demo in a checkout of tairseach-mcp")
+		case lstat:
+			d.report(statusFail, fmt.Sprintf("socket %s: %s", path, describeOSError(pe)), "check the permissions of its directory")
+		default:
+			d.report(statusFail, "socket "+missing.Err.Error(), "point --socket / TAIRSEACH_SOCKET at the Tairseach server's socket")
+		}
 		return false, false
-	case err != nil:
-		d.report(statusFail, fmt.Sprintf("socket %s: %s", path, describeOSError(err)), "check the permissions of its directory")
-		return false, false
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, _ := os.Readlink(path)
+	}
+	if target, err := os.Readlink(path); err == nil {
 		d.report(statusWarn, fmt.Sprintf("socket %s is a symbolic link to %s", path, target), "point --socket at the socket itself")
-	case fi.Mode().Type() != fs.ModeSocket:
-		d.report(statusFail, fmt.Sprintf("socket %s is %s, not a socket", path, fileType(fi.Mode())),
-			"point --socket / TAIRSEACH_SOCKET at the Tairseach server's socket")
-		return false, false
-	default:
+	} else {
 		d.report(statusOK, fmt.Sprintf("socket %s exists and is a socket", path), "")
 	}
-	if err := socketrpc.CheckSocketFile(path); err != nil {
+	if err != nil {
 		d.report(statusFail, err.Error(), "")
 		// Connecting to an untrusted socket still tells whether a server is there.
 		return errors.Is(err, socketrpc.ErrUntrusted), false
 	}
-	mode := fi.Mode().Perm()
+	var mode fs.FileMode
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
 	}
@@ -320,7 +322,8 @@ func (d *doctor) checkConnect(ctx context.Context, path string, reg *manifest.Re
 	return true
 }
 
-// checkPeer checks that the process that listens on path runs as the user.
+// checkPeer checks that the process that listens on path runs as the user,
+// as the server does on each connection (socketrpc.CheckPeer).
 func (d *doctor) checkPeer(ctx context.Context, path string) {
 	var dialer net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -331,19 +334,11 @@ func (d *doctor) checkPeer(ctx context.Context, path string) {
 		return
 	}
 	defer nc.Close()
-	uid, err := socketrpc.PeerUID(nc.(*net.UnixConn))
-	me := os.Getuid()
-	switch {
-	case errors.Is(err, errors.ErrUnsupported):
-		d.report(statusWarn, "peer: this system cannot tell which user the server runs as", "")
-	case err != nil:
-		d.report(statusFail, fmt.Sprintf("peer: reading the server's credentials: %v", err), "")
-	case int64(uid) != int64(me):
-		d.report(statusFail, fmt.Sprintf("peer: the server on %s runs as uid %d, not you (uid %d)", path, uid, me),
-			fmt.Sprintf("stop that process and run the Tairseach server as uid %d", me))
-	default:
-		d.report(statusOK, fmt.Sprintf("peer: the server process runs as you (uid %d)", uid), "")
+	if err := socketrpc.CheckPeer(nc, path); err != nil {
+		d.report(statusFail, "peer: "+err.Error(), "")
+		return
 	}
+	d.report(statusOK, fmt.Sprintf("peer: the server process runs as you (uid %d)", os.Getuid()), "")
 }
 
 // statusTool is the exposed tool that calls server.status on the default socket.
@@ -427,21 +422,6 @@ func (d *doctor) openServer(ctx context.Context, reg *manifest.Registry) *mcpser
 		return nil
 	}
 	return srv
-}
-
-// fileType names the type of a file that is not a socket.
-func fileType(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "a regular file"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a file of type " + m.Type().String()
 }
 
 // checkBudget reports the size of tools/list for the flags and the macOS
