@@ -20,6 +20,7 @@ type Gate struct {
 
 	mu   sync.Mutex
 	seen map[*mcp.ServerSession]bool
+	kept int // len(seen) after the last forgetting
 }
 
 // Install adds the gate's middleware to m.
@@ -56,8 +57,10 @@ func (g *Gate) mark(m *mcp.Server, req mcp.Request) {
 		g.seen = map[*mcp.ServerSession]bool{}
 	}
 	g.seen[ss] = true
-	if len(g.seen) > 64 {
-		// Forget the sessions that ended.
+	if len(g.seen) > max(64, 2*g.kept) {
+		// Forget the sessions that ended: only once they have doubled
+		// since the last time, so that a list costs a constant amortised
+		// however many sessions are live.
 		live := map[*mcp.ServerSession]bool{}
 		for s := range m.Sessions() {
 			live[s] = true
@@ -67,6 +70,7 @@ func (g *Gate) mark(m *mcp.Server, req mcp.Request) {
 				delete(g.seen, s)
 			}
 		}
+		g.kept = len(g.seen)
 	}
 }
 
