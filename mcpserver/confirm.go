@@ -66,7 +66,7 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 	if c.Info.Protocol >= newProtocol && !c.isTool() {
 		// Only a tool call can carry an input request back to the client.
 		return check.ErrorResult(fmt.Sprintf("%s %s %s calls %s, which needs the user's confirmation (--confirm %s); this revision asks the user only in a tool call: call the tool %s instead",
-			observe.PrefixConfirmRefused, c.Kind, c.Name, r.tool.Method, strings.Join(p.cfg.Confirm, ","), r.tool.Name)), "refused"
+			observe.PrefixConfirmRefused, c.Kind, shownName(c), quote.Line(r.tool.Method, quote.Text), strings.Join(p.cfg.Confirm, ","), r.tool.Name)), "refused"
 	}
 	question, why := confirmParams(c, r, args)
 	if why != "" {
@@ -75,19 +75,19 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 		return check.ErrorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), and its arguments cannot be shown to the user in full: %s. "+
 			"The question shows every argument's name and the start of every value in at most %d bytes; the call was not made and the user was not asked: "+
 			"call it again with fewer or shorter arguments (split the work into several calls)",
-			observe.PrefixConfirmRefused, c.Name, strings.Join(p.cfg.Confirm, ","), why, maxConfirmArgs)), "refused"
+			observe.PrefixConfirmRefused, shownName(c), strings.Join(p.cfg.Confirm, ","), why, maxConfirmArgs)), "refused"
 	}
 	if c.Info.Protocol >= newProtocol {
 		if resp, ok := c.InputResponses[confirmID]; ok && c.RequestState != "" {
 			er, _ := resp.(*mcp.ElicitResult)
 			if er != nil && p.confirms.redeem(c.RequestState, c.Name, args) {
-				return answered(c.Name, er)
+				return answered(shownName(c), er)
 			}
 			// Not the answer to our question about these arguments, or an
 			// answer used already: ask again.
 		}
 		if !canAsk {
-			return p.cannotAsk(c.Name), "refused"
+			return p.cannotAsk(shownName(c)), "refused"
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{confirmID: question},
@@ -95,16 +95,26 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 		}, ""
 	}
 	if !canAsk || c.Peer == nil {
-		return p.cannotAsk(c.Name), "refused"
+		return p.cannotAsk(shownName(c)), "refused"
 	}
 	er, err := c.Peer.Elicit(ctx, question)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return check.ErrorResult(fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, c.Name)), "unanswered"
+			return check.ErrorResult(fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, shownName(c))), "unanswered"
 		}
-		return check.ErrorResult(fmt.Sprintf("not confirmed: asking the user failed (%v), so %s was not called", err, c.Name)), "unanswered"
+		return check.ErrorResult(fmt.Sprintf("not confirmed: asking the user failed (%v), so %s was not called", err, shownName(c))), "unanswered"
 	}
-	return answered(c.Name, er)
+	return answered(shownName(c), er)
+}
+
+// shownName is what c asked for, as the answers name it: a tool by its
+// name, anything else (a URI, a reference the client chose) quoted on one
+// line.
+func shownName(c *Request) string {
+	if c.isTool() {
+		return c.Name
+	}
+	return quote.Line(c.Name, quote.Text)
 }
 
 // answered turns the user's answer into go-ahead (nil) or a refusal.

@@ -3,7 +3,8 @@
 // elicitation handler. Usage: node ts-permissions.mjs SPEC
 // where SPEC is JSON: {"stdio": {"command": BIN, "args": [...]}} or
 // {"http": {"url": URL, "headers": {...}}}, plus "tool" (the MCP name of a
-// tool that needs a permission) and "permission" (its name).
+// tool that needs a permission) and "permission" (its name), and "other"
+// and "otherPermission", another such tool and its permission.
 //
 // The test starts the demo backend with the permission denied and changes
 // it by rewriting the backend's --grants-file. The client prints one JSON
@@ -13,11 +14,12 @@
 //   {"step": "granted"}       list_changed brought the tool back and it was
 //                             called: make the permission not_determined
 //   {"step": "done", ...}     everything it saw; see the end of the file
-// After "granted", once list_changed has taken the tool away again, it calls
-// the tool twice by name: its elicitation handler declines the first
-// question and accepts the second, which has the bridge call
-// permissions.request; the demo's user then grants it, and list_changed
-// brings the tool back.
+// After "granted" (the test then makes both permissions not_determined),
+// once list_changed has taken both tools away, it calls the tool twice by
+// name: its elicitation handler declines the one question, and the second
+// call is not asked again. It then calls the other tool, whose question it
+// accepts, which has the bridge call permissions.request; the demo's user
+// then grants it, and list_changed brings the other tool back.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -85,7 +87,7 @@ async function call(name, args) {
     return { thrown: String(e && e.message) };
   }
 }
-const check = async () => JSON.parse((await call("tairseach_permissions_check", { permission: spec.permission })).text || "null");
+const check = async (permission) => JSON.parse((await call("tairseach_permissions_check", { permission })).text || "null");
 
 await client.connect(transport);
 const out = { step: "done", instructions: client.getInstructions() };
@@ -109,16 +111,21 @@ since = changes;
 say({ step: "granted" });
 
 // Not determined: left out again; a call by name asks the user whether to
-// ask macOS. Declined: nothing is asked of the backend. Accepted: the
-// bridge calls permissions.request, which the demo's user grants.
-out.undetermined = { tools: await untilListed(since, (n) => !n.includes(spec.tool), 20000, `the removal of ${spec.tool}`) };
+// ask macOS, once per permission. Declined: nothing is asked of the
+// backend, and the next call is not asked again. Accepted (the other
+// permission): the bridge calls permissions.request, which the demo's user
+// grants.
+out.undetermined = {
+  tools: await untilListed(since, (n) => !n.includes(spec.tool) && !n.includes(spec.other), 20000, `the removal of ${spec.tool} and ${spec.other}`),
+};
 out.undetermined.declined = await call(spec.tool);
-out.undetermined.checkAfterDecline = await check();
+out.undetermined.declinedAgain = await call(spec.tool);
+out.undetermined.checkAfterDecline = await check(spec.permission);
 since = changes;
-out.undetermined.accepted = await call(spec.tool);
-out.afterRequest = { tools: await untilListed(since, (n) => n.includes(spec.tool), 20000, `${spec.tool} after permissions.request`) };
-out.afterRequest.check = await check();
-out.afterRequest.call = await call(spec.tool);
+out.undetermined.accepted = await call(spec.other);
+out.afterRequest = { tools: await untilListed(since, (n) => n.includes(spec.other), 20000, `${spec.other} after permissions.request`) };
+out.afterRequest.check = await check(spec.otherPermission);
+out.afterRequest.call = await call(spec.other);
 out.questions = questions;
 
 await client.close();

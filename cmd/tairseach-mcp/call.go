@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
@@ -476,10 +477,11 @@ func errorSummary(res *mcp.CallToolResult) string {
 	text := resultText(res)
 	var body backendError
 	if json.Unmarshal([]byte(text), &body) == nil && body.Error != nil {
-		summary := fmt.Sprintf("the server answered error %d: %s", body.Error.Code, body.Error.Message)
+		// The server's words, quoted on one line.
+		summary := fmt.Sprintf("the server answered error %d: %s", body.Error.Code, quote.Line(body.Error.Message, quote.Text))
 		var data struct{ Remediation string }
 		if json.Unmarshal(body.Error.Data, &data) == nil && data.Remediation != "" {
-			summary += "; " + data.Remediation
+			summary += "; " + quote.Line(data.Remediation, quote.Text)
 		}
 		return summary
 	}

@@ -82,9 +82,9 @@ func TestCallErrorSaidOnce(t *testing.T) {
 		says string // the error, which must appear once
 		also string // and on the same line of stderr
 	}{
-		{"backend error", []string{"--socket", e.socket, "call", "demo.fail"}, "permission denied: contacts", "; Open System Settings → Privacy & Security → Contacts and allow Tairseach"},
+		{"backend error", []string{"--socket", e.socket, "call", "demo.fail"}, "permission denied: contacts", `; "Open System Settings → Privacy & Security → Contacts and allow Tairseach"`},
 		{"not found", []string{"--socket", e.socket, "call", "contacts.get", "id=nope"}, "contact not found: nope", "error -32002"},
-		{"permission left out", []string{"--socket", e.socket, "call", "screen.capture"}, "needs the macOS permission screen_recording", "(tairseach-mcp doctor checks the setup)"},
+		{"permission left out", []string{"--socket", e.socket, "call", "screen.capture"}, `needs the macOS permission "screen_recording"`, "(tairseach-mcp doctor checks the setup)"},
 		{"backend not running", []string{"--socket", gone, "call", "contacts.list"}, "is not reachable at " + gone, "(tairseach-mcp doctor checks the setup)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
@@ -38,7 +39,7 @@ func (d *doctor) checkPermissions(ctx context.Context, reg *manifest.Registry) {
 		if !d.o.hideUngranted {
 			left = "offered anyway (--hide-ungranted=false); their calls fail"
 		}
-		d.report(statusWarn, fmt.Sprintf("macOS permission %s is %s: %s %s", p.Name, p.Status, plural(len(p.Tools), "tool"), left), p.Remediation)
+		d.report(statusWarn, fmt.Sprintf("macOS permission %s is %s: %s %s", quote.Line(p.Name, quote.Name), p.Status, plural(len(p.Tools), "tool"), left), p.Remediation)
 	}
 	if missing == 0 {
 		d.report(statusOK, "macOS permissions: every tool served has the permission it needs", "")

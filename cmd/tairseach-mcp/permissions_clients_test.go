@@ -65,6 +65,7 @@ type tsPermissions struct {
 	Undetermined struct {
 		Tools             []string
 		Declined          tsSeen
+		DeclinedAgain     tsSeen
 		CheckAfterDecline struct{ Status string }
 		Accepted          tsSeen
 	}
@@ -81,16 +82,18 @@ type tsPermissions struct {
 // token: denied, the tool that needs it is not listed and a call by name
 // says how to grant it; granted in the backend, the client is sent
 // list_changed and the tool is listed and works; not determined, a call by
-// name asks the user (elicitation) whether to ask macOS, and on yes the
-// bridge calls permissions.request, which the demo's user grants.
+// name asks the user (elicitation) whether to ask macOS, once per
+// permission: declined, the next call is not asked again; for another
+// permission, on yes the bridge calls permissions.request, which the demo's
+// user grants.
 func TestTypeScriptSDKPermissions(t *testing.T) {
 	nodeModules(t)
-	const tool = "tairseach_screen_capture"
+	const tool, other = "tairseach_screen_capture", "tairseach_contacts_list"
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			e, grants := permissionsEnv(t)
 			flags := []string{"--permissions-interval", permissionsInterval}
-			spec := map[string]any{"tool": tool, "permission": "screen_recording"}
+			spec := map[string]any{"tool": tool, "permission": "screen_recording", "other": other, "otherPermission": "contacts"}
 			if transport == "stdio" {
 				spec["stdio"] = map[string]any{"command": bridgeBin, "args": e.args(append(flags, "--log-level", "warn")...)}
 			} else {
@@ -110,7 +113,7 @@ func TestTypeScriptSDKPermissions(t *testing.T) {
 			step("denied")
 			writeGrants(t, grants, "screen_recording=granted\n")
 			step("granted")
-			writeGrants(t, grants, "screen_recording=not_determined\n")
+			writeGrants(t, grants, "screen_recording=not_determined\ncontacts=not_determined\n")
 			var out tsPermissions
 			l := readLine(t, lines, 60*time.Second)
 			if err := json.Unmarshal([]byte(l), &out); err != nil {
@@ -131,10 +134,10 @@ func TestTypeScriptSDKPermissions(t *testing.T) {
 			// initialize is answered at once, before the manifests and the
 			// grants are read; the HTTP bridge has read them by the time
 			// it is reached.
-			if transport == "http" && !strings.Contains(out.Instructions, "not offered: screen_recording (denied): 1 tool.") {
+			if transport == "http" && !strings.Contains(out.Instructions, `not offered: "screen_recording" (denied): 1 tool.`) {
 				t.Errorf("initialize's instructions do not say what is left out: %q", out.Instructions)
 			}
-			if c := d.Call; !c.IsError || !strings.Contains(c.Text, "needs the macOS permission screen_recording, which is denied") ||
+			if c := d.Call; !c.IsError || !strings.Contains(c.Text, `needs the macOS permission "screen_recording", which is denied`) ||
 				!strings.Contains(c.Text, "System Settings › Privacy & Security › Screen Recording") {
 				t.Errorf("a call of %s by name while denied: %+v; want isError naming the permission, its status and the pane", tool, c)
 			}
@@ -146,31 +149,36 @@ func TestTypeScriptSDKPermissions(t *testing.T) {
 
 			// Not determined: declined, then accepted.
 			u := out.Undetermined
-			if slices.Contains(u.Tools, tool) {
-				t.Errorf("tools listed with screen_recording not determined: %v", u.Tools)
+			if slices.Contains(u.Tools, tool) || slices.Contains(u.Tools, other) {
+				t.Errorf("tools listed with screen_recording and contacts not determined: %v", u.Tools)
 			}
-			if c := u.Declined; !c.IsError || !strings.Contains(c.Text, "screen_recording, which is not_determined") || !strings.Contains(c.Text, "permissions.request") {
-				t.Errorf("a call declined at the question: %+v; want isError saying how to grant it", c)
+			if c := u.Declined; !c.IsError || !strings.Contains(c.Text, `declined by the user: they chose not to have Tairseach ask macOS for the permission "screen_recording"`) ||
+				!strings.Contains(c.Text, "Tairseach app's Permissions view") || strings.Contains(c.Text, "permissions.request") {
+				t.Errorf("a call declined at the question: %+v; want isError saying what the user can do, and no method to call", c)
+			}
+			if c := u.DeclinedAgain; !c.IsError || !strings.Contains(c.Text, "the user declined to have Tairseach ask macOS for it") || strings.Contains(c.Text, "permissions.request") {
+				t.Errorf("a call after the decline: %+v; want isError saying the user declined, without asking again", c)
 			}
 			if u.CheckAfterDecline.Status != "not_determined" {
 				t.Errorf("permissions.check after the user declined: %q; want not_determined (nothing asked of macOS)", u.CheckAfterDecline.Status)
 			}
-			if c := u.Accepted; !c.IsError || !strings.Contains(c.Text, "macOS is asking the user to grant screen_recording") {
+			if c := u.Accepted; !c.IsError || !strings.Contains(c.Text, `macOS is asking the user to grant "contacts"`) {
 				t.Errorf("a call accepted at the question: %+v", c)
 			}
+			// One question per permission: declined, then accepted.
 			if len(out.Questions) != 2 {
 				t.Errorf("the client was asked %d questions, want 2: %+v", len(out.Questions), out.Questions)
 			}
-			for _, q := range out.Questions {
-				if !strings.Contains(q.Message, tool) || !strings.Contains(q.Message, "screen_recording") {
-					t.Errorf("question %q does not name the tool and the permission", q.Message)
+			for i, want := range [][2]string{{tool, `"screen_recording"`}, {other, `"contacts"`}} {
+				if i < len(out.Questions) && (!strings.Contains(out.Questions[i].Message, want[0]) || !strings.Contains(out.Questions[i].Message, want[1])) {
+					t.Errorf("question %q does not name the tool %s and the permission %s", out.Questions[i].Message, want[0], want[1])
 				}
 			}
 			a := out.AfterRequest
 			if a.Check.Status != "granted" {
 				t.Errorf("permissions.check after permissions.request: %q; want granted (the demo's user says yes)", a.Check.Status)
 			}
-			if !slices.Contains(a.Tools, tool) || a.Call.IsError {
+			if !slices.Contains(a.Tools, other) || a.Call.IsError {
 				t.Errorf("after permissions.request: tools %v, call %+v", a.Tools, a.Call)
 			}
 		})
