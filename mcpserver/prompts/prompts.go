@@ -152,8 +152,14 @@ func (s *Set) Reload() {
 // wanted are the prompts to serve under hides. s.mu held.
 func (s *Set) wanted(hides func(manifest.Tool) string) map[string]*Prompt {
 	want := map[string]*Prompt{}
+	served := map[string]bool{} // a tool of the manifest file is served; hides asked once per tool
+	for _, t := range s.reg.Tools {
+		if !served[t.File] && hides(t) == "" {
+			served[t.File] = true
+		}
+	}
 	for _, d := range s.reg.Prompts {
-		if !s.manifestServed(hides, d.File) {
+		if !served[d.File] {
 			continue
 		}
 		want[d.Name] = &Prompt{Name: d.Name, Title: d.Title, Description: d.Description, Arguments: d.Arguments,
@@ -166,16 +172,6 @@ func (s *Set) wanted(hides func(manifest.Tool) string) map[string]*Prompt {
 		want[p.Name] = p
 	}
 	return want
-}
-
-// manifestServed reports whether hides serves a tool of the manifest file.
-func (s *Set) manifestServed(hides func(manifest.Tool) string, file string) bool {
-	for _, t := range s.reg.Tools {
-		if t.File == file && hides(t) == "" {
-			return true
-		}
-	}
-	return false
 }
 
 // sync registers what a should serve now; the go-sdk tells clients the

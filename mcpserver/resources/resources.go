@@ -138,28 +138,6 @@ func (s *Set) methodTool(a *attachment, method string) (manifest.Tool, bool) {
 	return manifest.Tool{}, false
 }
 
-// methodServed reports whether a's policy serves a tool of file that calls
-// method: a declared resource is as visible as the tools of its method.
-func (s *Set) methodServed(a *attachment, file, method string) bool {
-	for _, t := range s.reg.Tools {
-		if t.File == file && t.Method == method && a.hides(t) == "" {
-			return true
-		}
-	}
-	return false
-}
-
-// manifestHidden reports whether a's policy hides a tool of file, whose
-// definition the manifest's text would show.
-func (s *Set) manifestHidden(a *attachment, file string) bool {
-	for _, t := range s.reg.Tools {
-		if t.File == file && a.hides(t) != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // call asks a's road for r, with the Set's timeout.
 func (s *Set) call(ctx context.Context, a *attachment, r *backend.Request) (json.RawMessage, error) {
 	if a.road == nil {

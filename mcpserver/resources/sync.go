@@ -100,6 +100,17 @@ func (s *Set) updated(servers []*attachment, uris ...string) {
 
 // sync makes a's registered resources what they should be now. s.mu held.
 func (s *Set) sync(a *attachment) {
+	// a's policy is asked once per tool, not once per tool and resource.
+	served := map[[2]string]bool{} // file, method → a tool of them is served
+	hiddenFile := map[string]bool{}
+	for _, t := range s.reg.Tools {
+		if a.hides(t) == "" {
+			served[[2]string{t.File, t.Method}] = true
+			served[[2]string{"", t.Method}] = true
+		} else {
+			hiddenFile[t.File] = true
+		}
+	}
 	fixed := map[string]entry{}
 	for path, st := range s.logFiles {
 		r := s.logResource(path, st)
@@ -108,13 +119,13 @@ func (s *Set) sync(a *attachment) {
 	fixed[StatusURI] = entry{&mcp.Resource{URI: StatusURI, Name: "status", Title: "Tairseach bridge status",
 		Description: "version, socket and whether it answers, tools served and hidden, manifest reloads, and the server's own status",
 		MIMEType:    "application/json"}, s.readStatus(a), ""}
-	if _, ok := s.methodTool(a, permissionsMethod); ok {
+	if served[[2]string{"", permissionsMethod}] {
 		fixed[PermissionsURI] = entry{&mcp.Resource{URI: PermissionsURI, Name: "permissions", Title: "macOS permissions",
 			Description: "the Tairseach server's permissions.list reply: which macOS permissions it holds",
 			MIMEType:    "application/json"}, s.readMethod(a, permissionsMethod), ""}
 	}
 	for id, file := range s.reg.IDs {
-		if s.manifestHidden(a, file) {
+		if hiddenFile[file] { // its text would show what the policy hides
 			continue
 		}
 		u := ManifestPrefix + id
@@ -124,7 +135,7 @@ func (s *Set) sync(a *attachment) {
 	tmpls := map[string]*mcp.ResourceTemplate{}
 	decl := map[string]manifest.Resource{}
 	for _, d := range s.reg.Resources {
-		if !s.methodServed(a, d.File, d.Method) {
+		if !served[[2]string{d.File, d.Method}] { // as visible as the tools of its method
 			continue
 		}
 		mime := d.MIMEType
