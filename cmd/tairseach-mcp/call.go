@@ -145,14 +145,14 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 			hint = " (tairseach-mcp doctor checks the setup)"
 		}
 		fmt.Fprintf(stderr, "tairseach-mcp: %s failed: %s%s\n", tool.Name, errorSummary(res), hint)
-		return exitCode(1)
+		return errReported
 	}
 	pretty := f.pretty || (!f.compact && isTerminal(stdout))
 	if err := printResult(res, f.raw, pretty, stdout, stderr); err != nil {
 		return err
 	}
 	if res.IsError {
-		return exitCode(1)
+		return errReported
 	}
 	return nil
 }

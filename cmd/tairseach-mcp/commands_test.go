@@ -325,6 +325,7 @@ func TestExitCodes(t *testing.T) {
 		{"doctor with no socket", []string{"doctor"}, 1},
 		{"doctor with an argument", []string{"doctor", "now"}, 2},
 		{"completion", []string{"completion", "bash"}, 0},
+		{"completion with an argument", []string{"completion", "bash", "extra"}, 2},
 		{"mistyped command", []string{"instal"}, 2},
 		{"mistyped subcommand", []string{"config", "claud"}, 2},
 	}
@@ -336,6 +337,9 @@ func TestExitCodes(t *testing.T) {
 			}
 			if code == 2 && !strings.HasPrefix(stderr, "tairseach-mcp: ") {
 				t.Errorf("usage error without a diagnostic on stderr: %q", stderr)
+			}
+			if strings.Contains(stderr, errReported.Error()) {
+				t.Errorf("a failure said twice, the second time without saying why: %q", stderr)
 			}
 		})
 	}

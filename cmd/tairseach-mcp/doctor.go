@@ -39,7 +39,7 @@ socket a manifest names. Exit status 1 when a check fails, else 0.`,
 			d := &doctor{o: o, log: o.cliLogger(cmd, stderr), out: stdout, colour: useColour(stdout)}
 			d.run(cmd.Context())
 			if d.failed {
-				return exitCode(1)
+				return errReported
 			}
 			return nil
 		},

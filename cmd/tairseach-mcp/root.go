@@ -69,43 +69,60 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// errReported is returned by a command that failed and has said why
+// already: call's tool error, validate's and doctor's findings, the calls
+// a second stop signal cut off.
+var errReported = errors.New("failed, as reported")
+
 // run executes the command line and returns the process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o := &options{}
 	cmd := newRootCmdWith(o, stdin, stdout, stderr)
+	// Cobra's own commands too, which it would add as it executes.
+	cmd.InitDefaultHelpCmd()
+	cmd.InitDefaultCompletionCmd()
+	usageArgs(cmd)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())
 	if o.end != nil {
 		o.end.Close()
 	}
-	if err == nil {
+	return exitStatus(err, stderr)
+}
+
+// exitStatus is the one place that decides how a command ends: 0 without
+// an error, 2 for a command line it cannot take (a usageError), 1 for any
+// other failure. The error is said on stderr, unless the command said it.
+func exitStatus(err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
 		return 0
-	}
-	var exit exitCode
-	if errors.As(err, &exit) {
-		return int(exit)
+	case errors.Is(err, errReported):
+		return 1
 	}
 	fmt.Fprintf(stderr, "tairseach-mcp: %v\n", err)
-	var uerr usageError
-	if errors.As(err, &uerr) || isCobraUsage(err) {
+	if errors.As(err, new(usageError)) {
 		return 2
 	}
 	return 1
 }
 
-// exitCode is returned by commands that have already reported their outcome.
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "unknown command", "invalid argument", "flag needs an argument", "accepts ", "requires at least"} {
-		if strings.Contains(msg, p) {
-			return true
+// usageArgs makes what the positional-argument checks of c and its
+// subcommands refuse (cobra.NoArgs's "unknown command", say) a usageError,
+// as the flags' are (flagError).
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			if err != nil && !errors.As(err, new(usageError)) {
+				return usageError{err}
+			}
+			return err
 		}
 	}
-	return false
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {

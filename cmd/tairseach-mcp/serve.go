@@ -119,7 +119,7 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout io.Writer) e
 	if err == nil && o.end.Status().Hurry == shutdown.SecondSignal {
 		// What was in flight was cut off, as asked: each call is
 		// recorded, but the session did not end well.
-		return exitCode(1)
+		return errReported
 	}
 	return err
 }

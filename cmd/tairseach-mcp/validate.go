@@ -59,7 +59,7 @@ The summary goes to stderr. Exit status 1 when there is an error, else 0.`,
 				return err
 			}
 			if rep.Errors > 0 {
-				return exitCode(1)
+				return errReported
 			}
 			return nil
 		},
