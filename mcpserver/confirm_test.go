@@ -84,7 +84,7 @@ func TestConfirmShowsWhatAnAcceptSends(t *testing.T) {
 		{
 			name:   "an argument name too long to show",
 			args:   `{"` + strings.Repeat("k", 300) + `": 1}`,
-			refuse: "is over 200 bytes long",
+			refuse: "is over 200 bytes long, quoted",
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,7 +115,7 @@ func showArgs(root *argNode) (text string, cut bool, why string) {
 	if root.kind == '{' {
 		for _, k := range root.kids {
 			if _, left := quote.Cut(k.key, maxConfirmKey); left > 0 {
-				return "", false, fmt.Sprintf("the argument name %s is over %d bytes long", quote.Line(k.key, quote.Name), maxConfirmKey)
+				return "", false, fmt.Sprintf("the argument name %s is over %d bytes long, quoted", quote.Line(k.key, quote.Name), maxConfirmKey)
 			}
 		}
 	}
