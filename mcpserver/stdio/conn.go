@@ -304,7 +304,9 @@ func (c *conn) cutOff() {
 					st.Drain, r.method, st.Hurry, limit)
 			}
 			if err := c.writeLine(errorLine(r.raw, jsonrpc.CodeInternalError, msg)); err != nil {
-				c.log.Warn().Err(err).Int("unanswered", len(left)-i).Msg("answering the requests cut off")
+				if !c.outClosed.Load() { // said once, as it closed
+					c.log.Warn().Err(err).Int("unanswered", len(left)-i).Msg("answering the requests cut off")
+				}
 				return
 			}
 		}
