@@ -23,8 +23,8 @@ import (
 // counter), and the client's is put back in what the go-sdk writes to that
 // POST's response: the response and the progress notifications of the
 // request. A notifications/cancelled naming such an id, in another POST of
-// the same session, names ours. A body over max, or a batch, is left to
-// the go-sdk as it is.
+// the same session, names ours. A batch (2025-03-26) is rewritten message
+// by message; a body over max is left to the go-sdk as it is.
 func exactIDs(next http.Handler, max int64) http.Handler {
 	sw := &idSwaps{inFlight: map[string][]byte{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,72 +68,27 @@ type idSwaps struct {
 	inFlight map[string][]byte
 }
 
-// rewrite returns body with the ids and tokens the go-sdk would change
-// replaced by ours, and the swaps made.
+// rewrite returns body, one message or a batch of them, with the ids and
+// tokens the go-sdk would change replaced by ours, and the swaps made.
 func (sw *idSwaps) rewrite(session string, body []byte) ([]byte, []swap) {
-	var id, method, params []byte
-	if jsonscan.Members(body, func(key, value []byte) bool {
-		switch {
-		case jsonscan.KeyIs(key, "id"):
-			id = value
-		case jsonscan.KeyIs(key, "method"):
-			method = value
-		case jsonscan.KeyIs(key, "params"):
-			params = value
+	msgs := [][]byte{body}
+	if i := jsonscan.SkipSpace(body, 0); i < len(body) && body[i] == '[' {
+		msgs = nil
+		for i = jsonscan.SkipSpace(body, i+1); i < len(body) && body[i] != ']'; {
+			end, err := jsonscan.Skip(body, i)
+			if err != nil {
+				return body, nil // not JSON: the go-sdk's to judge
+			}
+			msgs = append(msgs, body[i:end])
+			if i = jsonscan.SkipSpace(body, end); i < len(body) && body[i] == ',' {
+				i = jsonscan.SkipSpace(body, i+1)
+			}
 		}
-		return true
-	}) != nil {
-		return body, nil // a batch, or not JSON: the go-sdk's to judge
-	}
-	type edit struct {
-		at    []byte // within body
-		with  []byte
-		keyed string
 	}
 	var edits []edit
 	var swaps []swap
-	ours := func(kind string) []byte {
-		return append(strconv.AppendInt([]byte(`"\u0000`+kind+`:`), sw.next.Add(1), 10), '"')
-	}
-	if len(id) > 0 && (!exact.ID(id) || bytes.HasPrefix(id, []byte(`"\u0000`))) {
-		o := ours("id")
-		key := inFlightKey(session, id)
-		edits = append(edits, edit{id, o, key})
-		swaps = append(swaps, swap{o, bytes.Clone(id), key})
-	}
-	if len(params) > 0 && params[0] == '{' {
-		var meta, requestID []byte
-		_ = jsonscan.Members(params, func(key, value []byte) bool {
-			switch {
-			case jsonscan.KeyIs(key, "_meta"):
-				meta = value
-			case jsonscan.KeyIs(key, "requestId"):
-				requestID = value
-			}
-			return true
-		})
-		if len(meta) > 0 && meta[0] == '{' && bytes.Contains(meta, []byte("progressToken")) {
-			var tok []byte
-			_ = jsonscan.Members(meta, func(key, value []byte) bool {
-				if jsonscan.KeyIs(key, "progressToken") {
-					tok = value
-				}
-				return true
-			})
-			if len(tok) > 0 && (!exact.Token(tok) || bytes.HasPrefix(tok, []byte(`"\u0000`))) {
-				o := ours("progress")
-				edits = append(edits, edit{tok, o, ""})
-				swaps = append(swaps, swap{o, bytes.Clone(tok), ""})
-			}
-		}
-		if string(method) == `"notifications/cancelled"` && len(requestID) > 0 && session != "" {
-			sw.mu.Lock()
-			o := sw.inFlight[inFlightKey(session, requestID)]
-			sw.mu.Unlock()
-			if o != nil {
-				edits = append(edits, edit{requestID, o, ""})
-			}
-		}
+	for _, m := range msgs {
+		edits, swaps = sw.message(session, m, edits, swaps)
 	}
 	if len(edits) == 0 {
 		return body, nil
@@ -160,6 +115,71 @@ func (sw *idSwaps) rewrite(session string, body []byte) ([]byte, []swap) {
 		sw.mu.Unlock()
 	}
 	return out, swaps
+}
+
+// edit replaces at, bytes within a body, with with.
+type edit struct{ at, with []byte }
+
+// message adds the edits and swaps of one message, msg, to those given.
+func (sw *idSwaps) message(session string, msg []byte, edits []edit, swaps []swap) ([]edit, []swap) {
+	var id, method, params []byte
+	if jsonscan.Members(msg, func(key, value []byte) bool {
+		switch {
+		case jsonscan.KeyIs(key, "id"):
+			id = value
+		case jsonscan.KeyIs(key, "method"):
+			method = value
+		case jsonscan.KeyIs(key, "params"):
+			params = value
+		}
+		return true
+	}) != nil {
+		return edits, swaps // not a message: the go-sdk's to judge
+	}
+	ours := func(kind string) []byte {
+		return append(strconv.AppendInt([]byte(`"\u0000`+kind+`:`), sw.next.Add(1), 10), '"')
+	}
+	if len(id) > 0 && (!exact.ID(id) || bytes.HasPrefix(id, []byte(`"\u0000`))) {
+		o := ours("id")
+		key := inFlightKey(session, id)
+		edits = append(edits, edit{id, o})
+		swaps = append(swaps, swap{o, bytes.Clone(id), key})
+	}
+	if len(params) > 0 && params[0] == '{' {
+		var meta, requestID []byte
+		_ = jsonscan.Members(params, func(key, value []byte) bool {
+			switch {
+			case jsonscan.KeyIs(key, "_meta"):
+				meta = value
+			case jsonscan.KeyIs(key, "requestId"):
+				requestID = value
+			}
+			return true
+		})
+		if len(meta) > 0 && meta[0] == '{' && bytes.Contains(meta, []byte("progressToken")) {
+			var tok []byte
+			_ = jsonscan.Members(meta, func(key, value []byte) bool {
+				if jsonscan.KeyIs(key, "progressToken") {
+					tok = value
+				}
+				return true
+			})
+			if len(tok) > 0 && (!exact.Token(tok) || bytes.HasPrefix(tok, []byte(`"\u0000`))) {
+				o := ours("progress")
+				edits = append(edits, edit{tok, o})
+				swaps = append(swaps, swap{o, bytes.Clone(tok), ""})
+			}
+		}
+		if string(method) == `"notifications/cancelled"` && len(requestID) > 0 && session != "" {
+			sw.mu.Lock()
+			o := sw.inFlight[inFlightKey(session, requestID)]
+			sw.mu.Unlock()
+			if o != nil {
+				edits = append(edits, edit{requestID, o})
+			}
+		}
+	}
+	return edits, swaps
 }
 
 // done forgets the swaps of a POST that was answered.

@@ -258,3 +258,20 @@ func TestHTTPCancellationNamesTheExactRequest(t *testing.T) {
 		t.Fatalf("results %q; want only the one of 9007199254740992 (9007199254740993 was cancelled)", results)
 	}
 }
+
+// A batch of a 2025-03-26 client keeps each message's id too.
+func TestHTTPBatchIDsExact(t *testing.T) {
+	hs := httptest.NewServer(idServer(t).NewHTTPHandler(HTTPConfig{}))
+	t.Cleanup(hs.Close)
+	h := &httpRaw{t: t, url: hs.URL + MCPPath}
+	h.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	h.header = map[string]string{"Mcp-Protocol-Version": "2025-03-26"}
+	h.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	lines := h.post(`[{"jsonrpc":"2.0","id":1.50,"method":"ping"}, {"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"tairseach_demo_echo","arguments":{}}}]`)
+	all := strings.Join(lines, "\n")
+	for _, id := range []string{`1.50`, `9007199254740993`} {
+		if !strings.Contains(all, `{"jsonrpc":"2.0","id":`+id+`,"result"`) {
+			t.Errorf("no response with the id %s:\n%s", id, all)
+		}
+	}
+}
