@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
@@ -100,7 +101,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 			return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
 		}
 		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s %s (the params of %s, checked against the inputSchema of %s): %s",
-			r.tool.Method, c.Kind, c.Name, r.tool.Method, r.tool.Name, msg))
+			quote.Line(r.tool.Method, quote.Text), c.Kind, shownName(c), quote.Line(r.tool.Method, quote.Text), r.tool.Name, msg))
 	}
 	if o != nil {
 		o.Resolved(r.tool.Name, args)
@@ -297,7 +298,7 @@ func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.
 		if r := table.internal[c.Method]; r != nil {
 			return []*route{r}, nil
 		}
-		return nil, check.ErrorResult(fmt.Sprintf("unknown method: no manifest maps %s", c.Method))
+		return nil, check.ErrorResult(fmt.Sprintf("unknown method: no manifest maps %s", quote.Line(c.Method, quote.Text)))
 	}
 	var found []*route
 	for _, r := range table.byMethod[c.Method] {
@@ -312,16 +313,17 @@ func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.
 	if len(found) > 0 {
 		return found, nil
 	}
-	what := fmt.Sprintf("%s %s", c.Kind, c.Name)
+	// The target and the method are words of the client and the manifest.
+	what, method := fmt.Sprintf("%s %s", c.Kind, shownName(c)), quote.Line(c.Method, quote.Text)
 	for _, h := range table.hiddenByMethod[c.Method] {
 		if c.Manifest == "" || h.file == c.Manifest {
-			return nil, check.ErrorResult(fmt.Sprintf("refused: %s calls %s, whose tool %s is %s", what, c.Method, h.name, h.why))
+			return nil, check.ErrorResult(fmt.Sprintf("refused: %s calls %s, whose tool %s is %s", what, method, h.name, h.why))
 		}
 	}
 	if c.Kind == backend.Completion {
-		return nil, check.ErrorResult(fmt.Sprintf("refused: %s calls %s, which no tool served here calls as read-only without confirmation", what, c.Method))
+		return nil, check.ErrorResult(fmt.Sprintf("refused: %s calls %s, which no tool served here calls as read-only without confirmation", what, method))
 	}
-	return nil, check.ErrorResult(fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, c.Method))
+	return nil, check.ErrorResult(fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, method))
 }
 
 // readOnly reports whether t is annotated readOnlyHint and not
