@@ -214,6 +214,7 @@ func (s *Server) letGoSelection(c *Server, why string) []*mcp.ServerSession {
 			delete(s.sessionSelections, id)
 		}
 	}
+	s.sessionsBound.Store(int64(len(s.sessionSelections)))
 	for _, f := range s.cfg.Features {
 		f.Detach(c.mcp)
 	}
@@ -238,6 +239,7 @@ func (s *Server) bindSession(id string, c *Server) {
 		s.sessionSelections = map[string]*Server{}
 	}
 	s.sessionSelections[id] = c
+	defer func() { s.sessionsBound.Store(int64(len(s.sessionSelections))) }()
 	if len(s.sessionSelections) <= 2*s.sessionsKept+MaxNarrowedServers {
 		return
 	}
@@ -259,6 +261,9 @@ func (s *Server) bindSession(id string, c *Server) {
 // session id, counting a request on it with count; nil when it began on
 // the shared server, or its selection was let go.
 func (s *Server) useSelectionOf(id string, count bool) *Server {
+	if s.sessionsBound.Load() == 0 {
+		return nil // no lock taken by the sessions of the shared server
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.sessionSelections[id]
@@ -274,7 +279,11 @@ func (s *Server) useSelectionOf(id string, count bool) *Server {
 
 // forgetSession drops the record of a session deleted by its client.
 func (s *Server) forgetSession(id string) {
+	if s.sessionsBound.Load() == 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessionSelections, id)
+	s.sessionsBound.Store(int64(len(s.sessionSelections)))
 }

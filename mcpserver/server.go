@@ -64,6 +64,7 @@ type Server struct {
 	// pruning (policy_http.go).
 	sessionSelections map[string]*Server
 	sessionsKept      int
+	sessionsBound     atomic.Int64 // len(sessionSelections), read without mu
 
 	// A header selection's server: its key, its last request in Unix
 	// nanoseconds, and its requests being served (policy_http.go).
