@@ -42,6 +42,7 @@ import (
 	"golang.org/x/image/webp"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // DefaultMaxBytes is the largest image sent when Images is given no limit.
@@ -221,18 +222,8 @@ func written(prod Producer, args json.RawMessage, path string) bool {
 }
 
 // Quote shows a path the backend named on one line, cut to a length a
-// person can read.
-func Quote(s string) string {
-	const limit = 200
-	if len(s) > limit {
-		cut := limit
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strconv.Quote(s)
-}
+// person can read: internal/quote's, the one way outside words are shown.
+func Quote(s string) string { return quote.Line(s, 200) }
 
 // Reasons ReadImage and Check give.
 var (
