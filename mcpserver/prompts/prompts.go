@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/watchable"
 )
 
 // DefaultDebounce is how long the directory must be quiet before a reload.
@@ -265,7 +267,9 @@ func (s *Set) complete(ctx context.Context, a *attachment, req *mcp.CompleteRequ
 // been quiet for Config.Debounce. Events are drained at once and the
 // debounce is in this one goroutine (fsnotify#502). A directory that does
 // not exist yet is looked for every second; one watched is not looked at
-// until it changes.
+// until it changes. One too large to watch here (watchable.TooLarge) is
+// looked at every second, and read again when its modification time
+// changed.
 func (s *Set) Run(ctx context.Context) error {
 	if s.cfg.Dir == "" {
 		return nil
@@ -276,12 +280,22 @@ func (s *Set) Run(ctx context.Context) error {
 	}
 	defer w.Close()
 	watching := false
+	var looked time.Time // the modification time of a directory too large to watch
 	retry := time.NewTicker(time.Second)
 	defer retry.Stop()
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
 	watch := func() {
 		if watching {
+			return
+		}
+		if watchable.TooLarge(s.cfg.Dir) {
+			// Looked at every second instead: read again when files came,
+			// went or were replaced (an editor's save).
+			if fi, err := os.Stat(s.cfg.Dir); err == nil && !fi.ModTime().Equal(looked) {
+				looked = fi.ModTime()
+				debounce.Reset(s.cfg.Debounce)
+			}
 			return
 		}
 		if err := w.Add(s.cfg.Dir); err == nil {

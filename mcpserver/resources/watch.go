@@ -4,22 +4,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/watchable"
 )
 
 // maxTouched bounds the files remembered between two looks; past it the
 // next look is of the whole directory.
 const maxTouched = 1024
-
-// maxKqueueFiles is the largest log directory watched where fsnotify
-// uses kqueue (macOS, the BSDs), which holds a descriptor for each file of
-// a watched directory; a larger one is looked at every Config.Poll.
-const maxKqueueFiles = 1024
 
 // Run watches the log directory until ctx ends: an append or a rewrite of
 // a file tells its subscribers, a file appearing or vanishing changes the
@@ -27,8 +22,8 @@ const maxKqueueFiles = 1024
 // costs nothing. After the first event it waits Config.Poll for more, then
 // looks once: at the files written, or through the directory when files
 // came or went. A directory that does not exist yet is looked for every
-// second; one that cannot be watched (kqueue with more than
-// maxKqueueFiles files) is looked through every Poll.
+// second; one too large to watch here (watchable.TooLarge) is looked
+// through every Poll.
 //
 // Run's goroutine owns the watch and is the only one that looks at the
 // directory after New; it drains fsnotify's events at once (fsnotify#502)
@@ -65,7 +60,7 @@ func (s *Set) Run(ctx context.Context) error {
 		if watching {
 			return
 		}
-		if kqueue && tooManyFiles(dir) {
+		if watchable.TooLarge(dir) {
 			polling = true
 			later()
 			return
@@ -122,7 +117,7 @@ func (s *Set) Run(ctx context.Context) error {
 			s.compareLogs(full, touched)
 			full = false
 			clear(touched)
-			if watching && kqueue && len(s.files()) >= MaxLogFiles && tooManyFiles(dir) {
+			if watching && len(s.files()) >= MaxLogFiles && watchable.TooLarge(dir) {
 				// Grown past what kqueue should hold open.
 				_ = w.Remove(dir)
 				watching = false
@@ -152,22 +147,6 @@ func (s *Set) files() map[string]logState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.logFiles
-}
-
-// kqueue reports a system where fsnotify holds a descriptor per file of a
-// watched directory.
-var kqueue = runtime.GOOS == "darwin" || strings.HasSuffix(runtime.GOOS, "bsd") || runtime.GOOS == "dragonfly"
-
-// tooManyFiles reports whether dir has more than maxKqueueFiles entries,
-// reading no more of it than that.
-func tooManyFiles(dir string) bool {
-	f, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(maxKqueueFiles + 1)
-	return len(names) > maxKqueueFiles
 }
 
 // statLog is what is seen now of the log file path, if it is still one
