@@ -20,6 +20,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PREFIX    ?= $(HOME)/.local
 BINDIR    ?= $(PREFIX)/bin
 
+# zsh (macOS's shell) passes BINDIR=~/bin to make as written: it expands ~
+# after = only in an assignment, not in an argument. A leading ~ is HOME.
+override BINDIR := $(patsubst ~/%,$(HOME)/%,$(patsubst ~,$(HOME),$(BINDIR)))
 .PHONY: all build install dist test test-go lint try demo bench fuzz soak clean
 
 all: build
@@ -85,12 +88,12 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 demo: build
-	@bash scripts/demo.sh
+	@BIN='$(BIN)' bash scripts/demo.sh
 
 # The README's "Try it without the app": tools, call, doctor and clients
 # against the demo backend, no Tairseach app needed.
 try: build
-	@bash scripts/try.sh
+	@BIN='$(BIN)' bash scripts/try.sh
 
 # The bridge against its floors (raw socket, a no-op go-sdk server) and a peer
 # (mcp-host-rpc), interleaved; about 4 minutes on 2 cores. Prints one table and

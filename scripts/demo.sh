@@ -11,12 +11,12 @@ build_democlient
 
 echo "running: bin/tairseach-mcp --manifests manifests.example --socket $sock"
 echo "(the bridge's log lines go to stderr and are shown as they happen)"
-"$democlient" bin/tairseach-mcp --manifests manifests.example --prompts-dir manifests.example/prompts --socket "$sock" --log-level warn
+"$democlient" "$bin/tairseach-mcp" --manifests manifests.example --prompts-dir manifests.example/prompts --socket "$sock" --log-level warn
 
 echo
 echo "== the same from a shell pipe (one request in, one response line out):"
 echo "\$ echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"tairseach_contacts_get\",\"arguments\":{\"id\":\"c-001\"}}}' | bin/tairseach-mcp ..."
 echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_contacts_get","arguments":{"id":"c-001"}}}' |
-  bin/tairseach-mcp --manifests manifests.example --socket "$sock" --log-level warn
+  "$bin/tairseach-mcp" --manifests manifests.example --socket "$sock" --log-level warn
 echo
 echo "demo finished; the backend is stopped and $dir removed"

@@ -19,17 +19,17 @@ show() {
   echo "\$ $*"
   "$@"
 }
-show bin/tairseach-mcp tools --all    # screen.capture is left out: screen recording is denied
-show bin/tairseach-mcp call contacts.search query=anna
-show bin/tairseach-mcp doctor           # says which permission is missing and how to grant it
+show "$bin/tairseach-mcp" tools --all    # screen.capture is left out: screen recording is denied
+show "$bin/tairseach-mcp" call contacts.search query=anna
+show "$bin/tairseach-mcp" doctor           # says which permission is missing and how to grant it
 req='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_contacts_get","arguments":{"id":"c-007"}}}'
 echo
 echo "\$ echo '$req' | bin/tairseach-mcp"
 echo "# (the server reads the macOS permissions as it starts: leaving screen.capture out, it tells the session the tools changed)"
-echo "$req" | bin/tairseach-mcp
+echo "$req" | "$bin/tairseach-mcp"
 echo
 build_democlient
 echo "\$ go run ./scripts/democlient bin/tairseach-mcp --prompts-dir manifests.example/prompts    # an MCP client (the Go SDK's) starts the server, as Claude Desktop does"
-"$democlient" bin/tairseach-mcp --prompts-dir manifests.example/prompts
+"$democlient" "$bin/tairseach-mcp" --prompts-dir manifests.example/prompts
 echo
 echo "the backend is stopped; to keep one running, follow the README's \"Try it without the app\""

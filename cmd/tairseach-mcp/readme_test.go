@@ -1,5 +1,9 @@
 package main
 
+// The README as a reader follows it: every command it shows is run as
+// written, here or by the test readmeRunBy names, and its links lead
+// somewhere.
+
 import (
 	"bufio"
 	"bytes"
@@ -64,15 +68,24 @@ var readmeTryWants = map[string][]string{
 }
 
 // TestReadmeTry runs the README's "Try it without the app" as written, in
-// one bash, as a reader pastes it: the built binaries stand in for make
-// build, the socket is moved into a temporary directory, and the Inspector
-// line runs the pinned copy in scripts/node_modules (the version the README
-// names must be that one). Every command must exit 0 and print what the
-// README says it does; the demo backend must stop at kill %1.
+// one shell, as a reader pastes it, in bash and in zsh (macOS's shell): the
+// socket is moved into a temporary directory, the binaries the tests built
+// stand in for make build (which TestReadmeMakeDemo runs), and the
+// Inspector line runs the pinned copy in scripts/node_modules (the version
+// the README names must be that one). Every command must exit 0 and print
+// what the README says it does; the demo backend must stop at kill %1.
 func TestReadmeTry(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := exec.LookPath(shell); err != nil {
+				t.Skipf("no %s", shell)
+			}
+			readmeTry(t, shell)
+		})
 	}
+}
+
+func readmeTry(t *testing.T, shell string) {
 	lines := readmeBlock(t, "Try it without the app")
 	sock := filepath.Join(shortDir(t), "demo.sock")
 	binDir := filepath.Dir(bridgeBin)
@@ -96,6 +109,9 @@ func TestReadmeTry(t *testing.T) {
 		run = strings.ReplaceAll(run, "bin/tairseach-", binDir+"/tairseach-")
 		switch {
 		case cmd == "make build":
+			if readmeRunBy[cmd].test == "" {
+				t.Errorf("README command %q is not run here; readmeRunBy must name the test that runs it", cmd)
+			}
 			continue
 		case strings.HasSuffix(cmd, "&"):
 			// Started in the background; the next line waits for its socket
@@ -133,7 +149,7 @@ func TestReadmeTry(t *testing.T) {
 	// kill %1 must have stopped the backend: its socket is removed.
 	fmt.Fprintf(&script, "wait\n[ -e %q ] && echo '@@ backend still running'\nexit 0\n", sock)
 
-	o, stderr := runReadmeScript(t, script.String(), append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+os.Getenv("PATH")))
+	o, stderr := runReadmeScript(t, shell, script.String(), append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+os.Getenv("PATH")))
 	if strings.Contains(o, "@@ failed") || strings.Contains(o, "@@ backend still running") {
 		t.Fatalf("stdout:\n%s\nstderr:\n%s", o, stderr)
 	}
@@ -250,17 +266,24 @@ func headingSlugs(text string) []string {
 	return slugs
 }
 
-// readmeCommand is one command of a sh block of the README.
+// readmeCommand is one command the README shows.
 type readmeCommand struct {
-	heading string // the "## " heading the block is under
+	heading string // the "## " heading it is under
 	run     string // as written, comment dropped; continued lines keep their backslash
 	key     string // run on one line, with npx's pinned versions as @PINNED
+	prose   bool   // written in the text, as inline code, not in a sh block
 }
 
-// readmeCommands returns the commands of every sh block of the README, in
-// order. In a block whose lines start with "$ ", those are the commands and
-// the other lines what they print; in any other block every line that is
-// not blank or a comment is one.
+// readmeCommandPrefixes start the inline code of the README's text that is
+// a command to type, not a name or a path.
+var readmeCommandPrefixes = []string{"tairseach-mcp ", "bin/tairseach-", "~/.local/bin/", "make ", "npx ", "go ", "git ", "curl "}
+
+// readmeCommands returns the commands of every sh block of the README, and
+// those written as inline code in its text, in order. In a block whose
+// lines start with "$ ", those are the commands and the other lines what
+// they print; in any other block every line that is not blank or a comment
+// is one. Table rows are left to readmeClientTable, and the Documentation
+// list says what each page is about.
 func readmeCommands(t *testing.T) []readmeCommand {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
@@ -270,6 +293,14 @@ func readmeCommands(t *testing.T) []readmeCommand {
 	deps := pinnedNPM(t)
 	stripComment := regexp.MustCompile(`\s+# [^'"]*$`)
 	continued := regexp.MustCompile(`\\\n\s*`)
+	inline := regexp.MustCompile("`([^`]+)`")
+	keyOf := func(run string) string {
+		key := continued.ReplaceAllString(run, "")
+		for name, v := range deps {
+			key = strings.ReplaceAll(key, name+"@"+v+" ", name+"@PINNED ")
+		}
+		return key
+	}
 	var cmds []readmeCommand
 	add := func(heading string, lines []string) {
 		prompt := slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "$ ") })
@@ -290,11 +321,7 @@ func readmeCommands(t *testing.T) []readmeCommand {
 				continue
 			}
 			run := strings.Join(cur, "\n")
-			key := continued.ReplaceAllString(run, "")
-			for name, v := range deps {
-				key = strings.ReplaceAll(key, name+"@"+v+" ", name+"@PINNED ")
-			}
-			cmds = append(cmds, readmeCommand{heading: heading, run: run, key: key})
+			cmds = append(cmds, readmeCommand{heading: heading, run: run, key: keyOf(run)})
 			cur = nil
 		}
 	}
@@ -317,6 +344,13 @@ func readmeCommands(t *testing.T) []readmeCommand {
 			inOther = true
 		case strings.HasPrefix(l, "## "):
 			heading = strings.TrimPrefix(l, "## ")
+		case strings.HasPrefix(l, "|"), heading == "Documentation":
+		default:
+			for _, m := range inline.FindAllStringSubmatch(l, -1) {
+				if slices.ContainsFunc(readmeCommandPrefixes, func(p string) bool { return strings.HasPrefix(m[1], p) }) {
+					cmds = append(cmds, readmeCommand{heading: heading, run: m[1], key: keyOf(m[1]), prose: true})
+				}
+			}
 		}
 	}
 	if inBlock || inOther {
@@ -325,114 +359,129 @@ func readmeCommands(t *testing.T) []readmeCommand {
 	return cmds
 }
 
+// readmeClientTable returns the install commands of the README's table of
+// clients, "tairseach-mcp install CLIENT", one per row.
+func readmeClientTable(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := regexp.MustCompile("(?m)^\\|[^|\\n]*\\| `(tairseach-mcp install [a-z-]+)` \\|")
+	var cmds []string
+	for _, m := range install.FindAllStringSubmatch(string(raw), -1) {
+		cmds = append(cmds, m[1])
+	}
+	if len(cmds) < 7 {
+		t.Fatalf("README: the table of clients has %d install commands, want at least 7", len(cmds))
+	}
+	return cmds
+}
+
 // readmeWalkWants is what each README command TestReadmeCommands runs
 // must print on stdout, by its key: the npx version is @PINNED, the one
 // scripts/package.json pins. TestReadmeTry checks "Try it without the
-// app"; every other README command is here or in readmeNotWalked.
+// app"; every other README command is here, in readmeRunBy or in
+// readmeNotRun.
 var readmeWalkWants = map[string][]string{
-	// Use it from Claude Desktop and other clients: into HOME, a temporary
-	// directory (~/.config/Claude on Linux).
-	"tairseach-mcp install claude-desktop": {"added the tairseach entry in ", "claude_desktop_config.json", "quit Claude Desktop and open it again to load it"},
-
-	// Use it from MCP Inspector. The Inspector starts the server without the
-	// TAIRSEACH_* variables, so these find the manifests and the backend
-	// where the app keeps them, in HOME.
-	"npx -y @modelcontextprotocol/inspector@PINNED --cli --method tools/list -- tairseach-mcp":                                                             {`"name": "tairseach_contacts_search"`, `"name": "tairseach_word_count"`},
-	"npx -y @modelcontextprotocol/inspector@PINNED --cli --method tools/call --tool-name tairseach_contacts_search --tool-arg query=anna -- tairseach-mcp": {`\"fullName\":\"Anna Ryan\"`, `\"count\":1`},
-	"npx -y @modelcontextprotocol/inspector@PINNED --cli --method tools/list -- tairseach-mcp --manifests ./manifests.example":                             {`"name": "tairseach_contacts_get"`, `"name": "tairseach_server_status"`},
+	// Use it from MCP Inspector, in the demo setup: the variables reach the
+	// server only through -e.
+	`npx -y @modelcontextprotocol/inspector@PINNED --cli -e TAIRSEACH_MANIFESTS="$TAIRSEACH_MANIFESTS" -e TAIRSEACH_SOCKET="$TAIRSEACH_SOCKET" --method tools/list -- tairseach-mcp`:                                                             {`"name": "tairseach_contacts_search"`, `"name": "tairseach_word_count"`},
+	`npx -y @modelcontextprotocol/inspector@PINNED --cli -e TAIRSEACH_MANIFESTS="$TAIRSEACH_MANIFESTS" -e TAIRSEACH_SOCKET="$TAIRSEACH_SOCKET" --method tools/call --tool-name tairseach_contacts_search --tool-arg query=anna -- tairseach-mcp`: {`\"fullName\":\"Anna Ryan\"`, `\"count\":1`},
 
 	// Use it from a shell.
 	`echo '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}' | tairseach-mcp`:                                                         {`{"jsonrpc":"2.0","id":1,"result":{`, `"name":"tairseach_contacts_list"`},
 	`echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tairseach_contacts_list","arguments":{"limit":5}}}' | tairseach-mcp`: {`{"jsonrpc":"2.0","id":2,"result":{`, `\"id\":\"c-005\"`, `\"limit\":5`},
 
-	// Commands. The README shows doctor on a Mac without the app running
-	// (a FAIL, exit status 1); against the demo backend every check is OK.
-	"tairseach-mcp tools": {"NAME ", " METHOD ", " SOCKET ", " FILE ", " ANNOTATIONS ", " OUTPUT", "tairseach_contacts_search ", " contacts.search ", "ro !open"},
-	`tairseach-mcp tools --all --json | jq -r '.[] | select(.exposed | not) | "\(.name): \(.reason)"'`: {"tairseach_contacts_delete: hidden: mcp_expose is false"},
-	"tairseach-mcp call contacts.search query=anna limit=5":                                            {`"fullName":"Anna Ryan"`, `"organization":"Saltmarsh Press"`},
-	`tairseach-mcp call tairseach_contacts_list '{"limit": 2}'`:                                        {`"id":"c-001"`, `"id":"c-002"`, `"limit":2`},
-	"tairseach-mcp call contacts.get id=c-001 --raw":                                                   {`{"content":[{"type":"text","text":"{\"id\":\"c-001\"`, `Aoife Byrne`},
-	"tairseach-mcp doctor": {"OK    manifests directory ", "OK    round trip: server.status answered"},
-
 	// Resources, prompts and pictures: the demo setup's prompt files.
 	"tairseach-mcp prompts":   {"find-contact ", "who*,channel", "day-plan ", "inbox-summary ", "contact-card "},
 	"tairseach-mcp resources": {"tairseach://status ", "tairseach://manifests/contacts ", "tairseach://contacts/{id} "},
 	`echo '{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"find-contact","arguments":{"who":"Anna","channel":"email"}}}' | tairseach-mcp`: {`{"jsonrpc":"2.0","id":1,"result":{`, `Find Anna in my contacts`, `by email`},
+
+	// Only tools that can work, and Commands.
+	"tairseach-mcp doctor":                                  {"OK    manifests directory ", "OK    round trip: server.status answered"},
+	"tairseach-mcp tools --all":                             {"tairseach_contacts_delete ", "mcp_expose is false"},
+	"tairseach-mcp tools":                                   {"NAME ", " METHOD ", " SOCKET ", " ANNOTATIONS ", "tairseach_contacts_search ", " contacts.search ", "ro !open"},
+	"tairseach-mcp call contacts.search query=anna limit=5": {`"fullName":"Anna Ryan"`, `"organization":"Saltmarsh Press"`},
+	"tairseach-mcp call contacts.get id=c-001 --raw":        {`{"content":[{"type":"text","text":"{\"id\":\"c-001\"`, `Aoife Byrne`},
+	"tairseach-mcp validate -v":                             {"contacts.json:17:15: info: tool contacts.list is exposed as tairseach_contacts_list"},
 }
 
-// readmeNotWalked are the README commands TestReadmeCommands leaves alone,
-// each with why.
-var readmeNotWalked = map[string]string{
-	// Quickstart: a clone on a Mac with the app; TestQuickstart runs the same
-	// steps with make install into a temporary HOME.
-	"git clone https://github.com/geilt/tairseach-mcp && cd tairseach-mcp": "needs the network; the tests run in a checkout",
-	"make install":                                                       "TestQuickstart runs it (without the build, which TestMain has done)",
-	"~/.local/bin/tairseach-mcp doctor":                                  "the installed binary against the app; TestQuickstart runs it, and doctor is walked under Commands",
-	"~/.local/bin/tairseach-mcp install claude-desktop":                  "the installed binary; TestQuickstart runs it, and it is walked under \"Use it from Claude Desktop and other clients\"",
-	"grep ' tairseach-mcp-1.2.3.mcpb$' checksums.txt | shasum -a 256 -c": "needs a published release; TestDist checks the checksums.txt make dist writes",
+// readmeRunBy names, for each README command not run here, the test that
+// runs it, and how.
+var readmeRunBy = map[string]struct{ test, how string }{
+	"make demo":                 {"TestReadmeMakeDemo", "as written, with BIN= a temporary directory"},
+	"make try":                  {"TestReadmeMakeDemo", "as written, with BIN= and its build done"},
+	"make build":                {"TestReadmeMakeDemo", "make demo builds first"},
+	"make install":              {"TestQuickstart", "into a temporary HOME, its build done (-o build)"},
+	"make install BINDIR=~/bin": {"TestReadmeMakeInstallTilde", "in bash and zsh, into a temporary HOME, its build done"},
 
-	// Two commands: make test is what runs this test; make demo builds and
-	// runs scripts/demo.sh, a few minutes on 2 cores.
-	"make demo": "builds and runs the whole demo; not from within make test",
-	"make test": "runs this test",
+	"~/.local/bin/tairseach-mcp doctor":                 {"TestQuickstart", "the installed binary against a demo backend in HOME"},
+	"~/.local/bin/tairseach-mcp install claude-desktop": {"TestQuickstart", "then starts the entry as Claude Desktop would"},
 
-	// Install.
-	"CGO_ENABLED=0 go install github.com/geilt/tairseach-mcp/cmd/tairseach-mcp@latest": "needs the network (the Go module proxy) and writes to GOPATH/bin",
-	"make build":                    "the test builds the binaries itself (TestMain)",
-	"make build GOTAGS=notelemetry": "a second build of the same binaries; make lint vets the tag",
-	"make dist":                     "several minutes on 2 cores; TestDist runs scripts/dist.sh for three of the four platforms",
+	"tairseach-mcp --transport http": {"TestMCPRemoteWithoutTokenFailsFast",
+		"a server that runs until stopped; the test starts it on a free port rather than 8765"},
+	`npx -y mcp-remote@PINNED http://127.0.0.1:8765/mcp --header "Authorization: Bearer $(cat ~/.tairseach/mcp-token)"`: {"TestMCPRemoteWithoutTokenFailsFast",
+		"the pinned mcp-remote with the token and without, against that server"},
+}
 
-	// Serve over HTTP: servers that run until stopped; http_test.go drives
-	// them, and TestMCPRemoteWithoutTokenFailsFast mcp-remote.
-	"tairseach-mcp --transport http":                      "a server that runs until stopped, on a fixed port",
-	"tairseach-mcp --transport http --listen 127.0.0.1:0": "a server that runs until stopped",
-	`npx -y mcp-remote@PINNED http://127.0.0.1:8765/mcp --header "Authorization: Bearer $(cat ~/.tairseach/mcp-token)"`: "needs the HTTP server above, and then bridges until stopped",
-
-	// Commands: completion changes the reader's shell; TestCompletion checks the scripts.
-	"source <(tairseach-mcp completion bash)":                     "changes the reader's own shell",
-	`tairseach-mcp completion zsh > "${fpath[1]}/_tairseach-mcp"`: "needs zsh, and writes into its $fpath",
+// readmeNotRun are the README commands no test runs, each with why and
+// how it was checked.
+var readmeNotRun = map[string]string{
+	"git clone https://github.com/geilt/tairseach-mcp && cd tairseach-mcp": "needs the network and the published repository; the tests run in a checkout of it",
+	"make test": "the suite this test is part of",
 }
 
 // TestReadmeCommands runs the README's commands outside "Try it without
-// the app" (TestReadmeTry's) as written, in one bash from the checkout,
-// against the demo backend: tairseach-mcp is the built binary, first on
-// PATH; HOME is a temporary directory laid out as the app lays it out
-// (~/.tairseach/manifests holding manifests.example, the backend on
-// ~/.tairseach/tairseach.sock), and TAIRSEACH_MANIFESTS and
-// TAIRSEACH_SOCKET name the same; npx runs the copy scripts/node_modules
-// holds of the version scripts/package.json pins, and refuses any other
-// (npm itself is told to stay offline). Each command must exit 0 and print what readmeWalkWants says. A
-// README command that is neither there nor in readmeNotWalked fails the
-// test, as does an entry of either that the README no longer has.
+// the app" (TestReadmeTry's) as written, in one bash from the checkout, in
+// the demo setup a new user has after that section: tairseach-mcp is the
+// built binary, first on PATH; HOME is an empty temporary directory; the
+// demo backend serves on a socket of its own, and TAIRSEACH_MANIFESTS,
+// TAIRSEACH_SOCKET and TAIRSEACH_PROMPTS are exported as the README has
+// them exported. npx runs the copy scripts/node_modules holds of the
+// version scripts/package.json pins, and refuses any other. Each
+// command must exit 0 and print what readmeWalkWants says; each install
+// command of the table of clients runs with --print. A README command, in
+// a block or as inline code in the text, that is in none of
+// readmeWalkWants, readmeRunBy and readmeNotRun fails the test, as does an
+// entry of those the README no longer has, or a test readmeRunBy names
+// that does not exist.
 func TestReadmeCommands(t *testing.T) {
 	var walk []readmeCommand
 	seen := map[string]bool{}
 	for _, c := range readmeCommands(t) {
-		if c.heading == "Try it without the app" {
+		seen[c.key] = true
+		if c.heading == "Try it without the app" && !c.prose {
 			continue
 		}
-		seen[c.key] = true
 		_, want := readmeWalkWants[c.key]
-		_, skip := readmeNotWalked[c.key]
+		_, by := readmeRunBy[c.key]
+		_, not := readmeNotRun[c.key]
 		switch {
-		case want && skip:
-			t.Errorf("README command %q is both walked and not walked", c.key)
-		case skip:
+		case want && by, want && not, by && not:
+			t.Errorf("README command %q is in more than one of readmeWalkWants, readmeRunBy and readmeNotRun", c.key)
+		case by, not:
 		case want:
-			walk = append(walk, c)
+			if !slices.ContainsFunc(walk, func(w readmeCommand) bool { return w.key == c.key }) {
+				walk = append(walk, c)
+			}
 		default:
-			t.Errorf("README command %q (under %q) has no expectation in readmeWalkWants, nor a reason in readmeNotWalked", c.key, c.heading)
+			t.Errorf("README command %q (under %q) has no expectation in readmeWalkWants, no test in readmeRunBy, and no reason in readmeNotRun", c.key, c.heading)
 		}
 	}
-	for k := range readmeWalkWants {
+	for _, k := range slices.Concat(slices.Collect(maps.Keys(readmeWalkWants)), slices.Collect(maps.Keys(readmeRunBy)), slices.Collect(maps.Keys(readmeNotRun))) {
 		if !seen[k] {
-			t.Errorf("readmeWalkWants: the README has no command %q", k)
+			t.Errorf("the README has no command %q", k)
 		}
 	}
-	for k := range readmeNotWalked {
-		if !seen[k] {
-			t.Errorf("readmeNotWalked: the README has no command %q", k)
+	tests := testFuncs(t)
+	for k, by := range readmeRunBy {
+		if !tests[by.test] {
+			t.Errorf("readmeRunBy: %q is run by %s, which does not exist", k, by.test)
 		}
+	}
+	for _, install := range readmeClientTable(t) {
+		walk = append(walk, readmeCommand{heading: "Connect a client", run: install + " --print", key: install + " --print"})
 	}
 	if t.Failed() {
 		return
@@ -442,12 +491,9 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	modules := nodeModules(t)
 
-	// HOME as the app leaves it, with the demo backend for the app.
+	// The demo setup of "Try it without the app", in a fresh HOME.
 	home := shortDir(t)
-	if err := os.CopyFS(filepath.Join(home, ".tairseach", "manifests"), os.DirFS(filepath.Join(repoRoot, "manifests.example"))); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(home, ".tairseach", "tairseach.sock")
+	sock := filepath.Join(shortDir(t), "demo.sock")
 	startBackend(t, sock)
 
 	// PATH: tairseach-mcp is the built binary; npx runs the pinned copies.
@@ -467,35 +513,171 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, jqErr := exec.LookPath("jq")
 	errs := t.TempDir()
 	var script strings.Builder
 	script.WriteString("set -o pipefail\ncd \"$REPO\"\n")
-	var ran []readmeCommand // the commands checked, in order
-	for _, c := range walk {
-		if jqErr != nil && strings.Contains(c.key, "| jq ") {
-			t.Logf("not running %q: jq is not installed", c.key)
-			continue
-		}
-		n := len(ran)
-		ran = append(ran, c)
+	fmt.Fprintf(&script, "export TAIRSEACH_MANIFESTS=$PWD/manifests.example TAIRSEACH_SOCKET=%s TAIRSEACH_PROMPTS=$PWD/manifests.example/prompts\n", sock)
+	for n, c := range walk {
 		fmt.Fprintf(&script, "echo '@@ begin %d'\n{\n%s\n} 2>%q\necho \"@@ end %d $?\"\n", n, c.run, filepath.Join(errs, fmt.Sprint(n)), n)
 	}
-
-	env := append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"TAIRSEACH_MANIFESTS=manifests.example", "TAIRSEACH_SOCKET="+sock, "TAIRSEACH_PROMPTS=manifests.example/prompts", "npm_config_offline=true")
-	o, stderr := runReadmeScript(t, script.String(), env)
-	for n, c := range ran {
+	env := append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "npm_config_offline=true")
+	o, stderr := runReadmeScript(t, "bash", script.String(), env)
+	for n, c := range walk {
+		want, ok := readmeWalkWants[c.key]
+		if !ok { // an install of the table of clients
+			want = []string{"tairseach"}
+		}
 		cmdErr, _ := os.ReadFile(filepath.Join(errs, fmt.Sprint(n)))
-		checkReadmeOutput(t, o, n, c.key, readmeWalkWants[c.key], string(cmdErr)+stderr)
+		checkReadmeOutput(t, o, n, c.key, want, string(cmdErr)+stderr)
 	}
 }
 
-// runReadmeScript runs script in bash with env and returns its stdout and
-// stderr, failing the test if bash fails or takes over 2 minutes.
-func runReadmeScript(t *testing.T, script string, env []string) (stdout, stderr string) {
+// testFuncs returns the names of the Test functions of this package.
+func testFuncs(t *testing.T) map[string]bool {
 	t.Helper()
-	cmd := exec.Command("bash", "-c", script)
+	files, err := filepath.Glob("*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("*_test.go: %v", err)
+	}
+	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
+	names := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllSubmatch(b, -1) {
+			names[string(m[1])] = true
+		}
+	}
+	return names
+}
+
+// TestReadmeMakeDemo runs the README's first command, make demo, as a new
+// user does, build included, and make try after it; the binaries go to a
+// temporary BIN instead of the checkout's bin/. Then the fix doctor gives
+// for a missing socket must name a command the README has and a test runs.
+func TestReadmeMakeDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	bin := t.TempDir()
+	for _, tt := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"demo", "BIN=" + bin}, []string{"== tools/list", "tairseach_contacts_search", `"fullName": "Aoife Byrne"`,
+			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"id\":\"c-001\"`, "demo finished; the backend is stopped"}},
+		{[]string{"-o", "build", "try", "BIN=" + bin}, []string{"tairseach_screen_capture", "screen_recording", `"fullName":"Anna Ryan"`,
+			"the backend is stopped"}},
+	} {
+		b, err := runScript(t, nil, "make", tt.args...)
+		if err != nil {
+			t.Fatalf("make %s: %v\n%s", strings.Join(tt.args, " "), err, b)
+		}
+		for _, want := range tt.wants {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("make %s does not say %q:\n%s", strings.Join(tt.args, " "), want, b)
+			}
+		}
+	}
+
+	// The fix for a missing socket: make demo, which the README shows.
+	stdout, _, _ := cli("", "--manifests", exampleDir, "--socket", filepath.Join(shortDir(t), "none.sock"), "doctor")
+	fix := regexp.MustCompile(`(?m)^FAIL  socket .* does not exist; fix: .*\brun (make \w+)`).FindStringSubmatch(stdout)
+	if fix == nil {
+		t.Fatalf("doctor names no make target to run for a missing socket:\n%s", stdout)
+	}
+	if readmeRunBy[fix[1]].test != t.Name() {
+		t.Errorf("doctor's fix runs %q, which the README does not show or this test does not run", fix[1])
+	}
+}
+
+// TestReadmeMakeInstallTilde runs the README's make install BINDIR=~/bin as
+// written in bash and in zsh, macOS's shell, which passes the ~ to make as
+// it is (it expands ~ after = only in an assignment): the binary lands in
+// HOME/bin, not in a directory named ~ in the checkout. Where zsh is not
+// installed, make gets the literal ~ directly, as zsh passes it.
+func TestReadmeMakeInstallTilde(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	const line = "make install BINDIR=~/bin"
+	if !slices.ContainsFunc(readmeCommands(t), func(c readmeCommand) bool { return c.key == line }) {
+		t.Fatalf("the README has no %q", line)
+	}
+	tilde := filepath.Join(repoRoot, "~")
+	if _, err := os.Lstat(tilde); err == nil {
+		t.Fatalf("%s exists before the test; remove it", tilde)
+	}
+	t.Cleanup(func() { os.RemoveAll(tilde) })
+	// As written, its build left out (-o build): the binary TestMain built
+	// stands in for bin/tairseach-mcp.
+	run := strings.Replace(line, "make ", "make -o build BIN="+filepath.Dir(bridgeBin)+" ", 1)
+	for _, shell := range []string{"bash", "zsh", ""} {
+		name := shell
+		if shell == "" {
+			name = "no shell"
+		}
+		t.Run(name, func(t *testing.T) {
+			var cmd *exec.Cmd
+			switch {
+			case shell == "":
+				cmd = exec.Command("make", strings.Fields(run)[1:]...)
+			default:
+				if _, err := exec.LookPath(shell); err != nil {
+					t.Skipf("no %s", shell)
+				}
+				cmd = exec.Command(shell, "-c", run)
+			}
+			home := shortDir(t)
+			cmd.Dir = repoRoot
+			cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+			out, err := cmd.CombinedOutput()
+			if _, statErr := os.Lstat(tilde); statErr == nil {
+				t.Errorf("make install made %s in the checkout", tilde)
+			}
+			want := filepath.Join(home, "bin", "tairseach-mcp")
+			if fi, statErr := os.Stat(want); err != nil || statErr != nil || fi.Mode().Perm() != 0o755 || !strings.Contains(string(out), "installed "+want) {
+				t.Errorf("%s: %v, %v\n%s", run, err, statErr, out)
+			}
+		})
+	}
+}
+
+// TestReadmeGoVersion: the Go the README and docs/ ask for is the one
+// go.mod needs.
+func TestReadmeGoVersion(t *testing.T) {
+	mod := readFile(t, filepath.Join(repoRoot, "go.mod"))
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	want := string(m[1])
+	docs, _ := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	asks := regexp.MustCompile(`Go ≥ ?([0-9][0-9.]*[0-9])`)
+	for _, p := range append([]string{filepath.Join(repoRoot, "README.md")}, docs...) {
+		found := asks.FindAllSubmatch(readFile(t, p), -1)
+		name, _ := filepath.Rel(repoRoot, p)
+		if name == "README.md" && len(found) == 0 {
+			t.Errorf("README.md does not say which Go it needs (Go ≥ %s)", want)
+		}
+		for _, f := range found {
+			if string(f[1]) != want {
+				t.Errorf("%s asks for Go ≥ %s; go.mod needs %s", name, f[1], want)
+			}
+		}
+	}
+}
+
+// runReadmeScript runs script in shell with env and returns its stdout and
+// stderr, failing the test if the shell fails or takes over 2 minutes.
+func runReadmeScript(t *testing.T, shell, script string, env []string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(shell, "-c", script)
 	cmd.Env = env
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -513,7 +695,7 @@ func runReadmeScript(t *testing.T, script string, env []string) (stdout, stderr 
 		t.Fatalf("the README's commands did not finish in 2 minutes\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	}
 	if err != nil {
-		t.Fatalf("bash: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", shell, err, out.String(), errb.String())
 	}
 	return out.String(), errb.String()
 }
