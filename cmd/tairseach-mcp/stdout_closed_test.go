@@ -126,3 +126,57 @@ func TestClosedStdoutEndsTheSession(t *testing.T) {
 	}
 	t.Logf("%d calls sent, %d reached the socket, %d audit lines", calls, reached, audited)
 }
+
+// TestClosedStderrIsNotFatal: a client that stops reading the bridge's
+// stderr (its log) loses the log, not the session: every call is
+// answered and the bridge exits 0 at the end of input. Before, the first
+// log line written after killed the process (SIGPIPE on fd 2).
+func TestClosedStderrIsNotFatal(t *testing.T) {
+	b := startBackend(t, filepath.Join(shortDir(t), "d.sock"))
+	bridge := exec.Command(bridgeBin, "--manifests", filepath.Join(repoRoot, "manifests.example"), "--socket", b.path, "--log-level", "debug")
+	stdin, err := bridge.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := bridge.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge.Stderr = w
+	if err := bridge.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	defer func() { stdin.Close(); _ = bridge.Process.Kill() }()
+	if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
+		t.Fatalf("reading stderr: %v", err)
+	}
+	r.Close() // the log goes nowhere from now on
+
+	const calls = 5
+	lines := []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	}
+	for i := range calls {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"tairseach_demo_echo","arguments":{"i":%d}}}`, i+1, i))
+	}
+	if _, err := io.WriteString(stdin, strings.Join(lines, "\n")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	out, err := io.ReadAll(stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bridge.Wait(); err != nil {
+		t.Fatalf("exit with stderr closed: %v (want 0)", err)
+	}
+	if n := strings.Count(string(out), "\n"); n != calls+1 {
+		t.Errorf("%d answers, want %d:\n%s", n, calls+1, out)
+	}
+}
