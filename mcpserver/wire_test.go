@@ -148,10 +148,20 @@ func (l *lines) Write(p []byte) (int, error) {
 }
 
 // tapTransport reports each message of an HTTP response: a JSON body, or
-// each data line of an event stream.
-type tapTransport struct{ tap *wireTap }
+// each data line of an event stream. It adds header to each request (a
+// header selection).
+type tapTransport struct {
+	tap    *wireTap
+	header http.Header
+}
 
 func (tr tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if tr.header != nil {
+		r = r.Clone(r.Context())
+		for k, v := range tr.header {
+			r.Header[k] = v
+		}
+	}
 	res, err := http.DefaultTransport.RoundTrip(r)
 	if err != nil {
 		return res, err
@@ -190,7 +200,7 @@ type wireEnv struct {
 	tap *wireTap
 }
 
-func newWireEnv(t *testing.T, rd road) *wireEnv {
+func newWireEnv(t *testing.T, rd road, header http.Header) *wireEnv {
 	t.Helper()
 	f, err := manifest.ParseFile("lt.json", []byte(ltManifest), manifest.Options{Prefix: "t_"})
 	if err != nil {
@@ -212,7 +222,7 @@ func newWireEnv(t *testing.T, rd road) *wireEnv {
 			hs.CloseClientConnections()
 			hs.Close()
 		})
-		tr = &mcp.StreamableClientTransport{Endpoint: hs.URL + MCPPath, HTTPClient: &http.Client{Transport: tapTransport{e.tap}}}
+		tr = &mcp.StreamableClientTransport{Endpoint: hs.URL + MCPPath, HTTPClient: &http.Client{Transport: tapTransport{e.tap, header}}}
 	} else {
 		c2sR, c2sW := io.Pipe()
 		s2cR, s2cW := io.Pipe()
@@ -244,7 +254,9 @@ func newWireEnv(t *testing.T, rd road) *wireEnv {
 // Every kind of request is held to --max-result-bytes by the message as
 // it is written: a backend reply of 5,000 '<' is 5 KB read but 30 KB
 // written, over a limit of 16 KiB. Before, resource reads, template reads,
-// prompts and completions sent it; a tool call refused it.
+// prompts and completions sent it; a tool call refused it. HTTP roads are
+// also taken with a header selection, whose server is another go-sdk
+// server.
 func TestEveryLimitCountsTheWrittenBytes(t *testing.T) {
 	ctx := context.Background()
 	refused := func(t *testing.T, what string, err error, res *mcp.CallToolResult) {
@@ -260,13 +272,26 @@ func TestEveryLimitCountsTheWrittenBytes(t *testing.T) {
 			t.Errorf("%s: %v %v; want a refusal naming the limit", what, err, res)
 		}
 	}
+	type wireRoad struct {
+		road
+		header http.Header
+	}
+	var wireRoads []wireRoad
 	for _, rd := range roads() {
 		if rd.discover != "" {
 			continue
 		}
+		wireRoads = append(wireRoads, wireRoad{road: rd})
+		if rd.transport == "http" {
+			sel := wireRoad{road: rd, header: http.Header{HeaderTools: {"t_lt_text,t_lt_values"}}}
+			sel.name += "/selection"
+			wireRoads = append(wireRoads, sel)
+		}
+	}
+	for _, rd := range wireRoads {
 		t.Run(rd.name, func(t *testing.T) {
 			t.Parallel()
-			e := newWireEnv(t, rd)
+			e := newWireEnv(t, rd.road, rd.header)
 			kinds := []struct {
 				name string
 				do   func() (*mcp.CallToolResult, error)
