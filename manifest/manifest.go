@@ -141,6 +141,8 @@ const (
 	BadSchema
 	// BadOutputSchema: the output schema cannot be validated with.
 	BadOutputSchema
+	// BadName: the tool's name or method is not a word (see PlainWord).
+	BadName
 )
 
 // String returns a short human phrase for r.
@@ -158,6 +160,8 @@ func (r SkipReason) String() string {
 		return "invalid input schema"
 	case BadOutputSchema:
 		return "invalid output schema"
+	case BadName:
+		return "name or method not a word"
 	}
 	return fmt.Sprintf("unknown reason %d", int(r))
 }

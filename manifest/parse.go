@@ -12,9 +12,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // manifestJSON is the part of a manifest file the package reads; other keys are ignored.
@@ -113,6 +115,9 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 	}
 	if f.ID == "" {
 		f.Problems = append(f.Problems, Problem{File: rel, Severity: Warning, Message: `manifest has no "id"`})
+	} else if !PlainWord(f.ID) {
+		return nil, &FileError{Path: rel, Line: f.idAt.Line, Column: f.idAt.Column,
+			Err: fmt.Errorf(`"id" %s is not a word: at most %d bytes, without line breaks, control or format characters (people and models read it in messages)`, quoteClip(f.ID), MaxWordLen)}
 	}
 	var impl implJSON
 	if m.Implementation != nil {
@@ -178,6 +183,12 @@ func (f *File) addTool(t toolJSON, impl implJSON, perms []string, prefix string,
 	problemAt := func(pos Position, s Severity, format string, args ...any) {
 		f.Problems = append(f.Problems, Problem{File: f.Path, Tool: toolName, Severity: s, Position: pos, Message: fmt.Sprintf(format, args...)})
 	}
+	if !PlainWord(toolName) {
+		toolName = quoteClip(toolName) // what messages show of it
+		skip(BadName, "its name is not a word")
+		problemAt(at("name"), Error, "tool %s is not exposed: its name is not a word: at most %d bytes, without line breaks, control or format characters (rename it)", toolName, MaxWordLen)
+		return
+	}
 	problem := func(s Severity, format string, args ...any) { problemAt(at("name"), s, format, args...) }
 	// schemaAt is the subschema a schema's error names, else the schema.
 	schemaAt := func(field string, err error) Position {
@@ -217,6 +228,11 @@ func (f *File) addTool(t toolJSON, impl implJSON, perms []string, prefix string,
 		}
 		skip(NoMethod, detail)
 		problem(Warning, "tool %s is not exposed: %s (add %q: \"<socket method>\")", toolName, detail, toolName)
+		return
+	}
+	if !PlainWord(method) {
+		skip(BadName, "its method is not a word")
+		problemAt(at("name"), Error, "tool %s is not exposed: its method %s is not a word: at most %d bytes, without line breaks, control or format characters (fix implementation.methods)", toolName, quoteClip(method), MaxWordLen)
 		return
 	}
 
@@ -506,15 +522,6 @@ func isScalarByte(b byte) bool {
 	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '.' || b == '+' || b == '-'
 }
 
-// lineCol converts a byte index into a 1-based line and byte column.
-func lineCol(data []byte, off int64) (line, col int) {
-	off = max(0, min(off, int64(len(data))))
-	before := data[:off]
-	line = 1 + bytes.Count(before, []byte{'\n'})
-	col = int(off) - bytes.LastIndexByte(before, '\n')
-	return line, col
-}
-
 // valueOffset returns the index where the value at path starts; path
 // elements are object keys (string, matched like encoding/json does,
 // ignoring case) or array indexes (int).
@@ -570,3 +577,25 @@ func decodeSkip(dec *json.Decoder) error {
 	var v json.RawMessage
 	return dec.Decode(&v)
 }
+
+// MaxWordLen is the longest manifest id, tool name or method taken.
+const MaxWordLen = 200
+
+// PlainWord reports whether s can be shown as it is where people and
+// models read it (messages, the user's questions, the instructions): valid
+// UTF-8 of at most MaxWordLen bytes, without a line break, a control
+// character or a format character (a bidirectional override hides text).
+func PlainWord(s string) bool {
+	if len(s) > MaxWordLen || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf) {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteClip shows a word that is not plain, quoted on one line and cut.
+func quoteClip(s string) string { return quote.Line(s, 80) }
