@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -140,6 +141,15 @@ func elements(b []byte, off int) []int {
 		}
 	}
 	return out
+}
+
+// lineCol converts a byte index into a 1-based line and byte column.
+func lineCol(data []byte, off int64) (line, col int) {
+	off = max(0, min(off, int64(len(data))))
+	before := data[:off]
+	line = 1 + bytes.Count(before, []byte{'\n'})
+	col = int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
 }
 
 // pointerPath splits a JSON Pointer ("/properties/a~1b") into the steps of

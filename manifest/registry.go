@@ -113,17 +113,17 @@ func Build(files []*File) *Registry {
 			r.Prompts = append(r.Prompts, p)
 		}
 		for i, t := range f.Tools {
-			var at Position
+			var named Position
 			if i < len(f.toolAt) {
-				at = f.toolAt[i]
+				named = f.toolAt[i]
 			}
 			w, taken := winners[t.Name]
 			if !taken {
 				winners[t.Name] = t
-				r.toolAt[t.Name] = at
+				r.toolAt[t.Name] = named
 				continue
 			}
-			s := Skipped{Name: t.Name, ToolName: t.ToolName, File: t.File, Position: at}
+			s := Skipped{Name: t.Name, ToolName: t.ToolName, File: t.File, Position: named}
 			if t.Method == w.Method && t.Socket == w.Socket {
 				s.Reason = Duplicate
 				s.Detail = fmt.Sprintf("duplicate of %s (%s) in %s", w.Name, w.ToolName, w.File)
@@ -131,7 +131,7 @@ func Build(files []*File) *Registry {
 				s.Reason = Conflict
 				s.Detail = fmt.Sprintf("%s is already %s in %s, calling %s", t.Name, w.ToolName, w.File, describeMethod(w))
 				r.Problems = append(r.Problems, Problem{
-					File: t.File, Tool: t.ToolName, Severity: Warning, Position: at,
+					File: t.File, Tool: t.ToolName, Severity: Warning, Position: named,
 					Message: fmt.Sprintf("tool %s is not exposed: its name %s is taken by %s in %s, which calls %s instead of %s",
 						t.ToolName, t.Name, w.ToolName, w.File, describeMethod(w), describeMethod(t)),
 				})
