@@ -60,10 +60,14 @@ type geminiRequest struct {
 
 // fakeModel is a Gemini API that calls one tool and then answers: asked
 // with no tool result yet, it calls the first of its wishes that the
-// request offers; given a tool result, it says it is done. It records the
+// request offers; given a tool result, it says it is done (or it makes
+// the calls of its sequence). It records the
 // tools each request offered and the tool results it was given.
 type fakeModel struct {
 	wishes []geminiWish
+	// sequence, when set, are the calls the model makes in turn, one a
+	// request, whatever it is offered; then it says it is done.
+	sequence []geminiWish
 
 	mu        sync.Mutex // guards the fields below
 	offered   [][]string // the function names of each request
@@ -98,12 +102,25 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			names = append(names, fd.Name)
 		}
 	}
+	// The tool result to answer: the last one, unless the model has spoken
+	// since. An agent may add text of its own after it (OpenClaw adds its
+	// context). results counts the results of the whole conversation.
 	var result *geminiPart
-	if n := len(req.Contents); n > 0 {
-		for _, p := range req.Contents[n-1].Parts {
-			if p.FunctionResponse != nil {
-				result = &p
+	results, spoke := 0, false
+	for i := len(req.Contents) - 1; i >= 0; i-- {
+		c := req.Contents[i]
+		found := false
+		for _, p := range c.Parts {
+			if p.FunctionResponse == nil {
+				continue
 			}
+			results++
+			if !spoke && (result == nil || found) {
+				result, found = &p, true // the last of that content's results
+			}
+		}
+		if c.Role == "model" && results == 0 {
+			spoke = true
 		}
 	}
 	m.mu.Lock()
@@ -114,7 +131,12 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Unlock()
 
 	part := map[string]any{"text": "Done."}
-	if result == nil {
+	if m.sequence != nil {
+		if results < len(m.sequence) {
+			wish := m.sequence[results]
+			part = map[string]any{"functionCall": map[string]any{"name": wish.name, "args": wish.args}}
+		}
+	} else if result == nil {
 		for _, wish := range m.wishes {
 			if slices.Contains(names, wish.name) {
 				part = map[string]any{"functionCall": map[string]any{"name": wish.name, "args": wish.args}}
