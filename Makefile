@@ -12,6 +12,7 @@ NODE_DEPS := scripts/node_modules/.package-lock.json
 CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
 AGENT_DEPS := scripts/agents/node_modules/.package-lock.json
 PEER_DEPS := scripts/bench/peer/node_modules/.package-lock.json
+OPENCLAW_DEPS := scripts/openclaw/node_modules/.package-lock.json
 # Pinned, fetched through the Go module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -19,10 +20,10 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # BINDIR says otherwise (make install PREFIX=/usr/local, BINDIR=~/bin).
 PREFIX    ?= $(HOME)/.local
 BINDIR    ?= $(PREFIX)/bin
-
 # zsh (macOS's shell) passes BINDIR=~/bin to make as written: it expands ~
 # after = only in an assignment, not in an argument. A leading ~ is HOME.
 override BINDIR := $(patsubst ~/%,$(HOME)/%,$(patsubst ~,$(HOME),$(BINDIR)))
+
 .PHONY: all build install dist test test-go lint try demo bench fuzz soak clean
 
 all: build
@@ -66,6 +67,14 @@ $(AGENT_DEPS): scripts/agents/package.json scripts/agents/package-lock.json
 	cd scripts/agents && npm ci --omit=optional --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# OpenClaw, whose agent the end-to-end tests drive against a fake model API,
+# mcporter, and the Node 24 OpenClaw needs, pinned in
+# scripts/openclaw/package-lock.json: ~900 MB, 1 to 3 minutes. Their install
+# scripts are not needed (one only refuses a Node older than 24).
+$(OPENCLAW_DEPS): scripts/openclaw/package.json scripts/openclaw/package-lock.json
+	cd scripts/openclaw && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # make bench's peer, mcp-host-rpc, in a tree of its own, pinned in
 # scripts/bench/peer/package-lock.json as npx resolved it for a user.
 $(PEER_DEPS): scripts/bench/peer/package.json scripts/bench/peer/package-lock.json
@@ -74,7 +83,7 @@ $(PEER_DEPS): scripts/bench/peer/package.json scripts/bench/peer/package-lock.js
 
 # -parallel 4: the tests that call t.Parallel wait on timers and on their
 # own processes, not on the CPU, so more of them than cores run at once.
-test: $(NODE_DEPS) $(CONFORMANCE_DEPS) $(AGENT_DEPS)
+test: $(NODE_DEPS) $(CONFORMANCE_DEPS) $(AGENT_DEPS) $(OPENCLAW_DEPS)
 	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 	@# Every Go benchmark once, so that none rots between runs of make bench;
 	@# with -race, so that it reuses the packages built above.
