@@ -136,6 +136,13 @@ func TestInstallOpenClawJSON5(t *testing.T) {
 		t.Errorf("files beside it: %v", files)
 	}
 
+	// doctor cannot read such a file; when it names mcpServers, it says so.
+	writeFixture(t, path, "{\n  mcpServers: {tairseach: {command: '/x'}},\n}\n")
+	stdout, _, _ = cli("", "--manifests", "/srv/m", "--socket", fixedSocket, "doctor")
+	if !strings.Contains(stdout, "WARN  OpenClaw: "+path+" names mcpServers") || !strings.Contains(stdout, "fix: openclaw config validate checks it") {
+		t.Errorf("doctor on JSON5 naming mcpServers:\n%s", stdout)
+	}
+
 	// Elsewhere than its usual place, OpenClaw is told where the file is.
 	other := filepath.Join(home, "my openclaw.json")
 	writeFixture(t, other, before)
