@@ -36,7 +36,9 @@ func (s *Server) boundMessages(next mcp.MethodHandler) mcp.MethodHandler {
 				return boundTool(r, limit, s.cfg.MaxResultBytes), nil
 			}
 		case check.Typed:
-			return check.Typed{CallToolResult: boundTool(r.CallToolResult, limit, s.cfg.MaxResultBytes)}, nil
+			if r.CallToolResult != nil {
+				return check.Typed{CallToolResult: boundTool(r.CallToolResult, limit, s.cfg.MaxResultBytes)}, nil
+			}
 		case *mcp.ReadResourceResult, *mcp.GetPromptResult, *mcp.CompleteResult:
 			b, merr := encode(res)
 			if merr == nil && len(b) > limit {
@@ -83,7 +85,9 @@ func boundError(method string, err error, limit, max int) error {
 	if 6*(len(we.Message)+len(we.Data))+64 <= limit {
 		return err // a bound: the usual case
 	}
-	b, merr := encode(we)
+	// The stdio transport writes an error with encoding/json ('<' as six
+	// bytes), the go-sdk's HTTP without escaping: the larger counts.
+	b, merr := json.Marshal(we)
 	if merr == nil && len(b) <= limit {
 		return err
 	}

@@ -306,6 +306,9 @@ func TestEveryLimitCountsTheWrittenBytes(t *testing.T) {
 					}
 					return nil, nil
 				}},
+				{"tools/call of a tool whose name the error quotes", func() (*mcp.CallToolResult, error) {
+					return e.cs.CallTool(ctx, &mcp.CallToolParams{Name: strings.Repeat("<", 5000), Arguments: map[string]any{}})
+				}},
 				{"resources/read", func() (*mcp.CallToolResult, error) {
 					_, err := e.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "lt://text"})
 					return nil, err
