@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/media"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
@@ -55,48 +51,6 @@ func (f *featureOptions) resolve(home string) error {
 		return usageError{fmt.Errorf("--resource-max-bytes and --max-image-bytes must be positive")}
 	}
 	return nil
-}
-
-// features are the resources and prompts of one serve.
-type features struct {
-	res     *resources.Set
-	prompts *prompts.Set
-}
-
-// newFeatures builds them; srv gives the server once it exists, for the
-// status. They reach the backend through the road of the server they are
-// attached to, which gives them each registry (Apply).
-func (o *options) newFeatures(srv func() *mcpserver.Server, log zerolog.Logger) *features {
-	return &features{
-		res: resources.New(resources.Config{
-			LogsDir: o.features.logsDir, MaxBytes: o.features.resourceMaxBytes, ManifestsDir: o.manifests,
-			Version: versionString(),
-			Ping:    func(ctx context.Context) error { return srv().PingDefault(ctx) },
-			Socket:  func() string { return srv().SocketPath() },
-			Logger:  log.With().Str("feature", "resources").Logger(),
-		}),
-		prompts: prompts.New(prompts.Config{Dir: o.features.promptsDir, MaxBytes: o.maxResultBytes,
-			Logger: log.With().Str("feature", "prompts").Logger()}),
-	}
-}
-
-// media is what the server attaches to results that name a picture: every
-// server the options build, serve's and call's alike, attaches the same.
-func (o *options) media() mcpserver.Media {
-	if o.features.media != "on" {
-		return nil
-	}
-	return media.Images(o.features.maxImageBytes)
-}
-
-// run watches the logs and prompts directories until ctx ends.
-func (fs *features) run(ctx context.Context, wg *sync.WaitGroup, log zerolog.Logger) {
-	wg.Go(func() { _ = fs.res.Run(ctx) })
-	wg.Go(func() {
-		if err := fs.prompts.Run(ctx); err != nil {
-			log.Warn().Err(err).Msg("prompt files no longer reload")
-		}
-	})
 }
 
 // checkFeatureDirs reports the logs and prompts directories: how many

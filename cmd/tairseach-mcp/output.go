@@ -1,26 +1,21 @@
 package main
 
 // Helpers shared by the inspection commands (tools, validate, call, doctor,
-// prompts, resources): loading the manifests quietly, opening the server
-// on them, terminal detection and colour, and the compact form of a
-// tool's annotations.
+// prompts, resources): their quiet logger, terminal detection and colour,
+// and the compact form of a tool's annotations. The server they open is
+// open.go's.
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/manifest"
-	"github.com/geilt/tairseach-mcp/mcpserver"
 )
 
 // isTerminal reports whether w is a terminal.
@@ -44,49 +39,6 @@ func (o *options) cliLogger(cmd *cobra.Command, stderr io.Writer) zerolog.Logger
 	}
 	return zerolog.Nop()
 }
-
-// errNoManifests is returned when the manifests directory does not exist.
-var errNoManifests = errors.New("manifests directory does not exist")
-
-// loadManifests loads the --manifests directory as serve does. A missing
-// directory is an error here: the commands that inspect it have nothing
-// to show.
-func (o *options) loadManifests(log zerolog.Logger) (*manifest.Registry, error) {
-	reg, err := manifest.Load(o.manifests, o.loadOptions(log))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: %s (create it, or pass --manifests / set TAIRSEACH_MANIFESTS)", errNoManifests, o.manifests)
-	case err != nil:
-		return nil, fmt.Errorf("%v (check --manifests / TAIRSEACH_MANIFESTS)", err)
-	}
-	return reg, nil
-}
-
-// openServer opens the server serve would run on reg, without a
-// transport, as a client finds it: the --toolsets names checked, and the
-// macOS permissions read once where the flags leave out what is not
-// granted. What the commands (call, tools, doctor, prompts, resources)
-// list, call and check through it is what a client would be offered. The
-// caller closes it.
-func (o *options) openServer(ctx context.Context, reg *manifest.Registry, log zerolog.Logger) (*mcpserver.Server, error) {
-	// An unknown toolset is a mistake in the command line, as serve says.
-	if err := o.checkToolsets(reg); err != nil {
-		return nil, err
-	}
-	srv, _ := o.newServer(reg, log, observers{})
-	if o.hideUngranted {
-		// An app that does not answer leaves them unknown: nothing is left
-		// out, as a client is offered everything until they are read.
-		rctx, cancel := context.WithTimeout(ctx, grantsTimeout)
-		defer cancel()
-		_, _ = srv.ReadPermissions(rctx)
-	}
-	return srv, nil
-}
-
-// grantsTimeout bounds the commands' read of the macOS permissions: as
-// long as a client's first list waits for them.
-const grantsTimeout = 3 * time.Second
 
 // manifestErrors counts what stops manifests or tools from loading.
 func manifestErrors(reg *manifest.Registry) int {

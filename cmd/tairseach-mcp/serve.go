@@ -169,44 +169,6 @@ func applyReload(log zerolog.Logger, srv *mcpserver.Server, r manifest.Reload) {
 		Msg("manifests reloaded")
 }
 
-// newServer makes the server the options describe, serve's and every
-// command's alike: its config is made here alone, with the resources and
-// prompts. With reg nil the manifests come later, by Apply. obs is what
-// serve's sessions have besides (observe.go); the commands pass none.
-func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs observers) (*mcpserver.Server, *features) {
-	if o.outputSchemasOn {
-		log.Warn().Msg("--output-schemas=on is deprecated: it means strict now; the default, warn, does not fail successful calls whose replies do not match their outputSchema")
-	}
-	// The resources' status asks the server, made after them.
-	var srv *mcpserver.Server
-	feats := o.newFeatures(func() *mcpserver.Server { return srv }, log)
-	srv = mcpserver.New(mcpserver.Config{
-		Version:             version,
-		DefaultSocket:       o.socket,
-		ResolveSocket:       o.resolveSocket,
-		CallTimeout:         o.callTimeout,
-		MaxResultBytes:      o.maxResultBytes,
-		OutputSchemas:       o.outputSchemas == "strict",
-		CheckOutputs:        o.outputSchemas == "warn",
-		PoolSize:            o.poolSize,
-		MaxInFlight:         o.maxInFlight,
-		InsecureSocket:      o.insecureSocket,
-		Logger:              log,
-		Policy:              o.policy,
-		ToolMode:            o.toolMode,
-		Prefix:              o.prefix,
-		Media:               o.media(),
-		HideUngranted:       o.hideUngranted,
-		PermissionsInterval: o.permissionsInterval,
-		Features:            []mcpserver.Feature{feats.res, feats.prompts},
-		ProgressInterval:    obs.progressInterval,
-		Confirm:             obs.confirm,
-		Audit:               obs.audit,
-		Telemetry:           obs.telemetry,
-	}, reg)
-	return srv, feats
-}
-
 // startCPUProfile profiles the process until stop is called.
 func startCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)

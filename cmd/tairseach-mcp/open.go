@@ -1,0 +1,140 @@
+package main
+
+// The server the options describe, serve's and every command's alike
+// (newServer), and the one a command opens on the manifests as they are
+// now (openServer).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/media"
+	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
+	"github.com/geilt/tairseach-mcp/mcpserver/resources"
+)
+
+// errNoManifests is returned when the manifests directory does not exist.
+var errNoManifests = errors.New("manifests directory does not exist")
+
+// loadManifests loads the --manifests directory as serve does. A missing
+// directory is an error here: the commands that inspect it have nothing
+// to show.
+func (o *options) loadManifests(log zerolog.Logger) (*manifest.Registry, error) {
+	reg, err := manifest.Load(o.manifests, o.loadOptions(log))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s (create it, or pass --manifests / set TAIRSEACH_MANIFESTS)", errNoManifests, o.manifests)
+	case err != nil:
+		return nil, fmt.Errorf("%v (check --manifests / TAIRSEACH_MANIFESTS)", err)
+	}
+	return reg, nil
+}
+
+// openServer opens the server serve would run on reg, without a
+// transport, as a client finds it: the --toolsets names checked, and the
+// macOS permissions read once where the flags leave out what is not
+// granted. What the commands (call, tools, doctor, prompts, resources)
+// list, call and check through it is what a client would be offered. The
+// caller closes it.
+func (o *options) openServer(ctx context.Context, reg *manifest.Registry, log zerolog.Logger) (*mcpserver.Server, error) {
+	// An unknown toolset is a mistake in the command line, as serve says.
+	if err := o.checkToolsets(reg); err != nil {
+		return nil, err
+	}
+	srv, _ := o.newServer(reg, log, observers{})
+	if o.hideUngranted {
+		// An app that does not answer leaves them unknown: nothing is left
+		// out, as a client is offered everything until they are read.
+		rctx, cancel := context.WithTimeout(ctx, grantsTimeout)
+		defer cancel()
+		_, _ = srv.ReadPermissions(rctx)
+	}
+	return srv, nil
+}
+
+// grantsTimeout bounds the commands' read of the macOS permissions: as
+// long as a client's first list waits for them.
+const grantsTimeout = 3 * time.Second
+
+// newServer makes the server the options describe, serve's and every
+// command's alike: its config is made here alone, with the resources and
+// prompts. With reg nil the manifests come later, by Apply. obs is what
+// serve's sessions have besides (observe.go); the commands pass none.
+func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs observers) (*mcpserver.Server, *features) {
+	if o.outputSchemasOn {
+		log.Warn().Msg("--output-schemas=on is deprecated: it means strict now; the default, warn, does not fail successful calls whose replies do not match their outputSchema")
+	}
+	// The resources' status asks the server, made after them. The
+	// features reach the backend through the road of the server they are
+	// attached to, which gives them each registry (Apply).
+	var srv *mcpserver.Server
+	feats := &features{
+		res: resources.New(resources.Config{
+			LogsDir: o.features.logsDir, MaxBytes: o.features.resourceMaxBytes, ManifestsDir: o.manifests,
+			Version: versionString(),
+			Ping:    func(ctx context.Context) error { return srv.PingDefault(ctx) },
+			Socket:  func() string { return srv.SocketPath() },
+			Logger:  log.With().Str("feature", "resources").Logger(),
+		}),
+		prompts: prompts.New(prompts.Config{Dir: o.features.promptsDir, MaxBytes: o.maxResultBytes,
+			Logger: log.With().Str("feature", "prompts").Logger()}),
+	}
+	srv = mcpserver.New(mcpserver.Config{
+		Version:             version,
+		DefaultSocket:       o.socket,
+		ResolveSocket:       o.resolveSocket,
+		CallTimeout:         o.callTimeout,
+		MaxResultBytes:      o.maxResultBytes,
+		OutputSchemas:       o.outputSchemas == "strict",
+		CheckOutputs:        o.outputSchemas == "warn",
+		PoolSize:            o.poolSize,
+		MaxInFlight:         o.maxInFlight,
+		InsecureSocket:      o.insecureSocket,
+		Logger:              log,
+		Policy:              o.policy,
+		ToolMode:            o.toolMode,
+		Prefix:              o.prefix,
+		Media:               o.media(),
+		HideUngranted:       o.hideUngranted,
+		PermissionsInterval: o.permissionsInterval,
+		Features:            []mcpserver.Feature{feats.res, feats.prompts},
+		ProgressInterval:    obs.progressInterval,
+		Confirm:             obs.confirm,
+		Audit:               obs.audit,
+		Telemetry:           obs.telemetry,
+	}, reg)
+	return srv, feats
+}
+
+// features are the resources and prompts of one server.
+type features struct {
+	res     *resources.Set
+	prompts *prompts.Set
+}
+
+// run watches the logs and prompts directories until ctx ends.
+func (fs *features) run(ctx context.Context, wg *sync.WaitGroup, log zerolog.Logger) {
+	wg.Go(func() { _ = fs.res.Run(ctx) })
+	wg.Go(func() {
+		if err := fs.prompts.Run(ctx); err != nil {
+			log.Warn().Err(err).Msg("prompt files no longer reload")
+		}
+	})
+}
+
+// media is what the server attaches to results that name a picture: every
+// server the options build, serve's and call's alike, attaches the same.
+func (o *options) media() mcpserver.Media {
+	if o.features.media != "on" {
+		return nil
+	}
+	return media.Images(o.features.maxImageBytes)
+}
