@@ -10,7 +10,6 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
-	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 )
@@ -112,11 +111,11 @@ func (a *permissionAsks) forget(g permissions.Grants) {
 // otherwise the answer says what the user can do. No answer points the
 // model at a way around the user.
 func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *routeTable, b blockedTool) *mcp.CallToolResult {
-	msg := permissionMessage(c.Name, b.perm, b.status)
+	msg := permissionReason(b.perm, b.status).Message(c.Name)
 	caps := c.Caps
 	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 	if b.status != permissions.NotDetermined || !canAsk || c.Peer == nil || c.Info.Protocol >= newProtocol || table.internal[methodPermissionsRequest] == nil {
-		return check.ErrorResult(msg)
+		return c.refuse(backend.RulePermission, msg)
 	}
 	perm := quote.Line(b.perm, quote.Name)
 	q, first := p.asks.begin(b.perm, b.status)
@@ -124,19 +123,19 @@ func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *rout
 		select {
 		case <-q.done:
 		case <-ctx.Done():
-			return check.ErrorResult(msg)
+			return c.refuse(backend.RulePermission, msg)
 		}
 		switch q.answer {
 		case askDeclined:
-			return check.ErrorResult(fmt.Sprintf("tool %s is left out: it needs the macOS permission %s, which is %s, and the user declined to have Tairseach ask macOS for it; "+
+			return c.refuse(backend.RulePermission, fmt.Sprintf("tool %s is left out: it needs the macOS permission %s, which is %s, and the user declined to have Tairseach ask macOS for it; "+
 				"they are not asked again while it stays %s. Tell the user that %s needs it: they can %s. Once it is granted, the tool is offered again.",
 				c.Name, perm, b.status, b.status, c.Name, permissions.Remediation(b.perm, b.status)))
 		case askRequested:
-			return check.ErrorResult(fmt.Sprintf("tool %s is left out: it needs the macOS permission %s, and macOS was asked for it already, as the user agreed: "+
+			return c.refuse(backend.RulePermission, fmt.Sprintf("tool %s is left out: it needs the macOS permission %s, and macOS was asked for it already, as the user agreed: "+
 				"it waits for the user to answer its prompt (or to turn Tairseach on in System Settings › Privacy & Security). Tairseach does not ask again. "+
 				"Once it is granted, the tool is offered again: list the tools and call it then.", c.Name, perm))
 		}
-		return check.ErrorResult(msg)
+		return c.refuse(backend.RulePermission, msg)
 	}
 	answer := askGaveUp
 	defer func() { p.asks.end(b.perm, q, answer) }()
@@ -153,11 +152,11 @@ func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *rout
 		},
 	})
 	if err != nil {
-		return check.ErrorResult(msg)
+		return c.refuse(backend.RulePermission, msg)
 	}
 	if er.Action != "accept" || er.Content["ask"] != true {
 		answer = askDeclined
-		return check.ErrorResult(fmt.Sprintf("declined by the user: they chose not to have Tairseach ask macOS for the permission %s now, so %s was not called; "+
+		return c.refuse(backend.RulePermission, fmt.Sprintf("declined by the user: they chose not to have Tairseach ask macOS for the permission %s now, so %s was not called; "+
 			"they are not asked again while it stays %s. If they want it later, they can %s; once it is granted, the tool is offered again.",
 			perm, c.Name, b.status, permissions.Remediation(b.perm, b.status)))
 	}
@@ -166,10 +165,10 @@ func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *rout
 		Args: params, Info: observe.CallInfo{Transport: c.Info.Transport, Session: c.Info.Session, Client: c.Info.Client, Protocol: c.Info.Protocol}})
 	p.nudgeGrants()
 	if res == nil || res.IsError {
-		return check.ErrorResult(fmt.Sprintf("asking macOS for the permission %s failed: %s. %s", perm, quote.Line(ResultText(res), quote.Text), msg))
+		return c.refuse(backend.RulePermission, fmt.Sprintf("asking macOS for the permission %s failed: %s. %s", perm, quote.Line(ResultText(res), quote.Text), msg))
 	}
 	answer = askRequested
-	return check.ErrorResult(fmt.Sprintf("macOS is asking the user to grant %s to Tairseach now (the prompt, or System Settings › Privacy & Security). "+
+	return c.refuse(backend.RulePermission, fmt.Sprintf("macOS is asking the user to grant %s to Tairseach now (the prompt, or System Settings › Privacy & Security). "+
 		"Once it is granted, %s is offered again: list the tools and call it then.", perm, c.Name))
 }
 
@@ -185,7 +184,7 @@ func (p *pipeline) requestDeclined(c *Request, args json.RawMessage) *mcp.CallTo
 		return nil
 	}
 	st := permissions.NotDetermined
-	return check.ErrorResult(fmt.Sprintf("declined by the user: they chose not to have Tairseach ask macOS for the permission %s, so %s was not called; "+
+	return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("declined by the user: they chose not to have Tairseach ask macOS for the permission %s, so %s was not called; "+
 		"they are not asked again while it stays %s. Tell the user what needs it: they can %s.",
 		quote.Line(a.Permission, quote.Name), c.Name, st, permissions.Remediation(a.Permission, st)))
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/geilt/tairseach-mcp/internal/quote"
-	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,14 +65,14 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 	if c.Info.Protocol >= newProtocol && !c.isTool() {
 		// Only a tool call can carry an input request back to the client.
-		return check.ErrorResult(fmt.Sprintf("%s %s %s calls %s, which needs the user's confirmation (--confirm %s); this revision asks the user only in a tool call: call the tool %s instead",
+		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("%s %s %s calls %s, which needs the user's confirmation (--confirm %s); this revision asks the user only in a tool call: call the tool %s instead",
 			observe.PrefixConfirmRefused, c.Kind, shownName(c), quote.Line(r.tool.Method, quote.Text), strings.Join(p.cfg.Confirm, ","), r.tool.Name)), "refused"
 	}
 	question, why := confirmParams(c, r, args)
 	if why != "" {
 		// What an accept would send cannot all be shown: the user is not
 		// asked to accept what they cannot see.
-		return check.ErrorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), and its arguments cannot be shown to the user in full: %s. "+
+		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), and its arguments cannot be shown to the user in full: %s. "+
 			"The question shows every argument's name and the start of every value in at most %d bytes; the call was not made and the user was not asked: "+
 			"call it again with fewer or shorter arguments (split the work into several calls)",
 			observe.PrefixConfirmRefused, shownName(c), strings.Join(p.cfg.Confirm, ","), why, maxConfirmArgs)), "refused"
@@ -81,13 +81,13 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 		if resp, ok := c.InputResponses[confirmID]; ok && c.RequestState != "" {
 			er, _ := resp.(*mcp.ElicitResult)
 			if er != nil && p.confirms.redeem(c.RequestState, c.Name, args) {
-				return answered(shownName(c), er)
+				return answered(c, er)
 			}
 			// Not the answer to our question about these arguments, or an
 			// answer used already: ask again.
 		}
 		if !canAsk {
-			return p.cannotAsk(shownName(c)), "refused"
+			return p.cannotAsk(c), "refused"
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{confirmID: question},
@@ -95,16 +95,16 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 		}, ""
 	}
 	if !canAsk || c.Peer == nil {
-		return p.cannotAsk(shownName(c)), "refused"
+		return p.cannotAsk(c), "refused"
 	}
 	er, err := c.Peer.Elicit(ctx, question)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return check.ErrorResult(fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, shownName(c))), "unanswered"
+			return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, shownName(c))), "unanswered"
 		}
-		return check.ErrorResult(fmt.Sprintf("not confirmed: asking the user failed (%v), so %s was not called", err, shownName(c))), "unanswered"
+		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("not confirmed: asking the user failed (%v), so %s was not called", err, shownName(c))), "unanswered"
 	}
-	return answered(shownName(c), er)
+	return answered(c, er)
 }
 
 // shownName is what c asked for, as the answers name it: a tool by its
@@ -118,23 +118,24 @@ func shownName(c *Request) string {
 }
 
 // answered turns the user's answer into go-ahead (nil) or a refusal.
-func answered(name string, er *mcp.ElicitResult) (*mcp.CallToolResult, string) {
+func answered(c *Request, er *mcp.ElicitResult) (*mcp.CallToolResult, string) {
+	name := shownName(c)
 	switch {
 	case er.Action == "accept" && er.Content["confirm"] == true:
 		return nil, ""
 	case er.Action == "cancel":
-		return check.ErrorResult(fmt.Sprintf("declined by the user: %s was not called (the confirmation was cancelled)", name)), "cancelled"
+		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("declined by the user: %s was not called (the confirmation was cancelled)", name)), "cancelled"
 	default:
-		return check.ErrorResult(fmt.Sprintf("declined by the user: %s was not called", name)), "declined"
+		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("declined by the user: %s was not called", name)), "declined"
 	}
 }
 
 // cannotAsk refuses a call that needs confirmation from a client that
 // cannot ask its user.
-func (p *pipeline) cannotAsk(name string) *mcp.CallToolResult {
-	return check.ErrorResult(fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
+func (p *pipeline) cannotAsk(c *Request) *mcp.CallToolResult {
+	return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
 		"the call was not made: use a client that supports elicitation, or start tairseach-mcp with --confirm none (or a --confirm that does not cover this tool)",
-		observe.PrefixConfirmRefused, name, strings.Join(p.cfg.Confirm, ",")))
+		observe.PrefixConfirmRefused, shownName(c), strings.Join(p.cfg.Confirm, ",")))
 }
 
 // confirmParams is the question put to the user; why is not "" when the

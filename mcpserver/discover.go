@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 
@@ -82,15 +83,15 @@ func decodeDiscoveryArgs(args json.RawMessage, v any) string {
 }
 
 // resolveTool finds a served tool by its MCP name or manifest name.
-func resolveTool(table *routeTable, prefix, name string) (string, *mcp.CallToolResult) {
+func resolveTool(c *Request, table *routeTable, prefix, name string) (string, *mcp.CallToolResult) {
 	if name == "" {
-		return "", check.ErrorResult("missing tool name; " + table.discover.search + " lists the tools")
+		return "", c.refuse(backend.RuleOther, "missing tool name; "+table.discover.search+" lists the tools")
 	}
 	if _, ok := table.byName[name]; ok {
 		return name, nil
 	}
 	if why, ok := table.hidden[name]; ok {
-		return "", check.ErrorResult(hiddenMessage(name, why))
+		return "", refuseHidden(c, name, why)
 	}
 	for _, n := range table.order {
 		if r, ok := table.byName[n]; ok && r.tool.ToolName == name {
@@ -99,21 +100,21 @@ func resolveTool(table *routeTable, prefix, name string) (string, *mcp.CallToolR
 	}
 	for n, why := range table.hidden {
 		if m, _ := manifest.MCPName(prefix, name); m == n {
-			return "", check.ErrorResult(hiddenMessage(n, why))
+			return "", refuseHidden(c, n, why)
 		}
 	}
-	return "", check.ErrorResult(fmt.Sprintf("unknown tool %q; %s lists the tools", name, table.discover.search))
+	return "", c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %q; %s lists the tools", name, table.discover.search))
 }
 
 // describeTool returns a served tool's definition as tools/list would.
-func describeTool(table *routeTable, prefix string, args json.RawMessage) *mcp.CallToolResult {
+func describeTool(c *Request, table *routeTable, prefix string) *mcp.CallToolResult {
 	var p struct {
 		Name string `json:"name"`
 	}
-	if err := decodeDiscoveryArgs(args, &p); err != "" {
-		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\"}", table.discover.describe, err))
+	if err := decodeDiscoveryArgs(c.Args, &p); err != "" {
+		return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\"}", table.discover.describe, err))
 	}
-	name, res := resolveTool(table, prefix, p.Name)
+	name, res := resolveTool(c, table, prefix, p.Name)
 	if res != nil {
 		return res
 	}
@@ -169,13 +170,13 @@ func searchScore(t manifest.Tool, words []string) int {
 // Ties go by name; no model. The tools that match but are left out for a
 // macOS permission are named apart, with the permission: "no tool
 // matches" is not said of tools that exist.
-func searchTools(table *routeTable, args json.RawMessage) *mcp.CallToolResult {
+func searchTools(c *Request, table *routeTable) *mcp.CallToolResult {
 	var p struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
 	}
-	if err := decodeDiscoveryArgs(args, &p); err != "" {
-		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"query\": \"words\", \"limit\": 10}", table.discover.search, err))
+	if err := decodeDiscoveryArgs(c.Args, &p); err != "" {
+		return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; pass {\"query\": \"words\", \"limit\": 10}", table.discover.search, err))
 	}
 	if p.Limit <= 0 {
 		p.Limit = 10

@@ -32,14 +32,14 @@ const (
 
 // hides says why s leaves t out: the flags' (or a header selection's)
 // policy, else a permission not granted; "" when t is served.
-func (s *Server) hides(t manifest.Tool) string {
-	if why := s.cfg.Policy.Hides(t); why != "" {
+func (s *Server) hides(t manifest.Tool) Reason {
+	if why := s.cfg.Policy.Why(t); why.By != NotHidden {
 		return why
 	}
 	if perm, status, blocked := s.blocked(t); blocked {
 		return permissionReason(perm, status)
 	}
-	return ""
+	return Reason{}
 }
 
 // blocked reports the permission that keeps t from working, if any.
@@ -52,19 +52,9 @@ func (s *Server) blocked(t manifest.Tool) (string, permissions.Status, bool) {
 
 // permissionReason is why a tool is left out for a permission, with how
 // to grant it.
-func permissionReason(perm string, status permissions.Status) string {
-	return fmt.Sprintf("left out: it needs the macOS permission %s, which is %s (%s)", quote.Line(perm, quote.Name), status,
-		strings.TrimSuffix(permissions.Remediation(perm, status), "."))
-}
-
-// isPermissionReason reports whether why is permissionReason's.
-func isPermissionReason(why string) bool {
-	return strings.HasPrefix(why, "left out: it needs the macOS permission ")
-}
-
-// permissionMessage is the answer to a call of a tool left out for perm.
-func permissionMessage(name, perm string, status permissions.Status) string {
-	return hiddenMessage(name, permissionReason(perm, status))
+func permissionReason(perm string, status permissions.Status) Reason {
+	return Reason{ByPermission, fmt.Sprintf("left out: it needs the macOS permission %s, which is %s (%s)", quote.Line(perm, quote.Name), status,
+		strings.TrimSuffix(permissions.Remediation(perm, status), "."))}
 }
 
 // regrant applies the registry again after the grants changed: the routes

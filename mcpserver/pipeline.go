@@ -44,12 +44,19 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	if p.obs.On() && !c.own() {
 		// Deferred first, so that it sees the result of a recovered panic.
 		ctx, o = p.obs.Start(ctx, c.Info, c.Name, c.Args)
-		defer func() { p.obs.End(o, res, p.cfg.MaxResultBytes+replyMargin) }()
+		defer func() {
+			if c.refused != nil {
+				if out := auditOutcome(c.refused.Rule); out != "" {
+					o.Refused(out)
+				}
+			}
+			p.obs.End(o, res, p.cfg.MaxResultBytes+replyMargin)
+		}()
 	}
 	defer func() {
 		if v := recover(); v != nil {
 			p.log.Error().Str("request", c.Name).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("request panicked")
-			res = check.ErrorResult(fmt.Sprintf("internal error in tairseach-mcp while serving %s: %v; this is a bug, please report it", c.Name, v))
+			res = c.refuse(backend.RuleInternal, fmt.Sprintf("internal error in tairseach-mcp while serving %s: %v; this is a bug, please report it", c.Name, v))
 		}
 	}()
 	if p.waitReady(ctx) != nil {
@@ -98,9 +105,9 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	}
 	if msg != "" {
 		if c.isTool() {
-			return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
+			return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
 		}
-		return check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s %s (the params of %s, checked against the inputSchema of %s): %s",
+		return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s %s (the params of %s, checked against the inputSchema of %s): %s",
 			quote.Line(r.tool.Method, quote.Text), c.Kind, shownName(c), quote.Line(r.tool.Method, quote.Text), r.tool.Name, msg))
 	}
 	if o != nil {
@@ -135,7 +142,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 			if ctx.Err() != nil {
 				return nil
 			}
-			return check.ErrorResult(fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(p.slots), r.timeout))
+			return c.refuse(backend.RuleBusy, fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(p.slots), r.timeout))
 		}
 		defer func() { <-p.slots }()
 	}
@@ -154,7 +161,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		}
 		p.log.Debug().Str("request", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
 		if errors.Is(err, socketrpc.ErrTooLarge) {
-			return check.ErrorResult(fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
+			return c.refuse(backend.RuleTooLarge, fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
 				r.tool.Method, p.cfg.MaxResultBytes+replyMargin, p.cfg.MaxResultBytes))
 		}
 		if _, denied := permissions.FromError(err); denied {
@@ -190,7 +197,7 @@ func (p *pipeline) reply(c *Request, r *route, out json.RawMessage) *mcp.CallToo
 	}
 	size := check.QuotedLen(text)
 	if size > p.cfg.MaxResultBytes-envelopeReserve {
-		return check.ErrorResult(fmt.Sprintf("result too large: %s sent a reply that makes a message of over %d bytes, over the limit of %d (--max-result-bytes); call its tool %s with a narrower request (a smaller limit, a filter, a page)",
+		return c.refuse(backend.RuleTooLarge, fmt.Sprintf("result too large: %s sent a reply that makes a message of over %d bytes, over the limit of %d (--max-result-bytes); call its tool %s with a narrower request (a smaller limit, a filter, a page)",
 			r.tool.Method, size, p.cfg.MaxResultBytes, r.tool.Name))
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
@@ -209,24 +216,24 @@ func (p *pipeline) resolve(ctx context.Context, table *routeTable, c *Request) (
 		return nil, p.askForPermission(ctx, c, table, b)
 	}
 	if why, ok := table.hidden[c.Name]; ok {
-		p.log.Debug().Str("tool", c.Name).Str("reason", why).Msg("call of a hidden tool refused")
-		return nil, check.ErrorResult(hiddenMessage(c.Name, why))
+		p.log.Debug().Str("tool", c.Name).Str("reason", why.Text).Msg("call of a hidden tool refused")
+		return nil, refuseHidden(c, c.Name, why)
 	}
 	if d := table.discover; d != nil {
 		switch c.Name {
 		case d.search:
-			return nil, searchTools(table, c.Args)
+			return nil, searchTools(c, table)
 		case d.describe:
-			return nil, describeTool(table, p.cfg.Prefix, c.Args)
+			return nil, describeTool(c, table, p.cfg.Prefix)
 		case d.call:
 			var a struct {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`
 			}
 			if err := decodeDiscoveryArgs(c.Args, &a); err != "" {
-				return nil, check.ErrorResult(fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\", \"arguments\": {…}}", c.Name, err))
+				return nil, c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\", \"arguments\": {…}}", c.Name, err))
 			}
-			target, res := resolveTool(table, p.cfg.Prefix, a.Name)
+			target, res := resolveTool(c, table, p.cfg.Prefix, a.Name)
 			if res != nil {
 				return nil, res
 			}
@@ -235,9 +242,19 @@ func (p *pipeline) resolve(ctx context.Context, table *routeTable, c *Request) (
 	}
 	r, ok := table.byName[c.Name]
 	if !ok {
-		return nil, check.ErrorResult(fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", c.Name))
+		return nil, c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", c.Name))
 	}
 	return r, nil
+}
+
+// refuseHidden refuses c's call of tool name, which why hides: a rule of
+// the policy, or a permission not granted.
+func refuseHidden(c *Request, name string, why Reason) *mcp.CallToolResult {
+	rule := backend.RuleHidden
+	if why.By == ByPermission {
+		rule = backend.RulePermission
+	}
+	return c.refuse(rule, why.Message(name))
 }
 
 // acquire takes a slot for a call in flight, waiting until ctx ends.
@@ -298,7 +315,7 @@ func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.
 		if r := table.internal[c.Method]; r != nil {
 			return []*route{r}, nil
 		}
-		return nil, check.ErrorResult(fmt.Sprintf("unknown method: no manifest maps %s", quote.Line(c.Method, quote.Text)))
+		return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("unknown method: no manifest maps %s", quote.Line(c.Method, quote.Text)))
 	}
 	var found []*route
 	for _, r := range table.byMethod[c.Method] {
@@ -317,13 +334,13 @@ func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.
 	what, method := fmt.Sprintf("%s %s", c.Kind, shownName(c)), quote.Line(c.Method, quote.Text)
 	for _, h := range table.hiddenByMethod[c.Method] {
 		if c.Manifest == "" || h.file == c.Manifest {
-			return nil, check.ErrorResult(fmt.Sprintf("refused: %s calls %s, whose tool %s is %s", what, method, h.name, h.why))
+			return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("refused: %s calls %s, whose tool %s is %s", what, method, h.name, h.why.Text))
 		}
 	}
 	if c.Kind == backend.Completion {
-		return nil, check.ErrorResult(fmt.Sprintf("refused: %s calls %s, which no tool served here calls as read-only without confirmation", what, method))
+		return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("refused: %s calls %s, which no tool served here calls as read-only without confirmation", what, method))
 	}
-	return nil, check.ErrorResult(fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, method))
+	return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, method))
 }
 
 // readOnly reports whether t is annotated readOnlyHint and not

@@ -106,44 +106,69 @@ func (p Policy) Key() string {
 	return b.String()
 }
 
+// HiddenBy names what keeps a tool from being served.
+type HiddenBy int
+
+// What can hide a tool.
+const (
+	NotHidden    HiddenBy = iota
+	ByFlags               // the policy of the flags
+	ByHeaders             // a selection made by HTTP request headers
+	ByPermission          // a macOS permission that is not granted (Config.HideUngranted)
+)
+
+// Reason is why a tool is not served: what hides it, and the words that
+// say so. The zero Reason serves it.
+type Reason struct {
+	By   HiddenBy
+	Text string // "hidden by --read-only (…)"
+}
+
 // Hides returns why p hides t ("hidden by --read-only (…)"), or "" when p
 // serves it.
-func (p Policy) Hides(t manifest.Tool) string {
+func (p Policy) Hides(t manifest.Tool) string { return p.Why(t).Text }
+
+// Why is why p hides t; the zero Reason when p serves it.
+func (p Policy) Why(t manifest.Tool) Reason {
+	by := ByFlags
+	if p.header {
+		by = ByHeaders
+	}
 	if len(p.Toolsets) > 0 {
 		if ts := ToolsetOf(t); !slices.Contains(p.Toolsets, ts) {
-			return fmt.Sprintf("hidden by %s (its toolset %q is not among %s)", p.flagName("--toolsets", "X-MCP-Toolsets"), ts, strings.Join(p.Toolsets, ","))
+			return Reason{by, fmt.Sprintf("hidden by %s (its toolset %q is not among %s)", p.flagName("--toolsets", "X-MCP-Toolsets"), ts, strings.Join(p.Toolsets, ","))}
 		}
 	}
 	if p.ReadOnly {
 		a := t.Annotations
 		switch {
 		case a.ReadOnlyHint == nil || !*a.ReadOnlyHint:
-			return fmt.Sprintf("hidden by %s (it is not annotated readOnlyHint)", p.flagName("--read-only", "X-MCP-Readonly"))
+			return Reason{by, fmt.Sprintf("hidden by %s (it is not annotated readOnlyHint)", p.flagName("--read-only", "X-MCP-Readonly"))}
 		case a.DestructiveHint != nil && *a.DestructiveHint:
-			return fmt.Sprintf("hidden by %s (it is annotated destructiveHint)", p.flagName("--read-only", "X-MCP-Readonly"))
+			return Reason{by, fmt.Sprintf("hidden by %s (it is annotated destructiveHint)", p.flagName("--read-only", "X-MCP-Readonly"))}
 		}
 	}
 	if len(p.Tools) > 0 && matchAny(p.Tools, t) == "" {
-		return fmt.Sprintf("hidden by %s (neither %s nor %s matches %s)", p.flagName("--tools", "X-MCP-Tools"), t.Name, t.ToolName, strings.Join(p.Tools, ","))
+		return Reason{by, fmt.Sprintf("hidden by %s (neither %s nor %s matches %s)", p.flagName("--tools", "X-MCP-Tools"), t.Name, t.ToolName, strings.Join(p.Tools, ","))}
 	}
 	if g := matchAny(p.ExcludeTools, t); g != "" {
-		return fmt.Sprintf("hidden by %s (it matches %q)", p.flagName("--exclude-tools", "X-MCP-Exclude-Tools"), g)
+		return Reason{by, fmt.Sprintf("hidden by %s (it matches %q)", p.flagName("--exclude-tools", "X-MCP-Exclude-Tools"), g)}
 	}
 	if p.inner != nil {
-		return p.inner.Hides(t)
+		return p.inner.Why(t)
 	}
-	return ""
+	return Reason{}
 }
 
-// hiddenMessage is the error of a call of a tool p hides.
-func hiddenMessage(name, reason string) string {
-	if isPermissionReason(reason) {
-		return fmt.Sprintf("tool %s is %s. Tell the user; once it is granted the tool is offered again within a minute", name, reason)
+// Message is the answer to a call of tool name, which r hides.
+func (r Reason) Message(name string) string {
+	switch r.By {
+	case ByPermission:
+		return fmt.Sprintf("tool %s is %s. Tell the user; once it is granted the tool is offered again within a minute", name, r.Text)
+	case ByHeaders:
+		return fmt.Sprintf("tool %s is %s; connect without that header to use the tool", name, r.Text)
 	}
-	if strings.Contains(reason, "X-MCP-") {
-		return fmt.Sprintf("tool %s is %s; connect without that header to use the tool", name, reason)
-	}
-	return fmt.Sprintf("tool %s is %s; start tairseach-mcp without it to use the tool", name, reason)
+	return fmt.Sprintf("tool %s is %s; start tairseach-mcp without it to use the tool", name, r.Text)
 }
 
 func (p Policy) flagName(flag, header string) string {
@@ -214,7 +239,3 @@ func ListBytes(sizes ...int) int {
 	}
 	return n
 }
-
-// HiddenMessage is the error of a call of tool name, which the policy hides
-// for reason.
-func HiddenMessage(name, reason string) string { return hiddenMessage(name, reason) }

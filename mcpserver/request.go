@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -47,7 +47,7 @@ type pipeline struct {
 
 // own reports whether c is the server's own read of the grants: nobody's
 // request, it is not recorded and takes no slot of the calls in flight.
-func (c *Request) own() bool { return c.Kind == backend.Permissions && c.Info.Transport == "internal" }
+func (c *Request) own() bool { return c.self }
 
 // newProtocol is the revision whose requests carry their client in _meta
 // and whose input requests the client answers by calling again.
@@ -90,6 +90,11 @@ type Request struct {
 	// failure is the socket call's error, kept for a feature request,
 	// whose answer is the backend's own error.
 	failure error
+	// refused is the rule that stopped the request, if one did (refuse).
+	refused *backend.Refused
+	// self marks the server's own request of the backend (Server.Do with
+	// no client's request behind it): nobody asked, so it is not recorded.
+	self bool
 }
 
 // isTool reports whether r is a tools/call.
@@ -155,6 +160,7 @@ func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, 
 		}
 		from(c, br.From, meta)
 	} else {
+		c.self = br.Kind == backend.Permissions
 		c.Info.Transport, c.Info.Kind = "internal", string(br.Kind)
 	}
 	res := s.pipe.run(ctx, c)
@@ -163,50 +169,31 @@ func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, 
 		return nil, cmp.Or(ctx.Err(), context.Canceled)
 	case c.failure != nil:
 		return nil, c.failure
+	case c.refused != nil:
+		return nil, c.refused
 	case res.IsError:
-		text := ResultText(res)
-		return nil, &backend.Refused{Rule: refusedBy(text), Message: text}
+		return nil, &backend.Refused{Rule: backend.RuleOther, Message: ResultText(res)}
 	}
 	return json.RawMessage(ResultText(res)), nil
 }
 
-// Refusal names the rule that refused a call whose result is res, or ""
-// when res is not a refusal of the pipeline (a success, the backend's own
-// error): for the CLI, whose exit status tells them apart.
-func Refusal(res *mcp.CallToolResult) backend.Rule {
-	if res == nil || !res.IsError {
-		return ""
-	}
-	text := ResultText(res)
-	if strings.HasPrefix(text, "tool ") && strings.Contains(text, " is hidden by ") {
-		return backend.RuleHidden
-	}
-	if r := refusedBy(text); r != backend.RuleOther {
-		return r
-	}
-	return ""
+// refuse is the answer to c when a rule stopped it: msg is what the
+// client reads, and the rule stays on c as a typed value for whoever asked
+// (Server.Do, Server.Try) and the audit log.
+func (c *Request) refuse(rule backend.Rule, msg string) *mcp.CallToolResult {
+	c.refused = &backend.Refused{Rule: rule, Message: msg}
+	return check.ErrorResult(msg)
 }
 
-// refusedBy names the rule of a refusal the pipeline wrote.
-func refusedBy(text string) backend.Rule {
-	for _, p := range []struct {
-		prefix string
-		rule   backend.Rule
-	}{
-		{"refused:", backend.RuleHidden},
-		{"unknown method:", backend.RuleHidden},
-		{"invalid arguments", backend.RuleInvalidArguments},
-		{"busy:", backend.RuleBusy},
-		{"result too large", backend.RuleTooLarge},
-		{observe.PrefixConfirmRefused, backend.RuleNotConfirmed},
-		{"declined by the user", backend.RuleNotConfirmed},
-		{"not confirmed", backend.RuleNotConfirmed},
-	} {
-		if strings.HasPrefix(text, p.prefix) {
-			return p.rule
-		}
+// auditOutcome is the audit log's outcome of a request refused by rule,
+// where the log names the rule itself; "" leaves it to the log (rejected
+// before the socket, result_error after).
+func auditOutcome(rule backend.Rule) string {
+	switch rule {
+	case backend.RuleUnknownTool, backend.RuleInvalidArguments, backend.RuleBusy, backend.RuleInternal:
+		return string(rule)
 	}
-	return backend.RuleOther
+	return ""
 }
 
 // ResultText is the text of a result's first block.

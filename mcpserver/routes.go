@@ -28,7 +28,7 @@ type routeTable struct {
 	list   []byte // the tools/list result
 	listed int    // tools in list
 
-	hidden map[string]string // MCP name → why the policy hides it
+	hidden map[string]Reason // MCP name → why it is not served
 	// byMethod are the routes served by socket method, in name order, and
 	// hiddenByMethod the tools hidden: what a feature request resolves to.
 	byMethod       map[string][]*route
@@ -47,7 +47,10 @@ type routeTable struct {
 }
 
 // hiddenTool is a tool the policy hides, and why.
-type hiddenTool struct{ name, file, why string }
+type hiddenTool struct {
+	name, file string
+	why        Reason
+}
 
 // blockedTool is a tool left out because macOS has not granted perm.
 type blockedTool struct {

@@ -121,7 +121,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	}
-	view := backend.View{Road: s, Hides: s.hides}
+	view := backend.View{Road: s, Hides: func(t manifest.Tool) string { return s.hides(t).Text }}
 	register := make([]func(*mcp.Server), 0, len(cfg.Features))
 	for _, f := range cfg.Features {
 		register = append(register, f.Attach(opts, view))
@@ -245,7 +245,7 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 	oldIn, oldOut := s.inputs, s.outputs
 	s.inputs = make(map[string]*check.Input, len(oldIn))
 	s.outputs = make(map[string]*check.Output, len(oldOut))
-	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]string{}, toolsets: map[string]bool{},
+	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]Reason{}, toolsets: map[string]bool{},
 		byMethod: map[string][]*route{}, hiddenByMethod: map[string][]hiddenTool{}, blocked: map[string]blockedTool{}, internal: map[string]*route{}}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
@@ -261,8 +261,8 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 				table.internal[t.Method] = r
 			}
 		}
-		if why := s.hides(t); why != "" {
-			if perm, status, blocked := s.blocked(t); blocked && s.cfg.Policy.Hides(t) == "" {
+		if why := s.hides(t); why.By != NotHidden {
+			if perm, status, blocked := s.blocked(t); blocked && why.By == ByPermission {
 				table.blocked[t.Name] = blockedTool{t.Name, perm, status, t}
 			}
 			table.hidden[t.Name] = why
@@ -472,7 +472,16 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 // pipeline as a client's call, with no session to report progress on or to
 // ask the user through. It returns nil when ctx was cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
-	return s.pipe.run(ctx, &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, view: &s.routes})
+	res, _ := s.Try(ctx, name, args)
+	return res
+}
+
+// Try is Call, with the rule that refused the call when one did: nil when
+// the call was made (whatever its result). The CLI's exit status tells
+// them apart.
+func (s *Server) Try(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, *backend.Refused) {
+	c := &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, view: &s.routes}
+	return s.pipe.run(ctx, c), c.refused
 }
 
 // notRegistered answers, for the go-sdk, a tools/call of a tool it does not

@@ -57,8 +57,8 @@ func (b Budget) String() string {
 
 // Hidden reports why the policy hides tool name, if it does.
 func (s *Server) Hidden(name string) (reason string, hidden bool) {
-	reason, hidden = s.routes.Load().hidden[name]
-	return reason, hidden
+	why, hidden := s.routes.Load().hidden[name]
+	return why.Text, hidden
 }
 
 // ServedTool is a tool the policy serves and the size of its definition in

@@ -127,11 +127,15 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 
 	// The call takes the road of every request: the policy and the
 	// argument check refuse it there, with the words a client gets.
-	res := srv.Call(cmd.Context(), tool.Name, args)
+	res, refused := srv.Try(cmd.Context(), tool.Name, args)
 	if res == nil {
 		return fmt.Errorf("%s: interrupted before the result arrived", tool.Name)
 	}
-	switch mcpserver.Refusal(res) {
+	var rule backend.Rule
+	if refused != nil {
+		rule = refused.Rule
+	}
+	switch rule {
 	case backend.RuleHidden:
 		return usageError{errors.New(mcpserver.ResultText(res))}
 	case backend.RuleInvalidArguments:

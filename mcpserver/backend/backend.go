@@ -72,7 +72,8 @@ type View struct {
 }
 
 // Refused is a request a rule stopped before the socket, or whose reply
-// a rule kept from the client.
+// a rule kept from the client. The rule is decided where the request is
+// refused and travels as this value: nobody reads it back from Message.
 type Refused struct {
 	Rule    Rule
 	Message string // why, and what to do about it
@@ -88,6 +89,9 @@ const (
 	RuleNotConfirmed     Rule = "not_confirmed"     // the user did not confirm, or could not be asked
 	RuleBusy             Rule = "busy"              // no slot within the timeout
 	RuleTooLarge         Rule = "too_large"         // the reply makes a message over the size limit
+	RuleUnknownTool      Rule = "unknown_tool"      // no tool of that name is served
+	RulePermission       Rule = "permission"        // the tool needs a macOS permission that is not granted
+	RuleInternal         Rule = "internal_error"    // serving it panicked: a bug of tairseach-mcp
 	RuleOther            Rule = "other"
 )
 

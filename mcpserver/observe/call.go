@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -112,33 +111,13 @@ func (o *Call) classify(res *mcp.CallToolResult, limit int) {
 		o.outcome = "ok"
 	default:
 		// Refused before the socket, or a reply that became an error here
-		// (too large, not matching its outputSchema): the text names why.
+		// (too large, not matching its outputSchema). Whoever refused it for
+		// a rule the log names said so (Refused).
 		o.outcome = "result_error"
 		if !o.forwarded {
 			o.outcome = "rejected"
 		}
-		for _, p := range []struct{ prefix, outcome string }{
-			{"unknown tool", "unknown_tool"},
-			{"invalid arguments", "invalid_arguments"},
-			{"busy:", "busy"},
-			{PrefixConfirmRefused, "refused"},
-			{"internal error", "internal_error"},
-		} {
-			if strings.HasPrefix(firstText(res), p.prefix) {
-				o.outcome = p.outcome
-				break
-			}
-		}
 	}
-}
-
-func firstText(res *mcp.CallToolResult) string {
-	if len(res.Content) > 0 {
-		if t, ok := res.Content[0].(*mcp.TextContent); ok {
-			return t.Text
-		}
-	}
-	return ""
 }
 
 // spanner is the trace span of a call, as the socket call sees it.
