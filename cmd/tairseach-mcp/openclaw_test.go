@@ -196,6 +196,7 @@ const (
 // backend's contacts come back), demo.fail (the backend's error comes back
 // as words it can act on) and screen.capture (the picture comes back).
 func TestOpenClawAgent(t *testing.T) {
+	t.Parallel() // its time is mostly OpenClaw starting up
 	node := openClawNode(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
@@ -258,6 +259,7 @@ func runMcporter(t *testing.T, node, home string, args ...string) (stdout, stder
 // TestMcporter lists the bridge's tools with mcporter, calls one, and
 // calls one whose backend fails, over stdio and over streamable HTTP.
 func TestMcporter(t *testing.T) {
+	t.Parallel() // its time is mostly OpenClaw starting up
 	node := openClawNode(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
@@ -313,6 +315,7 @@ const searchLimit = 3
 // never shows the server's instructions to its model, so the descriptions
 // alone must lead it to each tool.
 func TestOpenClawToolSearch(t *testing.T) {
+	t.Parallel() // its time is mostly OpenClaw starting up
 	node := openClawNode(t)
 	e := newEnv(t)
 	startBackend(t, e.socket)
@@ -353,6 +356,7 @@ func TestOpenClawToolSearch(t *testing.T) {
 // mcp set. Each time OpenClaw accepts the file, and an agent turn
 // reaches the backend through the entry.
 func TestOpenClawInstall(t *testing.T) {
+	t.Parallel() // its time is mostly OpenClaw starting up
 	node := openClawNode(t)
 	e := newEnv(t)
 	startBackend(t, e.socket)
@@ -440,16 +444,18 @@ func TestOpenClawInstall(t *testing.T) {
 					rest = rest[i+len(line):]
 				}
 			}
-			show, stderr, code := runOpenClaw(t, node, home, nil, "mcp", "show", "tairseach", "--json")
-			var entry struct {
-				Command string
-				Args    []string
-			}
-			if json.Unmarshal([]byte(show), &entry) != nil || entry.Command != bridgeBin || !slices.Contains(entry.Args, "--socket="+e.socket) {
-				t.Errorf("openclaw mcp show tairseach: exit %d\n%s%s", code, show, stderr)
-			}
-			if compact := strings.Join(strings.Fields(show), ""); !strings.Contains(compact, strings.ReplaceAll(tt.kept, " ", "")) {
-				t.Errorf("the user's %s was not kept: %s", tt.kept, show)
+			if tt.kept != "" {
+				show, stderr, code := runOpenClaw(t, node, home, nil, "mcp", "show", "tairseach", "--json")
+				var entry struct {
+					Command string
+					Args    []string
+				}
+				if json.Unmarshal([]byte(show), &entry) != nil || entry.Command != bridgeBin || !slices.Contains(entry.Args, "--socket="+e.socket) {
+					t.Errorf("openclaw mcp show tairseach: exit %d\n%s%s", code, show, stderr)
+				}
+				if compact := strings.Join(strings.Fields(show), ""); !strings.Contains(compact, tt.kept) {
+					t.Errorf("the user's %s was not kept: %s", tt.kept, show)
+				}
 			}
 			if !tt.turn {
 				return
