@@ -582,15 +582,16 @@ func decodeSkip(dec *json.Decoder) error {
 const MaxWordLen = 200
 
 // PlainWord reports whether s can be shown as it is where people and
-// models read it (messages, the user's questions, the instructions): valid
-// UTF-8 of at most MaxWordLen bytes, without a line break, a control
-// character or a format character (a bidirectional override hides text).
+// models read it (messages, the user's questions, the instructions): at
+// most MaxWordLen bytes, without a line break, a control character or a
+// format character (a bidirectional override hides text). Invalid UTF-8
+// is repaired wherever it is shown, so it does not disqualify.
 func PlainWord(s string) bool {
-	if len(s) > MaxWordLen || !utf8.ValidString(s) {
+	if len(s) > MaxWordLen {
 		return false
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf) {
+		if r != utf8.RuneError && (unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf)) {
 			return false
 		}
 	}

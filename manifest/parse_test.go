@@ -434,7 +434,7 @@ func TestNamesAreWords(t *testing.T) {
 		})
 	}
 	// The real names are words.
-	for _, w := range []string{"contacts.list", "op_items_create", "jira.issues.search", "天気"} {
+	for _, w := range []string{"contacts.list", "op_items_create", "jira.issues.search", "天気", "bad\xffname"} {
 		if !PlainWord(w) {
 			t.Errorf("%q is not a word", w)
 		}

@@ -254,12 +254,14 @@ func TestE2EHostileManifests(t *testing.T) {
 			t.Errorf("tool %q: invalid name or UTF-8: %s", tool.Name, b)
 		}
 	}
-	for _, want := range []string{"tairseach_demo_echo", "tairseach_out_echo", "tairseach_deepdir_echo", "tairseach_dup2", "tairseach____", "tairseach_bad_name_"} {
+	for _, want := range []string{"tairseach_demo_echo", "tairseach_out_echo", "tairseach_deepdir_echo", "tairseach_dup2", "tairseach____"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s: %v", want, names)
 		}
 	}
-	for _, unwanted := range []string{"tairseach_deep", "tairseach_ds", "tairseach_dup", "tairseach_duptype"} {
+	// A name with a control character is not taken (its words would reach
+	// messages); invalid UTF-8 alone is repaired where it is shown.
+	for _, unwanted := range []string{"tairseach_deep", "tairseach_ds", "tairseach_dup", "tairseach_duptype", "tairseach_bad_name_"} {
 		if slices.Contains(names, unwanted) {
 			t.Errorf("tools/list has %s", unwanted)
 		}
@@ -267,9 +269,6 @@ func TestE2EHostileManifests(t *testing.T) {
 	// demo.echo of demo.json keeps its name; the colliding tools do not take it over.
 	if res := callTool(t, cs, "tairseach_demo_echo", map[string]any{"k": "v"}); res.IsError || text(res) != `{"k":"v"}` {
 		t.Fatalf("tairseach_demo_echo: isError %v, %s", res.IsError, text(res))
-	}
-	if res := callTool(t, cs, "tairseach_bad_name_", map[string]any{"k": "v"}); res.IsError {
-		t.Fatalf("tairseach_bad_name_: %s", text(res))
 	}
 	closeAndWait(t, cs)
 }
