@@ -36,10 +36,15 @@ func Token(raw []byte) bool {
 
 // ID reports whether the go-sdk writes the request id raw back as it came:
 // a string it writes as Token does, a number only if it is an integer
-// written plainly, of at most 2^53 in size.
+// written plainly, of at most 2^53 in size. Values that are neither (an
+// object, null) are not valid ids: they are reported kept, for the go-sdk
+// to refuse.
 func ID(raw []byte) bool {
 	if len(raw) == 0 || raw[0] == '"' {
 		return Token(raw)
+	}
+	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return true
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return err == nil && n <= 1<<53 && n >= -(1<<53) && strconv.FormatInt(n, 10) == string(raw)
