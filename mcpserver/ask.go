@@ -12,6 +12,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
 // permissionAsks remembers, for the whole process, what the user answered
@@ -111,7 +112,7 @@ func (a *permissionAsks) forget(g permissions.Grants) {
 // otherwise the answer says what the user can do. No answer points the
 // model at a way around the user.
 func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *routeTable, b blockedTool) *mcp.CallToolResult {
-	msg := permissionReason(b.perm, b.status).Message(c.Name)
+	msg := policy.LeftOut(b.perm, b.status).Message(c.Name)
 	caps := c.Caps
 	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 	if b.status != permissions.NotDetermined || !canAsk || c.Peer == nil || c.Info.Protocol >= newProtocol || table.internal[methodPermissionsRequest] == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/media"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -69,7 +70,7 @@ type Config struct {
 	MaxInFlight int
 	Logger      zerolog.Logger
 	// Policy chooses the tools served; the zero value serves all.
-	Policy Policy
+	Policy policy.Policy
 	// ToolMode is "all" (or empty): every tool served is listed; or
 	// "discover": tools/list lists three tools that search, describe and
 	// call the tools served (see discover.go).

@@ -12,6 +12,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -148,7 +149,7 @@ type leftOutHit struct {
 func searchScore(t manifest.Tool, words []string) int {
 	nameParts := tokens(t.Name + " " + t.ToolName)
 	desc := tokens(t.Title + " " + t.Description)
-	ts := tokens(ToolsetOf(t))
+	ts := tokens(policy.ToolsetOf(t))
 	score := 0
 	for _, w := range words {
 		switch {
@@ -197,7 +198,7 @@ func searchTools(c *Request, table *routeTable) *mcp.CallToolResult {
 		if len(words) > 0 && score == 0 {
 			continue
 		}
-		h := searchHit{Name: name, Description: firstLine(t.Description), Toolset: ToolsetOf(t), score: score}
+		h := searchHit{Name: name, Description: firstLine(t.Description), Toolset: policy.ToolsetOf(t), score: score}
 		var def struct {
 			Annotations *mcp.ToolAnnotations `json:"annotations"`
 		}

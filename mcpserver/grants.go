@@ -13,6 +13,7 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -32,14 +33,14 @@ const (
 
 // hides says why s leaves t out: the flags' (or a header selection's)
 // policy, else a permission not granted; "" when t is served.
-func (s *Server) hides(t manifest.Tool) Reason {
-	if why := s.cfg.Policy.Why(t); why.By != NotHidden {
+func (s *Server) hides(t manifest.Tool) policy.Reason {
+	if why := s.cfg.Policy.Why(t); why.By != policy.NotHidden {
 		return why
 	}
 	if perm, status, blocked := s.blocked(t); blocked {
-		return permissionReason(perm, status)
+		return policy.LeftOut(perm, status)
 	}
-	return Reason{}
+	return policy.Reason{}
 }
 
 // blocked reports the permission that keeps t from working, if any.
@@ -48,13 +49,6 @@ func (s *Server) blocked(t manifest.Tool) (string, permissions.Status, bool) {
 		return "", "", false
 	}
 	return s.grants.Blocked(t.Permissions)
-}
-
-// permissionReason is why a tool is left out for a permission, with how
-// to grant it.
-func permissionReason(perm string, status permissions.Status) Reason {
-	return Reason{ByPermission, fmt.Sprintf("left out: it needs the macOS permission %s, which is %s (%s)", quote.Line(perm, quote.Name), status,
-		strings.TrimSuffix(permissions.Remediation(perm, status), "."))}
 }
 
 // regrant applies the registry again after the grants changed: the routes

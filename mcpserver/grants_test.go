@@ -17,6 +17,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/demo"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
 // grantsManifest maps the permission methods and a tool of each kind:
@@ -286,7 +287,7 @@ func TestGrantsReadsAreBounded(t *testing.T) {
 			t.Fatalf("call %d with contacts denied: %q", i, ResultText(res))
 		}
 		// A new header selection each time.
-		c, err := srv.useSelection(Policy{Tools: []string{"tairseach_contacts_list", fmt.Sprintf("x%d", i)}})
+		c, err := srv.useSelection(policy.Policy{Tools: []string{"tairseach_contacts_list", fmt.Sprintf("x%d", i)}})
 		if err != nil {
 			t.Fatal(err)
 		}

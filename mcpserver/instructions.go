@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
 // MaxInstructionsBytes is the most of a server's instructions Claude Code
@@ -108,7 +110,7 @@ func toolsetWords(t *routeTable) []string {
 		if !ok {
 			continue
 		}
-		w := strings.Join(strings.FieldsFunc(ToolsetOf(r.tool), func(c rune) bool { return c == '-' || c == '_' }), " ")
+		w := strings.Join(strings.FieldsFunc(policy.ToolsetOf(r.tool), func(c rune) bool { return c == '-' || c == '_' }), " ")
 		if w != "" && !slices.Contains(words, w) {
 			words = append(words, w)
 		}

@@ -12,11 +12,11 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/internal/quote"
-	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -249,9 +249,9 @@ func (p *pipeline) resolve(ctx context.Context, table *routeTable, c *Request) (
 
 // refuseHidden refuses c's call of tool name, which why hides: a rule of
 // the policy, or a permission not granted.
-func refuseHidden(c *Request, name string, why Reason) *mcp.CallToolResult {
+func refuseHidden(c *Request, name string, why policy.Reason) *mcp.CallToolResult {
 	rule := backend.RuleHidden
-	if why.By == ByPermission {
+	if why.By == policy.ByPermission {
 		rule = backend.RulePermission
 	}
 	return c.refuse(rule, why.Message(name))
@@ -322,7 +322,7 @@ func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.
 		if c.Manifest != "" && r.tool.File != c.Manifest {
 			continue
 		}
-		if c.Kind == backend.Completion && (!readOnly(r.tool) || r.confirm) {
+		if c.Kind == backend.Completion && (!policy.ReadOnly(r.tool) || r.confirm) {
 			continue
 		}
 		found = append(found, r)
@@ -341,11 +341,4 @@ func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.
 		return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("refused: %s calls %s, which no tool served here calls as read-only without confirmation", what, method))
 	}
 	return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, method))
-}
-
-// readOnly reports whether t is annotated readOnlyHint and not
-// destructiveHint.
-func readOnly(t manifest.Tool) bool {
-	a := t.Annotations
-	return a.ReadOnlyHint != nil && *a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
@@ -87,7 +88,7 @@ func newRoadEnv(t *testing.T, rd road) *roadEnv {
 	cfg := Config{
 		DefaultSocket:    sock,
 		Logger:           zerolog.Nop(),
-		Policy:           Policy{ExcludeTools: []string{"demo.fail"}},
+		Policy:           policy.Policy{ExcludeTools: []string{"demo.fail"}},
 		Confirm:          []string{"demo.echo"},
 		ProgressInterval: 20 * time.Millisecond,
 		MaxResultBytes:   MinMaxResultBytes,

@@ -3,21 +3,13 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// The request headers that narrow the tools of an HTTP request or session.
-const (
-	HeaderToolsets     = "X-MCP-Toolsets"
-	HeaderReadonly     = "X-MCP-Readonly"
-	HeaderTools        = "X-MCP-Tools"
-	HeaderExcludeTools = "X-MCP-Exclude-Tools"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
 // MaxNarrowedServers bounds the distinct header selections served at once:
@@ -31,30 +23,13 @@ const MaxNarrowedServers = 32
 
 type narrowedServerKey struct{}
 
-// PolicyFromHeaders is the selection the X-MCP-* headers of a request make.
-func PolicyFromHeaders(h http.Header) (Policy, error) {
-	list := func(name string) []string { return SplitList(strings.Join(h.Values(name), ",")) }
-	p := Policy{Toolsets: list(HeaderToolsets), Tools: list(HeaderTools), ExcludeTools: list(HeaderExcludeTools), header: true}
-	if slices.Contains(p.Toolsets, "all") {
-		p.Toolsets = nil
-	}
-	switch v := strings.ToLower(strings.TrimSpace(strings.Join(h.Values(HeaderReadonly), ","))); v {
-	case "", "0", "false", "no", "off":
-	case "1", "true", "yes", "on":
-		p.ReadOnly = true
-	default:
-		return p, fmt.Errorf("%s: %q: want true or false", HeaderReadonly, v)
-	}
-	return p, p.Validate()
-}
-
 // narrowByHeaders serves a request that carries X-MCP-* headers with a
 // server of its own whose tools are the server's, narrowed by them; a
 // session keeps the server of its initialize request, whatever the
 // headers of its later requests say. Bad headers are a 400 that says why.
 func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, err := PolicyFromHeaders(r.Header)
+		h, err := policy.FromHeaders(r.Header)
 		if err != nil {
 			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
 			return
@@ -79,18 +54,13 @@ func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
 			return
 		}
 		<-s.ready
-		if known := s.routes.Load().toolsets; len(h.Toolsets) > 0 {
-			var unknown []string
-			for _, ts := range h.Toolsets {
-				if !known[ts] {
-					unknown = append(unknown, ts)
-				}
-			}
-			if len(unknown) > 0 {
-				http.Error(w, fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
-					HeaderToolsets, strings.Join(unknown, ","), strings.Join(slices.Sorted(maps.Keys(known)), ",")), http.StatusBadRequest)
-				return
-			}
+		s.mu.Lock()
+		reg := s.reg
+		s.mu.Unlock()
+		if unknown, known := policy.UnknownToolsets(reg, h.Toolsets); len(unknown) > 0 {
+			http.Error(w, fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
+				policy.HeaderToolsets, strings.Join(unknown, ","), strings.Join(known, ",")), http.StatusBadRequest)
+			return
 		}
 		child, err := s.useSelection(h)
 		if err != nil {
@@ -120,7 +90,7 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 // useSelection returns the server of s's policy narrowed by h, making it
 // on first use, with one more request counted on it (the caller ends it
 // with busy.Add(-1)).
-func (s *Server) useSelection(h Policy) (*Server, error) {
+func (s *Server) useSelection(h policy.Policy) (*Server, error) {
 	c, closing, err := s.narrowedServer(h)
 	for _, ss := range closing {
 		_ = ss.Close()
@@ -134,7 +104,7 @@ func (s *Server) useSelection(h Policy) (*Server, error) {
 // At the bound, the selection used least recently with no request running
 // is let go to make room: the sessions it began are returned, for the
 // caller to close without s.mu.
-func (s *Server) narrowedServer(h Policy) (_ *Server, closing []*mcp.ServerSession, _ error) {
+func (s *Server) narrowedServer(h policy.Policy) (_ *Server, closing []*mcp.ServerSession, _ error) {
 	p := s.cfg.Policy.Narrow(h)
 	key := p.Key()
 	s.mu.Lock()

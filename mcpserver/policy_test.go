@@ -13,111 +13,8 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
-
-func policyTool(id, name string, ro, destr *bool) manifest.Tool {
-	mcpName, _ := manifest.MCPName("tairseach_", name)
-	return manifest.Tool{Name: mcpName, ToolName: name, ManifestID: id, File: id + ".json",
-		Annotations: manifest.Annotations{ReadOnlyHint: ro, DestructiveHint: destr}}
-}
-
-func TestPolicyHides(t *testing.T) {
-	yes, no := new(bool), new(bool)
-	*yes = true
-	for _, c := range []struct {
-		p    Policy
-		tool manifest.Tool
-		want string // "" served, else a part of the reason
-	}{
-		{Policy{}, policyTool("notes", "notes.delete", nil, nil), ""},
-		{Policy{Toolsets: []string{"mail"}}, policyTool("notes", "notes.read", yes, nil), `hidden by --toolsets (its toolset "notes" is not among mail)`},
-		{Policy{Toolsets: []string{"notes"}}, policyTool("notes", "notes.read", yes, nil), ""},
-		{Policy{Toolsets: []string{"x"}}, manifest.Tool{Name: "a", File: "dir/x.json"}, ""}, // no id: the file's name
-		{Policy{ReadOnly: true}, policyTool("notes", "notes.read", yes, nil), ""},
-		{Policy{ReadOnly: true}, policyTool("notes", "notes.read", yes, no), ""},
-		{Policy{ReadOnly: true}, policyTool("notes", "notes.write", nil, nil), "hidden by --read-only (it is not annotated readOnlyHint)"},
-		{Policy{ReadOnly: true}, policyTool("notes", "notes.write", no, nil), "hidden by --read-only (it is not annotated readOnlyHint)"},
-		{Policy{ReadOnly: true}, policyTool("notes", "notes.odd", yes, yes), "hidden by --read-only (it is annotated destructiveHint)"},
-		{Policy{Tools: []string{"notes.*"}}, policyTool("notes", "notes.read", nil, nil), ""},
-		{Policy{Tools: []string{"tairseach_notes_*"}}, policyTool("notes", "notes.read", nil, nil), ""},
-		{Policy{Tools: []string{"mail.*"}}, policyTool("notes", "notes.read", nil, nil), "hidden by --tools (neither tairseach_notes_read nor notes.read matches mail.*)"},
-		{Policy{ExcludeTools: []string{"*.delete"}}, policyTool("notes", "notes.delete", nil, nil), `hidden by --exclude-tools (it matches "*.delete")`},
-		{Policy{ExcludeTools: []string{"*.delete"}}, policyTool("notes", "notes.read", nil, nil), ""},
-	} {
-		got := c.p.Hides(c.tool)
-		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
-			t.Errorf("%+v hides %s: %q, want %q", c.p, c.tool.Name, got, c.want)
-		}
-	}
-}
-
-// TestPolicyNarrowNeverWidens: for every server policy and header selection
-// of a small space, a tool the narrowed policy serves is served by both.
-func TestPolicyNarrowNeverWidens(t *testing.T) {
-	yes := new(bool)
-	*yes = true
-	tools := []manifest.Tool{
-		policyTool("notes", "notes.read", yes, nil), policyTool("notes", "notes.delete", nil, yes),
-		policyTool("mail", "mail.search", yes, nil), policyTool("mail", "mail.send", nil, nil),
-	}
-	var space []Policy
-	for _, ts := range [][]string{nil, {"notes"}, {"mail"}, {"notes", "mail"}} {
-		for _, ro := range []bool{false, true} {
-			for _, inc := range [][]string{nil, {"*.read", "mail.*"}} {
-				for _, exc := range [][]string{nil, {"*send"}} {
-					space = append(space, Policy{Toolsets: ts, ReadOnly: ro, Tools: inc, ExcludeTools: exc})
-				}
-			}
-		}
-	}
-	keys := map[string]string{}
-	for _, base := range space {
-		for _, h := range space {
-			n := base.Narrow(h)
-			for _, tool := range tools {
-				if n.Hides(tool) == "" && (base.Hides(tool) != "" || h.Hides(tool) != "") {
-					t.Fatalf("%+v narrowed by %+v serves %s", base, h, tool.Name)
-				}
-				if n.Hides(tool) != "" && base.Hides(tool) == "" && h.Hides(tool) == "" {
-					t.Fatalf("%+v narrowed by %+v hides %s, which both serve", base, h, tool.Name)
-				}
-			}
-			// Equal keys mean equal selections.
-			var served []string
-			for _, tool := range tools {
-				served = append(served, fmt.Sprint(n.Hides(tool) == ""))
-			}
-			sel := strings.Join(served, ",")
-			if prev, ok := keys[n.Key()]; ok && prev != sel {
-				t.Fatalf("key %s is two selections", n.Key())
-			}
-			keys[n.Key()] = sel
-		}
-	}
-}
-
-func TestPolicyFromHeaders(t *testing.T) {
-	h := http.Header{}
-	h.Add("X-MCP-Toolsets", "notes, mail")
-	h.Add("X-MCP-Toolsets", "notes")
-	h.Set("X-MCP-Readonly", "TRUE")
-	h.Set("X-MCP-Tools", "notes.*")
-	p, err := PolicyFromHeaders(h)
-	if err != nil || strings.Join(p.Toolsets, ",") != "notes,mail" || !p.ReadOnly || len(p.Tools) != 1 {
-		t.Errorf("PolicyFromHeaders: %+v, %v", p, err)
-	}
-	if !strings.Contains(p.Hides(policyTool("x", "x.y", nil, nil)), "the X-MCP-Toolsets header") {
-		t.Errorf("a header's reason does not name the header: %q", p.Hides(policyTool("x", "x.y", nil, nil)))
-	}
-	for _, bad := range []http.Header{{"X-Mcp-Readonly": {"maybe"}}, {"X-Mcp-Exclude-Tools": {"[a"}}} {
-		if _, err := PolicyFromHeaders(bad); err == nil {
-			t.Errorf("%v: no error", bad)
-		}
-	}
-	if p, err := PolicyFromHeaders(http.Header{"X-Mcp-Toolsets": {"all"}, "X-Mcp-Readonly": {"false"}}); err != nil || !p.IsAll() {
-		t.Errorf("all/false: %+v %v", p, err)
-	}
-}
 
 func TestSearchRanking(t *testing.T) {
 	if got := tokens("Contacts.search, calendar_LIST"); strings.Join(got, " ") != "contacts search calendar list" {
@@ -175,29 +72,29 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 	url := ts.URL + MCPPath
 	sessions := make([]string, MaxNarrowedServers)
 	for i := range MaxNarrowedServers {
-		code, id, _ := rpc(t, url, "", initializeBody, map[string]string{HeaderTools: fmt.Sprintf("x%d", i)})
+		code, id, _ := rpc(t, url, "", initializeBody, map[string]string{policy.HeaderTools: fmt.Sprintf("x%d", i)})
 		if code != http.StatusOK || id == "" {
 			t.Fatalf("selection %d: %d, session %q", i, code, id)
 		}
 		sessions[i] = id
 	}
 	// x0 is used again, so x1 is the least recently used.
-	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{HeaderTools: "x0"}); code != http.StatusOK {
+	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{policy.HeaderTools: "x0"}); code != http.StatusOK {
 		t.Fatalf("x0's session: %d", code)
 	}
-	code, fresh, _ := rpc(t, url, "", initializeBody, map[string]string{HeaderTools: "tairseach_server_status"})
+	code, fresh, _ := rpc(t, url, "", initializeBody, map[string]string{policy.HeaderTools: "tairseach_server_status"})
 	if code != http.StatusOK {
 		t.Fatalf("a new selection with %d idle ones: %d, want 200", MaxNarrowedServers, code)
 	}
-	if code, _, _ := rpc(t, url, sessions[1], pingBody, map[string]string{HeaderTools: "x1"}); code != http.StatusNotFound {
+	if code, _, _ := rpc(t, url, sessions[1], pingBody, map[string]string{policy.HeaderTools: "x1"}); code != http.StatusNotFound {
 		t.Errorf("the session of the selection used least recently: %d, want 404 (closed to make room)", code)
 	}
-	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{HeaderTools: "x0"}); code != http.StatusOK {
+	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{policy.HeaderTools: "x0"}); code != http.StatusOK {
 		t.Errorf("a session of a selection used since: %d", code)
 	}
 	// A 2026-07-28 request with a selection of its own.
 	code, _, body := rpc(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
-		map[string]string{HeaderTools: "tairseach_contacts_list", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+		map[string]string{policy.HeaderTools: "tairseach_contacts_list", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
 	if code != http.StatusOK || !strings.Contains(body, "tairseach_contacts_list") {
 		t.Errorf("a 2026-07-28 request with a new selection: %d %s", code, body)
 	}
@@ -210,7 +107,7 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 	srv.mu.Lock()
 	before := len(srv.narrowed)
 	srv.mu.Unlock()
-	code, _, body = rpc(t, url, fresh, toolsListBody, map[string]string{HeaderTools: "tairseach_contacts_get"})
+	code, _, body = rpc(t, url, fresh, toolsListBody, map[string]string{policy.HeaderTools: "tairseach_contacts_get"})
 	if code != http.StatusOK || !strings.Contains(body, "tairseach_server_status") || strings.Contains(body, "tairseach_contacts_get") {
 		t.Errorf("a session's request with other headers: %d %s", code, body)
 	}
@@ -233,7 +130,7 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 	req, _ := http.NewRequest("POST", url, strings.NewReader(initializeBody))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(HeaderTools, "one-too-many")
+	req.Header.Set(policy.HeaderTools, "one-too-many")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +139,7 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("a new selection with every one busy: %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{HeaderTools: "x0"}); code != http.StatusOK {
+	if code, _, _ := rpc(t, url, sessions[0], pingBody, map[string]string{policy.HeaderTools: "x0"}); code != http.StatusOK {
 		t.Errorf("a session of a busy selection: %d", code)
 	}
 	if code := post(t, url, nil); code != http.StatusOK {
@@ -259,7 +156,7 @@ func TestSelectionsLetGo(t *testing.T) {
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
 	for i := range MaxNarrowedServers + 8 {
-		c, err := srv.useSelection(Policy{Tools: []string{fmt.Sprintf("x%d", i)}})
+		c, err := srv.useSelection(policy.Policy{Tools: []string{fmt.Sprintf("x%d", i)}})
 		if err != nil {
 			t.Fatalf("selection %d: %v", i, err)
 		}
@@ -275,7 +172,7 @@ func TestSelectionsLetGo(t *testing.T) {
 	for _, c := range srv.narrowed {
 		c.lastUsed.Store(time.Now().Add(-2 * selectionIdle).UnixNano())
 	}
-	if c, err := srv.useSelection(Policy{Tools: []string{"fresh"}}); err != nil {
+	if c, err := srv.useSelection(policy.Policy{Tools: []string{"fresh"}}); err != nil {
 		t.Fatal(err)
 	} else {
 		c.busy.Add(-1)

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
 // TestRefusalsAreTyped: whoever asked learns which rule refused a request
@@ -15,7 +16,7 @@ import (
 // was made is no refusal, whatever its result.
 func TestRefusalsAreTyped(t *testing.T) {
 	sock := startDemo(t)
-	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Policy: Policy{ReadOnly: true}}, loadExample(t))
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Policy: policy.Policy{ReadOnly: true}}, loadExample(t))
 	defer srv.Close()
 	ctx := context.Background()
 

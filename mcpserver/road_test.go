@@ -19,6 +19,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 )
@@ -146,7 +147,7 @@ func newKindEnv(t *testing.T, rd road, header http.Header) *kindEnv {
 	cfg := Config{
 		DefaultSocket:  e.backend.path,
 		Logger:         zerolog.Nop(),
-		Policy:         Policy{ExcludeTools: []string{"notes.secret"}},
+		Policy:         policy.Policy{ExcludeTools: []string{"notes.secret"}},
 		Confirm:        []string{"destructive"},
 		MaxResultBytes: 16 << 10,
 		Prefix:         "t_",
@@ -315,7 +316,7 @@ func TestSelectionHoldsForEveryKind(t *testing.T) {
 		t.Run(rd.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			e := newKindEnv(t, rd, http.Header{HeaderTools: {"notes.get"}})
+			e := newKindEnv(t, rd, http.Header{policy.HeaderTools: {"notes.get"}})
 			cs := e.connect(nil)
 			res, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "tairseach://notes/{id}"},
 				Argument: mcp.CompleteParamsArgument{Name: "id", Value: "n"}})

@@ -9,6 +9,7 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -28,7 +29,7 @@ type routeTable struct {
 	list   []byte // the tools/list result
 	listed int    // tools in list
 
-	hidden map[string]Reason // MCP name → why it is not served
+	hidden map[string]policy.Reason // MCP name → why it is not served
 	// byMethod are the routes served by socket method, in name order, and
 	// hiddenByMethod the tools hidden: what a feature request resolves to.
 	byMethod       map[string][]*route
@@ -42,14 +43,13 @@ type routeTable struct {
 	internal map[string]*route
 	tools    map[string][]byte // tools served → their definition as clients see it
 	order    []string          // the tools served, in name order
-	toolsets map[string]bool   // every toolset of the registry, hidden or not
 	discover *discovery        // the discovery tools, in --tool-mode discover
 }
 
 // hiddenTool is a tool the policy hides, and why.
 type hiddenTool struct {
 	name, file string
-	why        Reason
+	why        policy.Reason
 }
 
 // blockedTool is a tool left out because macOS has not granted perm.

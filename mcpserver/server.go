@@ -23,6 +23,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -245,13 +246,12 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 	oldIn, oldOut := s.inputs, s.outputs
 	s.inputs = make(map[string]*check.Input, len(oldIn))
 	s.outputs = make(map[string]*check.Output, len(oldOut))
-	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]Reason{}, toolsets: map[string]bool{},
+	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]policy.Reason{},
 		byMethod: map[string][]*route{}, hiddenByMethod: map[string][]hiddenTool{}, blocked: map[string]blockedTool{}, internal: map[string]*route{}}
 	defs := make(map[string]*mcp.Tool, len(reg.Tools))
 	visible := make(map[string][]byte, len(reg.Tools))
 	var ch Change
 	for _, t := range reg.Tools {
-		table.toolsets[ToolsetOf(t)] = true
 		if (t.Method == methodPermissionsList || t.Method == methodPermissionsRequest) && table.internal[t.Method] == nil {
 			if _, r, err := s.prepare(t); err == nil {
 				r.input, r.confirm = cachedSchema(s.inputs, oldIn, t.InputSchema, check.NewInput), false
@@ -261,8 +261,8 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 				table.internal[t.Method] = r
 			}
 		}
-		if why := s.hides(t); why.By != NotHidden {
-			if perm, status, blocked := s.blocked(t); blocked && why.By == ByPermission {
+		if why := s.hides(t); why.By != policy.NotHidden {
+			if perm, status, blocked := s.blocked(t); blocked && why.By == policy.ByPermission {
 				table.blocked[t.Name] = blockedTool{t.Name, perm, status, t}
 			}
 			table.hidden[t.Name] = why

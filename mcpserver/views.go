@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -76,7 +77,7 @@ func (s *Server) Served() []ServedTool {
 	out := make([]ServedTool, 0, len(t.order))
 	for _, n := range t.order {
 		if r, ok := t.byName[n]; ok {
-			out = append(out, ServedTool{n, ToolsetOf(r.tool), len(t.tools[n])})
+			out = append(out, ServedTool{n, policy.ToolsetOf(r.tool), len(t.tools[n])})
 		}
 	}
 	return out
@@ -251,4 +252,16 @@ func (s *Server) SocketPath() string {
 	c := s.client("")
 	s.mu.Unlock()
 	return c.Path()
+}
+
+// ListBytes is the size of a tools/list result listing tools of these sizes.
+func ListBytes(sizes ...int) int {
+	n := len(`{"tools":[]}`)
+	for i, b := range sizes {
+		n += b
+		if i > 0 {
+			n++
+		}
+	}
+	return n
 }

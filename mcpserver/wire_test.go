@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -283,7 +284,7 @@ func TestEveryLimitCountsTheWrittenBytes(t *testing.T) {
 		}
 		wireRoads = append(wireRoads, wireRoad{road: rd})
 		if rd.transport == "http" {
-			sel := wireRoad{road: rd, header: http.Header{HeaderTools: {"t_lt_text,t_lt_values"}}}
+			sel := wireRoad{road: rd, header: http.Header{policy.HeaderTools: {"t_lt_text,t_lt_values"}}}
 			sel.name += "/selection"
 			wireRoads = append(wireRoads, sel)
 		}

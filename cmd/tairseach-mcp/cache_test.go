@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
 // TestCacheFields: every result that carries the cache fields of
@@ -42,7 +43,7 @@ func TestCacheFields(t *testing.T) {
 				case "http":
 					cs = connectHTTP(t, b.url, proto, nil, nil)
 				default:
-					cs = connectHTTP(t, b.url, proto, nil, &http.Client{Transport: headerTransport{mcpserver.HeaderToolsets: "contacts"}})
+					cs = connectHTTP(t, b.url, proto, nil, &http.Client{Transport: headerTransport{policy.HeaderToolsets: "contacts"}})
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()

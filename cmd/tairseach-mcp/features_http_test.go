@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 )
 
@@ -52,7 +52,7 @@ func TestHTTPResources(t *testing.T) {
 	}
 
 	// A header selection hides the template of the tools it hides.
-	hc := &http.Client{Transport: headerTransport{mcpserver.HeaderExcludeTools: "tairseach_contacts_get"}}
+	hc := &http.Client{Transport: headerTransport{policy.HeaderExcludeTools: "tairseach_contacts_get"}}
 	cs := connectHTTP(t, b.url, "2025-11-25", nil, hc)
 	ts, err := cs.ListResourceTemplates(context.Background(), nil)
 	if err != nil || len(ts.ResourceTemplates) != 0 {

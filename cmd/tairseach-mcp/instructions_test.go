@@ -7,6 +7,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
 // TestInstructionsKeywordsFirst: on the manifests the Tairseach app ships,
@@ -25,7 +26,7 @@ func TestInstructionsKeywordsFirst(t *testing.T) {
 	// with a tool that needs none.
 	all, free := map[string]bool{}, map[string]bool{}
 	for _, tool := range reg.Tools {
-		w := strings.ReplaceAll(mcpserver.ToolsetOf(tool), "-", " ")
+		w := strings.ReplaceAll(policy.ToolsetOf(tool), "-", " ")
 		all[w] = true
 		if len(tool.Permissions) == 0 {
 			free[w] = true

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
 // policyOptions are the flags that choose the tools served.
@@ -29,7 +29,7 @@ type policyOptions struct {
 	// grants (hidden: the tests shorten it).
 	permissionsInterval time.Duration
 
-	policy mcpserver.Policy // filled in by resolve
+	policy policy.Policy // filled in by resolve
 }
 
 func (p *policyOptions) addFlags(f *pflag.FlagSet) {
@@ -45,19 +45,17 @@ func (p *policyOptions) addFlags(f *pflag.FlagSet) {
 
 // resolve checks the flags and builds the policy.
 func (p *policyOptions) resolve() error {
-	p.policy = mcpserver.Policy{
-		Toolsets:     mcpserver.SplitList(p.toolsets),
+	toolsets, err := policy.ParseToolsets("--toolsets", p.toolsets)
+	if err != nil {
+		return usageError{err}
+	}
+	p.policy = policy.Policy{
+		Toolsets:     toolsets,
 		ReadOnly:     p.readOnly,
-		Tools:        mcpserver.SplitList(p.tools),
-		ExcludeTools: mcpserver.SplitList(p.excludeTools),
+		Tools:        policy.SplitList(p.tools),
+		ExcludeTools: policy.SplitList(p.excludeTools),
 	}
-	if slices.Contains(p.policy.Toolsets, "all") {
-		if len(p.policy.Toolsets) > 1 {
-			return usageError{fmt.Errorf("--toolsets %q: \"all\" cannot be combined with other toolsets", p.toolsets)}
-		}
-		p.policy.Toolsets = nil
-	}
-	if p.toolsets != "" && len(mcpserver.SplitList(p.toolsets)) == 0 {
+	if p.toolsets != "" && len(policy.SplitList(p.toolsets)) == 0 {
 		return usageError{fmt.Errorf("--toolsets %q: name at least one toolset, or all", p.toolsets)}
 	}
 	if err := p.policy.Validate(); err != nil {
@@ -77,13 +75,9 @@ func (p *policyOptions) resolve() error {
 // checkToolsets reports the --toolsets names that no manifest of reg has,
 // listing those it has.
 func (p *policyOptions) checkToolsets(reg *manifest.Registry) error {
-	unknown := mcpserver.UnknownToolsets(reg, p.policy.Toolsets)
+	unknown, known := policy.UnknownToolsets(reg, p.policy.Toolsets)
 	if len(unknown) == 0 {
 		return nil
-	}
-	known := make([]string, 0)
-	for _, ts := range mcpserver.Toolsets(reg) {
-		known = append(known, ts.Name)
 	}
 	return usageError{fmt.Errorf("--toolsets: unknown toolset %s; the manifests have: %s (or all)",
 		strings.Join(unknown, ","), strings.Join(known, ","))}
@@ -92,7 +86,7 @@ func (p *policyOptions) checkToolsets(reg *manifest.Registry) error {
 // warnEmptyToolsets logs the selected toolsets a reload left without tools:
 // they serve nothing until their manifests come back.
 func (p *policyOptions) warnEmptyToolsets(log zerolog.Logger, reg *manifest.Registry) {
-	if unknown := mcpserver.UnknownToolsets(reg, p.policy.Toolsets); len(unknown) > 0 {
+	if unknown, _ := policy.UnknownToolsets(reg, p.policy.Toolsets); len(unknown) > 0 {
 		log.Warn().Strs("toolsets", unknown).Msg("selected toolsets have no tools now; they are served empty until their manifests return")
 	}
 }
@@ -145,7 +139,7 @@ func printSummary(o *options, reg *manifest.Registry, srv *mcpserver.Server, std
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOLSET\tTOOLS\tSERVED\tBYTES\t~TOKENS")
 	total := 0
-	for _, ts := range mcpserver.Toolsets(reg) {
+	for _, ts := range policy.Toolsets(reg) {
 		sizes := served[ts.Name]
 		n := mcpserver.ListBytes(sizes...)
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", ts.Name, ts.Tools, len(sizes), n, (n+3)/4)

@@ -1,7 +1,13 @@
-package mcpserver
+// Package policy decides which of a registry's tools a server serves: the
+// flags' choice (toolsets, read-only, globs), a selection made by HTTP
+// request headers on top of it, and the macOS permissions a tool needs.
+// What it hides comes with a typed Reason; the words a client reads are
+// rendered from it here alone. It knows manifests and nothing of MCP.
+package policy
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -58,7 +64,7 @@ func (p Policy) Validate() error {
 	for _, list := range []struct {
 		flag  string
 		globs []string
-	}{{p.flagName("--tools", "X-MCP-Tools"), p.Tools}, {p.flagName("--exclude-tools", "X-MCP-Exclude-Tools"), p.ExcludeTools}} {
+	}{{p.flagName("--tools", HeaderTools), p.Tools}, {p.flagName("--exclude-tools", HeaderExcludeTools), p.ExcludeTools}} {
 		for _, g := range list.globs {
 			if _, err := path.Match(g, ""); err != nil {
 				return fmt.Errorf("%s %q: not a valid glob (path.Match syntax: * ? [a-z] \\x)", list.flag, g)
@@ -106,24 +112,6 @@ func (p Policy) Key() string {
 	return b.String()
 }
 
-// HiddenBy names what keeps a tool from being served.
-type HiddenBy int
-
-// What can hide a tool.
-const (
-	NotHidden    HiddenBy = iota
-	ByFlags               // the policy of the flags
-	ByHeaders             // a selection made by HTTP request headers
-	ByPermission          // a macOS permission that is not granted (Config.HideUngranted)
-)
-
-// Reason is why a tool is not served: what hides it, and the words that
-// say so. The zero Reason serves it.
-type Reason struct {
-	By   HiddenBy
-	Text string // "hidden by --read-only (…)"
-}
-
 // Hides returns why p hides t ("hidden by --read-only (…)"), or "" when p
 // serves it.
 func (p Policy) Hides(t manifest.Tool) string { return p.Why(t).Text }
@@ -136,39 +124,26 @@ func (p Policy) Why(t manifest.Tool) Reason {
 	}
 	if len(p.Toolsets) > 0 {
 		if ts := ToolsetOf(t); !slices.Contains(p.Toolsets, ts) {
-			return Reason{by, fmt.Sprintf("hidden by %s (its toolset %q is not among %s)", p.flagName("--toolsets", "X-MCP-Toolsets"), ts, strings.Join(p.Toolsets, ","))}
+			return Reason{by, fmt.Sprintf("hidden by %s (its toolset %q is not among %s)", p.flagName("--toolsets", HeaderToolsets), ts, strings.Join(p.Toolsets, ","))}
 		}
 	}
-	if p.ReadOnly {
-		a := t.Annotations
-		switch {
-		case a.ReadOnlyHint == nil || !*a.ReadOnlyHint:
-			return Reason{by, fmt.Sprintf("hidden by %s (it is not annotated readOnlyHint)", p.flagName("--read-only", "X-MCP-Readonly"))}
-		case a.DestructiveHint != nil && *a.DestructiveHint:
-			return Reason{by, fmt.Sprintf("hidden by %s (it is annotated destructiveHint)", p.flagName("--read-only", "X-MCP-Readonly"))}
+	if p.ReadOnly && !ReadOnly(t) {
+		why := "it is annotated destructiveHint"
+		if a := t.Annotations; a.ReadOnlyHint == nil || !*a.ReadOnlyHint {
+			why = "it is not annotated readOnlyHint"
 		}
+		return Reason{by, fmt.Sprintf("hidden by %s (%s)", p.flagName("--read-only", HeaderReadonly), why)}
 	}
 	if len(p.Tools) > 0 && matchAny(p.Tools, t) == "" {
-		return Reason{by, fmt.Sprintf("hidden by %s (neither %s nor %s matches %s)", p.flagName("--tools", "X-MCP-Tools"), t.Name, t.ToolName, strings.Join(p.Tools, ","))}
+		return Reason{by, fmt.Sprintf("hidden by %s (neither %s nor %s matches %s)", p.flagName("--tools", HeaderTools), t.Name, t.ToolName, strings.Join(p.Tools, ","))}
 	}
 	if g := matchAny(p.ExcludeTools, t); g != "" {
-		return Reason{by, fmt.Sprintf("hidden by %s (it matches %q)", p.flagName("--exclude-tools", "X-MCP-Exclude-Tools"), g)}
+		return Reason{by, fmt.Sprintf("hidden by %s (it matches %q)", p.flagName("--exclude-tools", HeaderExcludeTools), g)}
 	}
 	if p.inner != nil {
 		return p.inner.Why(t)
 	}
 	return Reason{}
-}
-
-// Message is the answer to a call of tool name, which r hides.
-func (r Reason) Message(name string) string {
-	switch r.By {
-	case ByPermission:
-		return fmt.Sprintf("tool %s is %s. Tell the user; once it is granted the tool is offered again within a minute", name, r.Text)
-	case ByHeaders:
-		return fmt.Sprintf("tool %s is %s; connect without that header to use the tool", name, r.Text)
-	}
-	return fmt.Sprintf("tool %s is %s; start tairseach-mcp without it to use the tool", name, r.Text)
 }
 
 func (p Policy) flagName(flag, header string) string {
@@ -212,30 +187,43 @@ type ToolsetCount struct {
 	Tools int
 }
 
-// UnknownToolsets returns the names in p.Toolsets that no tool of reg
-// belongs to ("all" aside).
-func UnknownToolsets(reg *manifest.Registry, names []string) []string {
-	known := map[string]bool{}
+// UnknownToolsets returns the names that no tool of reg belongs to, and
+// the toolsets reg has, sorted: the one check of the --toolsets flag and
+// the X-MCP-Toolsets header.
+func UnknownToolsets(reg *manifest.Registry, names []string) (unknown, known []string) {
+	has := map[string]bool{}
 	for _, t := range reg.Tools {
-		known[ToolsetOf(t)] = true
+		has[ToolsetOf(t)] = true
 	}
-	var out []string
 	for _, n := range names {
-		if !known[n] {
-			out = append(out, n)
+		if !has[n] {
+			unknown = append(unknown, n)
 		}
 	}
-	return out
+	if len(unknown) == 0 {
+		return nil, nil
+	}
+	return unknown, slices.Sorted(maps.Keys(has))
 }
 
-// ListBytes is the size of a tools/list result listing tools of these sizes.
-func ListBytes(sizes ...int) int {
-	n := len(`{"tools":[]}`)
-	for i, b := range sizes {
-		n += b
-		if i > 0 {
-			n++
-		}
+// ReadOnly reports whether t only reads: annotated readOnlyHint and not
+// destructiveHint. --read-only serves these alone, and a completion calls
+// no other.
+func ReadOnly(t manifest.Tool) bool {
+	a := t.Annotations
+	return a.ReadOnlyHint != nil && *a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
+}
+
+// ParseToolsets is the toolsets a list names (the --toolsets flag's or the
+// X-MCP-Toolsets header's, named by from): "all" alone is every toolset
+// (nil), and is no toolset beside others.
+func ParseToolsets(from, list string) ([]string, error) {
+	names := SplitList(list)
+	if !slices.Contains(names, "all") {
+		return names, nil
 	}
-	return n
+	if len(names) > 1 {
+		return nil, fmt.Errorf("%s %q: \"all\" cannot be combined with other toolsets", from, list)
+	}
+	return nil, nil
 }

@@ -1,0 +1,35 @@
+package policy
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// The request headers that narrow the tools of an HTTP request or session.
+const (
+	HeaderToolsets     = "X-MCP-Toolsets"
+	HeaderReadonly     = "X-MCP-Readonly"
+	HeaderTools        = "X-MCP-Tools"
+	HeaderExcludeTools = "X-MCP-Exclude-Tools"
+)
+
+// FromHeaders is the selection the X-MCP-* headers of a request make, read
+// by the rules of the flags they mirror.
+func FromHeaders(h http.Header) (Policy, error) {
+	list := func(name string) []string { return SplitList(strings.Join(h.Values(name), ",")) }
+	p := Policy{Tools: list(HeaderTools), ExcludeTools: list(HeaderExcludeTools), header: true}
+	toolsets, err := ParseToolsets(HeaderToolsets, strings.Join(h.Values(HeaderToolsets), ","))
+	if err != nil {
+		return p, err
+	}
+	p.Toolsets = toolsets
+	switch v := strings.ToLower(strings.TrimSpace(strings.Join(h.Values(HeaderReadonly), ","))); v {
+	case "", "0", "false", "no", "off":
+	case "1", "true", "yes", "on":
+		p.ReadOnly = true
+	default:
+		return p, fmt.Errorf("%s: %q: want true or false", HeaderReadonly, v)
+	}
+	return p, p.Validate()
+}
