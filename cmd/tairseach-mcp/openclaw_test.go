@@ -22,9 +22,6 @@ import (
 	"time"
 )
 
-// openClawDir is scripts/openclaw, where the pinned packages are.
-var openClawDir = filepath.Join("..", "..", "scripts", "openclaw")
-
 // openClawNode returns the Node 24 that OpenClaw needs, from the pinned
 // packages, or stops the test with the fix when they are not installed.
 func openClawNode(t *testing.T) string {
