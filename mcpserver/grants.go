@@ -77,12 +77,9 @@ func (s *Server) regrant() {
 // flight, and its route has a connection of its own (grantsClient): calls
 // busy on every connection cannot make it wait.
 func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
-	select {
-	case <-s.ready:
-		if s.routes.Load().internal[methodPermissionsList] == nil {
-			return nil, errNoGrants
-		}
-	default: // the road waits for the manifests
+	// Before the manifests, the road waits for them.
+	if s.ready.IsOpen() && s.routes.Load().internal[methodPermissionsList] == nil {
+		return nil, errNoGrants
 	}
 	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")})
 }
@@ -114,7 +111,7 @@ func (s *Server) TrackPermissions(ctx context.Context) {
 	s.grants.Start(ctx)
 	select {
 	case <-s.grants.FirstRead():
-		s.pipe.markGrantsRead()
+		s.pipe.grantsRead.Open()
 	case <-ctx.Done():
 	}
 	<-ctx.Done()
@@ -126,7 +123,7 @@ func (s *Server) TrackPermissions(ctx context.Context) {
 // what a client would be offered. A read that fails returns its error and
 // the grants read before it, if any.
 func (s *Server) ReadPermissions(ctx context.Context) (permissions.Grants, error) {
-	defer s.pipe.markGrantsRead()
+	defer s.pipe.grantsRead.Open()
 	st := s.grants.Read(ctx)
 	return st.Grants, st.Err
 }
@@ -146,7 +143,7 @@ type Permission struct {
 // Permissions lists the permissions the registry's tools the flags serve
 // need, with their status as last read, in name order.
 func (s *Server) Permissions() []Permission {
-	<-s.ready
+	<-s.ready.Opened()
 	s.mu.Lock()
 	reg := s.reg
 	s.mu.Unlock()
@@ -207,25 +204,10 @@ const grantsWait = 3 * time.Second
 // waitGrants waits until the grants were first read, at most grantsWait;
 // once one wait gives up, none waits again.
 func (p *pipeline) waitGrants(ctx context.Context) {
-	select {
-	case <-p.grantsRead: // without a timer
-		return
-	default:
-	}
-	timer := time.NewTimer(grantsWait)
-	defer timer.Stop()
-	select {
-	case <-p.grantsRead:
-	case <-timer.C:
+	if p.grantsRead.WaitAtMost(ctx, grantsWait) {
 		p.log.Warn().Dur("waited", grantsWait).Msg("the macOS permissions are not read yet; every tool is offered until they are")
-		p.markGrantsRead()
-	case <-ctx.Done():
+		p.grantsRead.Open()
 	}
-}
-
-// markGrantsRead ends the waits of waitGrants, now and later.
-func (p *pipeline) markGrantsRead() {
-	p.grantsReadOnce.Do(func() { close(p.grantsRead) })
 }
 
 // nudgeGrants has the grants read again soon, when they are tracked: at

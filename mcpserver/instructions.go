@@ -34,13 +34,7 @@ func (s *Server) keywordsFirst(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "initialize" && method != "server/discover" {
 			return next(ctx, method, req)
 		}
-		timer := time.NewTimer(instructionsWait)
-		select {
-		case <-s.ready:
-		case <-timer.C:
-		case <-ctx.Done():
-		}
-		timer.Stop()
+		s.ready.WaitAtMost(ctx, instructionsWait)
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
@@ -63,9 +57,7 @@ func (s *Server) keywordsFirst(next mcp.MethodHandler) mcp.MethodHandler {
 // server serves now, as many as fit within MaxInstructionsBytes; rest
 // alone before the first registry.
 func (s *Server) withKeywords(rest string) string {
-	select {
-	case <-s.ready:
-	default:
+	if !s.ready.IsOpen() {
 		return rest
 	}
 	words := toolsetWords(s.routes.Load())

@@ -59,7 +59,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 			res = c.refuse(backend.RuleInternal, fmt.Sprintf("internal error in tairseach-mcp while serving %s: %v; this is a bug, please report it", c.Name, v))
 		}
 	}()
-	if p.waitReady(ctx) != nil {
+	if p.ready.Wait(ctx) != nil {
 		return nil
 	}
 	table := p.routes.Load()
@@ -287,21 +287,6 @@ func (p *pipeline) forward(ctx context.Context, r *route, o *observe.Call, args 
 	return o.Forward(ctx, r.tool.Method, r.client.Path(), func(ctx context.Context) (json.RawMessage, error) {
 		return r.client.Call(ctx, r.tool.Method, args)
 	})
-}
-
-// waitReady waits for the first registry, or for ctx to end.
-func (p *pipeline) waitReady(ctx context.Context) error {
-	select {
-	case <-p.ready: // without ctx.Done, which makes a channel
-		return nil
-	default:
-	}
-	select {
-	case <-p.ready:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // resolveMethod finds the route of a feature request: a tool served to

@@ -53,7 +53,7 @@ func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		<-s.ready
+		<-s.ready.Opened()
 		s.mu.Lock()
 		reg := s.reg
 		s.mu.Unlock()

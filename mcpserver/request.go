@@ -12,6 +12,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -28,7 +29,7 @@ type pipeline struct {
 	cfg      *Config
 	log      zerolog.Logger
 	routes   *atomic.Pointer[routeTable]
-	ready    <-chan struct{}
+	ready    *gate.Gate    // the server's: the manifests are ready
 	slots    chan struct{} // one token per request in flight
 	obs      observe.Observer
 	confirms *confirmations // the input requests asked of 2026-07-28 clients
@@ -41,8 +42,7 @@ type pipeline struct {
 	// grantsRead is closed once the grants were first read, or a wait for
 	// that gave up (grants.go, waitGrants); closed at once when they are
 	// not needed (Config.HideUngranted off).
-	grantsRead     chan struct{}
-	grantsReadOnce sync.Once
+	grantsRead *gate.Gate
 }
 
 // own reports whether c is the server's own read of the grants: nobody's

@@ -21,6 +21,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
@@ -47,8 +48,8 @@ type Server struct {
 	// grants owns the macOS permissions as last read (grants.go); the
 	// servers of header selections share their parent's.
 	grants *permissions.Tracker
-	ready  chan struct{} // closed by the first Apply
-	pipe   *pipeline     // the one road of every request that reaches the backend
+	ready  *gate.Gate // "the manifests are ready": opened by the first Apply
+	pipe   *pipeline  // the one road of every request that reaches the backend
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
@@ -83,7 +84,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
-		ready:    make(chan struct{}),
+		ready:    gate.New(),
 		clients:  make(map[string]*socketrpc.Client),
 		visible:  make(map[string][]byte),
 		defs:     make(map[string]*mcp.Tool),
@@ -99,10 +100,10 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		obs:    observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
 
 		grants:     s.grants,
-		grantsRead: make(chan struct{}),
+		grantsRead: gate.New(),
 	}
 	if !cfg.HideUngranted {
-		s.pipe.markGrantsRead()
+		s.pipe.grantsRead.Open()
 	}
 	if len(cfg.Confirm) > 0 {
 		s.pipe.confirms = newConfirmations()
@@ -144,10 +145,8 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 				s.RegisterWithSDK()
 			}
 			if waitsForManifests[method] || method == "tools/list" {
-				select {
-				case <-s.ready:
-				case <-ctx.Done():
-					return nil, ctx.Err()
+				if err := s.ready.Wait(ctx); err != nil {
+					return nil, err
 				}
 				// What is offered depends on the grants too: a client
 				// that lists as it starts, and ignores list_changed, would
@@ -204,7 +203,7 @@ var waitsForManifests = map[string]bool{
 }
 
 // Ready is closed once the server has a registry: tool requests wait for it.
-func (s *Server) Ready() <-chan struct{} { return s.ready }
+func (s *Server) Ready() <-chan struct{} { return s.ready.Opened() }
 
 // MCP returns the underlying go-sdk server, with every tool registered, for
 // transports that serve it.
@@ -348,12 +347,9 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 	for _, n := range s.narrowed {
 		n.apply(reg)
 	}
-	select {
-	case <-s.ready:
-	default:
+	if s.ready.Open() {
 		// The first registry: no client can have seen a list yet, as tool
 		// requests waited for this.
-		close(s.ready)
 		return ch
 	}
 	// Stdio sessions are told here (their transport drops the go-sdk's own
@@ -497,7 +493,7 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if !ok || call.Params == nil {
 		return nil
 	}
-	if s.pipe.waitReady(ctx) != nil {
+	if s.ready.Wait(ctx) != nil {
 		return nil
 	}
 	table := s.routes.Load()
@@ -561,7 +557,7 @@ func (s *Server) Attach(n stdio.Notifier) (detach func()) {
 // the SDK to answer tool requests itself; from then on Apply keeps the SDK
 // in step. It waits for the first registry.
 func (s *Server) RegisterWithSDK() {
-	<-s.ready
+	<-s.ready.Opened()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sdkSynced {

@@ -34,7 +34,7 @@ type Budget struct {
 
 // Budget measures the tools/list result the server sends now.
 func (s *Server) Budget() Budget {
-	<-s.ready
+	<-s.ready.Opened()
 	t := s.routes.Load()
 	b := Budget{Tools: t.listed, Bytes: len(t.list)}
 	b.Tokens = (b.Bytes + 3) / 4
@@ -72,7 +72,7 @@ type ServedTool struct {
 // Served returns the tools the policy serves, in name order, whatever the
 // tool mode lists.
 func (s *Server) Served() []ServedTool {
-	<-s.ready
+	<-s.ready.Opened()
 	t := s.routes.Load()
 	out := make([]ServedTool, 0, len(t.order))
 	for _, n := range t.order {
