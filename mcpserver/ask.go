@@ -113,9 +113,7 @@ func (a *permissionAsks) forget(g permissions.Grants) {
 // model at a way around the user.
 func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *routeTable, b blockedTool) *mcp.CallToolResult {
 	msg := policy.LeftOut(b.perm, b.status).Message(c.Name)
-	caps := c.Caps
-	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
-	if b.status != permissions.NotDetermined || !canAsk || c.Peer == nil || c.Info.Protocol >= newProtocol || table.internal[methodPermissionsRequest] == nil {
+	if b.status != permissions.NotDetermined || !c.canAsk() || c.Peer == nil || c.Info.Protocol >= newProtocol || table.internal[permissions.MethodRequest] == nil {
 		return c.refuse(backend.RulePermission, msg)
 	}
 	perm := quote.Line(b.perm, quote.Name)
@@ -162,7 +160,7 @@ func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *rout
 			perm, c.Name, b.status, permissions.Remediation(b.perm, b.status)))
 	}
 	params, _ := json.Marshal(map[string]string{"permission": b.perm})
-	res := p.run(ctx, &Request{Kind: backend.Permissions, Name: "permissions.request " + b.perm, Method: methodPermissionsRequest,
+	res := p.run(ctx, &Request{Kind: backend.Permissions, Name: "permissions.request " + b.perm, Method: permissions.MethodRequest,
 		Args: params, Info: observe.CallInfo{Transport: c.Info.Transport, Session: c.Info.Session, Client: c.Info.Client, Protocol: c.Info.Protocol}})
 	p.nudgeGrants()
 	if res == nil || res.IsError {

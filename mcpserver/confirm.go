@@ -61,8 +61,6 @@ const confirmID = "confirm"
 // the answer counts once, for this tool and these exact arguments (the
 // request state carries a single-use nonce, bound to both by an HMAC).
 func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
-	caps := c.Caps
-	canAsk := caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 	if c.Info.Protocol >= newProtocol && !c.isTool() {
 		// Only a tool call can carry an input request back to the client.
 		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("%s %s %s calls %s, which needs the user's confirmation (--confirm %s); this revision asks the user only in a tool call: call the tool %s instead",
@@ -86,7 +84,7 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 			// Not the answer to our question about these arguments, or an
 			// answer used already: ask again.
 		}
-		if !canAsk {
+		if !c.canAsk() {
 			return p.cannotAsk(c), "refused"
 		}
 		return &mcp.CallToolResult{
@@ -94,7 +92,7 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 			RequestState:  p.confirms.issue(c.Name, args),
 		}, ""
 	}
-	if !canAsk || c.Peer == nil {
+	if !c.canAsk() || c.Peer == nil {
 		return p.cannotAsk(c), "refused"
 	}
 	er, err := c.Peer.Elicit(ctx, question)

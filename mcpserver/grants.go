@@ -17,12 +17,6 @@ import (
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
-// The backend methods of the macOS permissions, where a manifest maps them.
-const (
-	methodPermissionsList    = "permissions.list"
-	methodPermissionsRequest = "permissions.request"
-)
-
 // Grants are the macOS permissions the Tairseach app holds, as last read.
 // With Config.HideUngranted, a tool whose permission is denied, restricted
 // or not determined is left out as the flags' policy leaves tools out:
@@ -78,10 +72,10 @@ func (s *Server) regrant() {
 // busy on every connection cannot make it wait.
 func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
 	// Before the manifests, the road waits for them.
-	if s.ready.IsOpen() && s.routes.Load().internal[methodPermissionsList] == nil {
+	if s.ready.IsOpen() && s.routes.Load().internal[permissions.MethodList] == nil {
 		return nil, errNoGrants
 	}
-	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: methodPermissionsList, Params: json.RawMessage("{}")})
+	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: permissions.MethodList, Params: json.RawMessage("{}")})
 }
 
 // errNoGrants is a registry that maps no permissions.list: the grants

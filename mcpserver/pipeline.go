@@ -113,7 +113,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	if o != nil {
 		o.Resolved(r.tool.Name, args)
 	}
-	if r.tool.Method == methodPermissionsRequest {
+	if r.tool.Method == permissions.MethodRequest {
 		if res := p.requestDeclined(c, args); res != nil {
 			return res // the user said no to asking macOS for it (ask.go)
 		}

@@ -100,6 +100,14 @@ type Request struct {
 // isTool reports whether r is a tools/call.
 func (r *Request) isTool() bool { return r.Kind == "" || r.Kind == backend.Tool }
 
+// canAsk reports whether c's client can ask its user a question (form
+// elicitation; a client that declares elicitation without modes takes
+// forms).
+func (c *Request) canAsk() bool {
+	e := c.Caps
+	return e != nil && e.Elicitation != nil && (e.Elicitation.Form != nil || e.Elicitation.URL == nil)
+}
+
 // Peer is the session a call came from, as the pipeline uses it.
 // *mcp.ServerSession is one.
 type Peer interface {

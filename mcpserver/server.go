@@ -22,6 +22,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdkadd"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
@@ -251,10 +252,10 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 	visible := make(map[string][]byte, len(reg.Tools))
 	var ch Change
 	for _, t := range reg.Tools {
-		if (t.Method == methodPermissionsList || t.Method == methodPermissionsRequest) && table.internal[t.Method] == nil {
+		if (t.Method == permissions.MethodList || t.Method == permissions.MethodRequest) && table.internal[t.Method] == nil {
 			if _, r, err := s.prepare(t); err == nil {
 				r.input, r.confirm = cachedSchema(s.inputs, oldIn, t.InputSchema, check.NewInput), false
-				if t.Method == methodPermissionsList {
+				if t.Method == permissions.MethodList {
 					r.client = s.grantsClient(t.Socket)
 				}
 				table.internal[t.Method] = r
@@ -375,14 +376,8 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 }
 
 // addTool registers def with the SDK, which panics on schemas it dislikes.
-func (s *Server) addTool(def *mcp.Tool) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("go-sdk refused the tool: %v", p)
-		}
-	}()
-	s.mcp.AddTool(def, s.handle)
-	return nil
+func (s *Server) addTool(def *mcp.Tool) error {
+	return sdkadd.Add(func() { s.mcp.AddTool(def, s.handle) })
 }
 
 // prepare builds the MCP definition and the route of one tool.

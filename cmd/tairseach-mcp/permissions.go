@@ -7,6 +7,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 )
 
 // checkPermissions reads the macOS permissions the Tairseach app holds and
@@ -18,7 +19,7 @@ func (d *doctor) checkPermissions(ctx context.Context, reg *manifest.Registry) {
 	}
 	mapped := false
 	for _, t := range reg.Tools {
-		mapped = mapped || t.Method == "permissions.list"
+		mapped = mapped || t.Method == permissions.MethodList
 	}
 	if !mapped {
 		return

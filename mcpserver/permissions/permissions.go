@@ -24,6 +24,14 @@ import (
 	"strings"
 )
 
+// The backend methods of the macOS permissions, where a manifest maps them:
+// the grants are read by MethodList, and macOS is asked for one by
+// MethodRequest.
+const (
+	MethodList    = "permissions.list"
+	MethodRequest = "permissions.request"
+)
+
 // Status is a permission's status as the server reports it.
 type Status string
 

@@ -45,12 +45,9 @@ const (
 	ManifestPrefix = "tairseach://manifests/"
 )
 
-// Backend methods the status and permissions resources show, where a
-// manifest maps them.
-const (
-	statusMethod      = "server.status"
-	permissionsMethod = "permissions.list"
-)
+// The backend method the status resource shows, where a manifest maps it
+// (the permissions resource shows permissions.MethodList).
+const statusMethod = "server.status"
 
 // Config is what a Set needs; every field may be zero.
 type Config struct {

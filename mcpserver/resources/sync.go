@@ -3,7 +3,6 @@ package resources
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdkadd"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 )
 
 // Attach adds the resources to a go-sdk server being made: o advertises
@@ -119,10 +120,10 @@ func (s *Set) sync(a *attachment) {
 	fixed[StatusURI] = entry{&mcp.Resource{URI: StatusURI, Name: "status", Title: "Tairseach bridge status",
 		Description: "version, socket and whether it answers, tools served and hidden, manifest reloads, and the server's own status",
 		MIMEType:    "application/json"}, s.readStatus(a), ""}
-	if served[[2]string{"", permissionsMethod}] {
+	if served[[2]string{"", permissions.MethodList}] {
 		fixed[PermissionsURI] = entry{&mcp.Resource{URI: PermissionsURI, Name: "permissions", Title: "macOS permissions",
 			Description: "the Tairseach server's permissions.list reply: which macOS permissions it holds",
-			MIMEType:    "application/json"}, s.readMethod(a, permissionsMethod), ""}
+			MIMEType:    "application/json"}, s.readMethod(a, permissions.MethodList), ""}
 	}
 	for id, file := range s.reg.IDs {
 		if hiddenFile[file] { // its text would show what the policy hides
@@ -167,7 +168,7 @@ func (s *Set) sync(a *attachment) {
 		if a.fixed[u] == key {
 			continue
 		}
-		if err := addResource(a.m, e); err != nil {
+		if err := sdkadd.Add(func() { a.m.AddResource(e.res, e.h) }); err != nil {
 			s.log.Warn().Str("uri", u).Err(err).Msg("skipping resource")
 			continue
 		}
@@ -191,33 +192,13 @@ func (s *Set) sync(a *attachment) {
 		if a.tmpls[u] == key {
 			continue
 		}
-		if err := addTemplate(a.m, t, s.readTemplate(a, decl[u])); err != nil {
+		h := s.readTemplate(a, decl[u])
+		if err := sdkadd.Add(func() { a.m.AddResourceTemplate(t, h) }); err != nil {
 			s.log.Warn().Str("uriTemplate", u).Err(err).Msg("skipping resource template")
 			continue
 		}
 		a.tmpls[u] = key
 	}
-}
-
-// addResource registers e; the go-sdk panics on a URI it cannot parse.
-func addResource(m *mcp.Server, e entry) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("go-sdk refused it: %v", p)
-		}
-	}()
-	m.AddResource(e.res, e.h)
-	return nil
-}
-
-func addTemplate(m *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("go-sdk refused it: %v", p)
-		}
-	}()
-	m.AddResourceTemplate(t, h)
-	return nil
 }
 
 // subscribe accepts a session's subscription to a fixed resource its
