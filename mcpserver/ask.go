@@ -13,6 +13,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 )
 
 // permissionAsks remembers, for the whole process, what the user answered
@@ -111,13 +112,13 @@ func (a *permissionAsks) forget(g permissions.Grants) {
 // it now (permissions.request), and the grants are read again after;
 // otherwise the answer says what the user can do. No answer points the
 // model at a way around the user.
-func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *routeTable, b blockedTool) *mcp.CallToolResult {
-	msg := policy.LeftOut(b.perm, b.status).Message(c.Name)
-	if b.status != permissions.NotDetermined || !c.canAsk() || c.Peer == nil || c.Info.Protocol >= newProtocol || table.internal[permissions.MethodRequest] == nil {
+func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *routes.Table, b routes.Blocked) *mcp.CallToolResult {
+	msg := policy.LeftOut(b.Perm, b.Status).Message(c.Name)
+	if b.Status != permissions.NotDetermined || !c.canAsk() || c.Peer == nil || c.Info.Protocol >= newProtocol || table.Internal[permissions.MethodRequest] == nil {
 		return c.refuse(backend.RulePermission, msg)
 	}
-	perm := quote.Line(b.perm, quote.Name)
-	q, first := p.asks.begin(b.perm, b.status)
+	perm := quote.Line(b.Perm, quote.Name)
+	q, first := p.asks.begin(b.Perm, b.Status)
 	if !first {
 		select {
 		case <-q.done:
@@ -128,7 +129,7 @@ func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *rout
 		case askDeclined:
 			return c.refuse(backend.RulePermission, fmt.Sprintf("tool %s is left out: it needs the macOS permission %s, which is %s, and the user declined to have Tairseach ask macOS for it; "+
 				"they are not asked again while it stays %s. Tell the user that %s needs it: they can %s. Once it is granted, the tool is offered again.",
-				c.Name, perm, b.status, b.status, c.Name, permissions.Remediation(b.perm, b.status)))
+				c.Name, perm, b.Status, b.Status, c.Name, permissions.Remediation(b.Perm, b.Status)))
 		case askRequested:
 			return c.refuse(backend.RulePermission, fmt.Sprintf("tool %s is left out: it needs the macOS permission %s, and macOS was asked for it already, as the user agreed: "+
 				"it waits for the user to answer its prompt (or to turn Tairseach on in System Settings › Privacy & Security). Tairseach does not ask again. "+
@@ -137,7 +138,7 @@ func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *rout
 		return c.refuse(backend.RulePermission, msg)
 	}
 	answer := askGaveUp
-	defer func() { p.asks.end(b.perm, q, answer) }()
+	defer func() { p.asks.end(b.Perm, q, answer) }()
 	er, err := c.Peer.Elicit(ctx, &mcp.ElicitParams{
 		Mode: "form",
 		Message: fmt.Sprintf("The assistant wants to use %s, which needs the macOS permission %s. Tairseach has not asked macOS for it yet. Ask now? macOS shows its own prompt, or opens System Settings. You are asked once: if you decline, the assistant is told so.",
@@ -157,10 +158,10 @@ func (p *pipeline) askForPermission(ctx context.Context, c *Request, table *rout
 		answer = askDeclined
 		return c.refuse(backend.RulePermission, fmt.Sprintf("declined by the user: they chose not to have Tairseach ask macOS for the permission %s now, so %s was not called; "+
 			"they are not asked again while it stays %s. If they want it later, they can %s; once it is granted, the tool is offered again.",
-			perm, c.Name, b.status, permissions.Remediation(b.perm, b.status)))
+			perm, c.Name, b.Status, permissions.Remediation(b.Perm, b.Status)))
 	}
-	params, _ := json.Marshal(map[string]string{"permission": b.perm})
-	res := p.run(ctx, &Request{Kind: backend.Permissions, Name: "permissions.request " + b.perm, Method: permissions.MethodRequest,
+	params, _ := json.Marshal(map[string]string{"permission": b.Perm})
+	res := p.run(ctx, &Request{Kind: backend.Permissions, Name: "permissions.request " + b.Perm, Method: permissions.MethodRequest,
 		Args: params, Info: observe.CallInfo{Transport: c.Info.Transport, Session: c.Info.Session, Client: c.Info.Client, Protocol: c.Info.Protocol}})
 	p.nudgeGrants()
 	if res == nil || res.IsError {

@@ -3,12 +3,14 @@ package mcpserver
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 )
 
 // checkJob is a result to check; text is never written again (it is the
 // text content sent to the client).
 type checkJob struct {
-	r    *route
+	r    *routes.Route
 	text []byte
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,11 +61,11 @@ const confirmID = "confirm"
 // an input request (input_required) and answers it when it calls again:
 // the answer counts once, for this tool and these exact arguments (the
 // request state carries a single-use nonce, bound to both by an HMAC).
-func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
+func (p *pipeline) confirm(ctx context.Context, c *Request, r *routes.Route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
 	if c.Info.Protocol >= newProtocol && !c.isTool() {
 		// Only a tool call can carry an input request back to the client.
 		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("%s %s %s calls %s, which needs the user's confirmation (--confirm %s); this revision asks the user only in a tool call: call the tool %s instead",
-			observe.PrefixConfirmRefused, c.Kind, shownName(c), quote.Line(r.tool.Method, quote.Text), strings.Join(p.cfg.Confirm, ","), r.tool.Name)), "refused"
+			observe.PrefixConfirmRefused, c.Kind, shownName(c), quote.Line(r.Tool.Method, quote.Text), strings.Join(p.cfg.Confirm, ","), r.Tool.Name)), "refused"
 	}
 	question, why := confirmParams(c, r, args)
 	if why != "" {
@@ -98,7 +99,7 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *route, args json.
 	er, err := c.Peer.Elicit(ctx, question)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.timeout, shownName(c))), "unanswered"
+			return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("not confirmed: the user did not answer within %s, so %s was not called; call again to ask again", r.Timeout, shownName(c))), "unanswered"
 		}
 		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("not confirmed: asking the user failed (%v), so %s was not called", err, shownName(c))), "unanswered"
 	}
@@ -138,7 +139,7 @@ func (p *pipeline) cannotAsk(c *Request) *mcp.CallToolResult {
 
 // confirmParams is the question put to the user; why is not "" when the
 // arguments cannot all be shown in it.
-func confirmParams(c *Request, r *route, args json.RawMessage) (q *mcp.ElicitParams, why string) {
+func confirmParams(c *Request, r *routes.Route, args json.RawMessage) (q *mcp.ElicitParams, why string) {
 	msg, why := confirmMessage(c, r, args)
 	if why != "" {
 		return nil, why
@@ -151,7 +152,7 @@ func confirmParams(c *Request, r *route, args json.RawMessage) (q *mcp.ElicitPar
 			"properties": map[string]any{
 				"confirm": map[string]any{
 					"type":        "boolean",
-					"title":       "Run " + quote.Line(r.tool.ToolName, quote.Name),
+					"title":       "Run " + quote.Line(r.Tool.ToolName, quote.Name),
 					"description": "Allow this call to go ahead",
 					"default":     false,
 				},
@@ -165,7 +166,7 @@ func confirmParams(c *Request, r *route, args json.RawMessage) (q *mcp.ElicitPar
 // (showArgs); for a request of another kind, what was asked for and that
 // it runs the tool. The words of the manifest and the model are quoted on
 // one line each, so that none can forge a line of the question.
-func confirmMessage(c *Request, r *route, args json.RawMessage) (string, string) {
+func confirmMessage(c *Request, r *routes.Route, args json.RawMessage) (string, string) {
 	root, err := parseArgs(args)
 	if err != nil {
 		return "", fmt.Sprintf("they are not JSON (%v)", err)
@@ -176,11 +177,11 @@ func confirmMessage(c *Request, r *route, args json.RawMessage) (string, string)
 	}
 	var b strings.Builder
 	if c.isTool() {
-		fmt.Fprintf(&b, "Allow the assistant to call %s (%s)?", quote.Line(r.tool.ToolName, quote.Text), r.tool.Name)
+		fmt.Fprintf(&b, "Allow the assistant to call %s (%s)?", quote.Line(r.Tool.ToolName, quote.Text), r.Tool.Name)
 	} else {
-		fmt.Fprintf(&b, "Allow the assistant's %s %s? It runs %s (%s).", c.Kind, quote.Line(c.Name, quote.Text), quote.Line(r.tool.ToolName, quote.Text), r.tool.Name)
+		fmt.Fprintf(&b, "Allow the assistant's %s %s? It runs %s (%s).", c.Kind, quote.Line(c.Name, quote.Text), quote.Line(r.Tool.ToolName, quote.Text), r.Tool.Name)
 	}
-	if d := strings.TrimSpace(r.tool.Description); d != "" {
+	if d := strings.TrimSpace(r.Tool.Description); d != "" {
 		b.WriteString("\n\nWhat the tool says it does: ")
 		b.WriteString(quote.Line(d, 500))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,50 +25,6 @@ const (
 	ToolModeAll      = "all"
 	ToolModeDiscover = "discover"
 )
-
-// The discovery tools' names, after the prefix.
-const (
-	searchToolName   = "search_tools"
-	describeToolName = "describe_tool"
-	callToolName     = "call_tool"
-)
-
-func boolPtr(b bool) *bool { return &b }
-
-// discoveryTools builds the discovery tools' definitions.
-func discoveryTools(prefix string) *discovery {
-	name := func(n string) string { m, _ := manifest.MCPName(prefix, n); return m }
-	d := &discovery{search: name(searchToolName), describe: name(describeToolName), call: name(callToolName)}
-	// In name order, as the go-sdk lists them where it answers tools/list.
-	d.names = []string{d.call, d.describe, d.search}
-	slices.Sort(d.names)
-	d.defs = map[string]*mcp.Tool{
-		d.search: {
-			Name:        d.search,
-			Description: "Find the Tairseach tools for a task: give a few words (\"contacts search\", \"calendar events\"); returns matching tool names with one-line descriptions. Then " + d.describe + " for the arguments and " + d.call + " to run one.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"words to look for in tool names and descriptions; empty lists every tool"},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"most results (default 10)"}}}`),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-		},
-		d.describe: {
-			Name:        d.describe,
-			Description: "Show one Tairseach tool's full definition: its description, inputSchema and annotations.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as ` + d.search + ` returns it"}},"required":["name"]}`),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-		},
-		d.call: {
-			Name:        d.call,
-			Description: "Call one Tairseach tool by name with its arguments (an object matching its inputSchema); returns the tool's own result.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
-			Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
-		},
-	}
-	d.visible = make(map[string][]byte, 3)
-	for n, def := range d.defs {
-		b, _ := json.Marshal(def)
-		d.visible[n] = b
-	}
-	return d
-}
 
 // decodeDiscoveryArgs decodes the arguments of a discovery tool into v.
 // Members it does not know are ignored, as the tools' schemas allow them
@@ -84,42 +41,42 @@ func decodeDiscoveryArgs(args json.RawMessage, v any) string {
 }
 
 // resolveTool finds a served tool by its MCP name or manifest name.
-func resolveTool(c *Request, table *routeTable, prefix, name string) (string, *mcp.CallToolResult) {
+func resolveTool(c *Request, table *routes.Table, prefix, name string) (string, *mcp.CallToolResult) {
 	if name == "" {
-		return "", c.refuse(backend.RuleOther, "missing tool name; "+table.discover.search+" lists the tools")
+		return "", c.refuse(backend.RuleOther, "missing tool name; "+table.Discover.Search+" lists the tools")
 	}
-	if _, ok := table.byName[name]; ok {
+	if _, ok := table.ByName[name]; ok {
 		return name, nil
 	}
-	if why, ok := table.hidden[name]; ok {
+	if why, ok := table.Hidden[name]; ok {
 		return "", refuseHidden(c, name, why)
 	}
-	for _, n := range table.order {
-		if r, ok := table.byName[n]; ok && r.tool.ToolName == name {
+	for _, n := range table.Order {
+		if r, ok := table.ByName[n]; ok && r.Tool.ToolName == name {
 			return n, nil
 		}
 	}
-	for n, why := range table.hidden {
+	for n, why := range table.Hidden {
 		if m, _ := manifest.MCPName(prefix, name); m == n {
 			return "", refuseHidden(c, n, why)
 		}
 	}
-	return "", c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %q; %s lists the tools", name, table.discover.search))
+	return "", c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %q; %s lists the tools", name, table.Discover.Search))
 }
 
 // describeTool returns a served tool's definition as tools/list would.
-func describeTool(c *Request, table *routeTable, prefix string) *mcp.CallToolResult {
+func describeTool(c *Request, table *routes.Table, prefix string) *mcp.CallToolResult {
 	var p struct {
 		Name string `json:"name"`
 	}
 	if err := decodeDiscoveryArgs(c.Args, &p); err != "" {
-		return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\"}", table.discover.describe, err))
+		return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; pass {\"name\": \"<tool>\"}", table.Discover.Describe, err))
 	}
 	name, res := resolveTool(c, table, prefix, p.Name)
 	if res != nil {
 		return res
 	}
-	return check.TextResult(table.tools[name])
+	return check.TextResult(table.Tools[name])
 }
 
 // maxSearchWords is the most words of a query that count.
@@ -171,13 +128,13 @@ func searchScore(t manifest.Tool, words []string) int {
 // Ties go by name; no model. The tools that match but are left out for a
 // macOS permission are named apart, with the permission: "no tool
 // matches" is not said of tools that exist.
-func searchTools(c *Request, table *routeTable) *mcp.CallToolResult {
+func searchTools(c *Request, table *routes.Table) *mcp.CallToolResult {
 	var p struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
 	}
 	if err := decodeDiscoveryArgs(c.Args, &p); err != "" {
-		return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; pass {\"query\": \"words\", \"limit\": 10}", table.discover.search, err))
+		return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; pass {\"query\": \"words\", \"limit\": 10}", table.Discover.Search, err))
 	}
 	if p.Limit <= 0 {
 		p.Limit = 10
@@ -188,12 +145,12 @@ func searchTools(c *Request, table *routeTable) *mcp.CallToolResult {
 		words = words[:maxSearchWords] // a query is a few words; this bounds the work
 	}
 	var hits []searchHit
-	for _, name := range table.order {
-		r, ok := table.byName[name]
+	for _, name := range table.Order {
+		r, ok := table.ByName[name]
 		if !ok {
 			continue
 		}
-		t := r.tool
+		t := r.Tool
 		score := searchScore(t, words)
 		if len(words) > 0 && score == 0 {
 			continue
@@ -202,16 +159,16 @@ func searchTools(c *Request, table *routeTable) *mcp.CallToolResult {
 		var def struct {
 			Annotations *mcp.ToolAnnotations `json:"annotations"`
 		}
-		_ = json.Unmarshal(table.tools[name], &def)
+		_ = json.Unmarshal(table.Tools[name], &def)
 		h.Annotations = def.Annotations
 		hits = append(hits, h)
 	}
 	slices.SortStableFunc(hits, func(a, b searchHit) int { return b.score - a.score })
 	var leftOut []leftOutHit
-	for _, name := range slices.Sorted(maps.Keys(table.blocked)) {
-		b := table.blocked[name]
-		if score := searchScore(b.tool, words); len(words) == 0 || score > 0 {
-			leftOut = append(leftOut, leftOutHit{Name: name, Permission: b.perm, Status: b.status, score: score})
+	for _, name := range slices.Sorted(maps.Keys(table.Blocked)) {
+		b := table.Blocked[name]
+		if score := searchScore(b.Tool, words); len(words) == 0 || score > 0 {
+			leftOut = append(leftOut, leftOutHit{Name: name, Permission: b.Perm, Status: b.Status, score: score})
 		}
 	}
 	slices.SortStableFunc(leftOut, func(a, b leftOutHit) int { return b.score - a.score })
@@ -223,7 +180,7 @@ func searchTools(c *Request, table *routeTable) *mcp.CallToolResult {
 		LeftOut      []leftOutHit `json:"left_out,omitempty"`
 		LeftOutTotal int          `json:"left_out_total,omitempty"`
 		Next         string       `json:"next"`
-	}{hits, total, leftOut[:min(len(leftOut), p.Limit)], len(leftOut), "call " + table.discover.describe + " for a tool's arguments, then " + table.discover.call}
+	}{hits, total, leftOut[:min(len(leftOut), p.Limit)], len(leftOut), "call " + table.Discover.Describe + " for a tool's arguments, then " + table.Discover.Call}
 	switch {
 	case out.Tools == nil && len(leftOut) > 0:
 		out.Tools = []searchHit{}

@@ -14,6 +14,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -25,24 +26,12 @@ import (
 // permission and how to grant it. Nothing is left out while the grants are
 // unknown (no manifest maps permissions.list, or the app does not answer).
 
-// hides says why s leaves t out: the flags' (or a header selection's)
-// policy, else a permission not granted; "" when t is served.
+// hides says why s leaves t out, by the rule of its route table: the
+// flags' (or a header selection's) policy, else a permission not granted;
+// the zero Reason when t is served.
 func (s *Server) hides(t manifest.Tool) policy.Reason {
-	if why := s.cfg.Policy.Why(t); why.By != policy.NotHidden {
-		return why
-	}
-	if perm, status, blocked := s.blocked(t); blocked {
-		return policy.LeftOut(perm, status)
-	}
-	return policy.Reason{}
-}
-
-// blocked reports the permission that keeps t from working, if any.
-func (s *Server) blocked(t manifest.Tool) (string, permissions.Status, bool) {
-	if !s.cfg.HideUngranted || len(t.Permissions) == 0 {
-		return "", "", false
-	}
-	return s.grants.Blocked(t.Permissions)
+	o := routes.Options{Policy: s.cfg.Policy, HideUngranted: s.cfg.HideUngranted, Grants: s.grants.Grants()}
+	return o.Hides(t)
 }
 
 // regrant applies the registry again after the grants changed: the routes
@@ -72,7 +61,7 @@ func (s *Server) regrant() {
 // busy on every connection cannot make it wait.
 func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
 	// Before the manifests, the road waits for them.
-	if s.ready.IsOpen() && s.routes.Load().internal[permissions.MethodList] == nil {
+	if s.ready.IsOpen() && s.routes.Load().Internal[permissions.MethodList] == nil {
 		return nil, errNoGrants
 	}
 	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: permissions.MethodList, Params: json.RawMessage("{}")})
@@ -170,9 +159,9 @@ func (s *Server) Permissions() []Permission {
 func (s *Server) unavailable() string {
 	t := s.routes.Load()
 	by := map[string][]string{}
-	for _, h := range t.blocked {
-		k := quote.Line(h.perm, quote.Name) + " (" + string(h.status) + ")"
-		by[k] = append(by[k], h.name)
+	for _, h := range t.Blocked {
+		k := quote.Line(h.Perm, quote.Name) + " (" + string(h.Status) + ")"
+		by[k] = append(by[k], h.Name)
 	}
 	if len(by) == 0 {
 		return ""

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 )
 
 // MaxInstructionsBytes is the most of a server's instructions Claude Code
@@ -95,14 +96,14 @@ func (s *Server) withKeywords(rest string) string {
 
 // toolsetWords are the toolsets of the tools t serves, as words ("-" and
 // "_" as spaces), sorted, without duplicates.
-func toolsetWords(t *routeTable) []string {
+func toolsetWords(t *routes.Table) []string {
 	var words []string
-	for _, name := range t.order {
-		r, ok := t.byName[name]
+	for _, name := range t.Order {
+		r, ok := t.ByName[name]
 		if !ok {
 			continue
 		}
-		w := strings.Join(strings.FieldsFunc(policy.ToolsetOf(r.tool), func(c rune) bool { return c == '-' || c == '_' }), " ")
+		w := strings.Join(strings.FieldsFunc(policy.ToolsetOf(r.Tool), func(c rune) bool { return c == '-' || c == '_' }), " ")
 		if w != "" && !slices.Contains(words, w) {
 			words = append(words, w)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -67,14 +68,14 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		table = c.view.Load()
 	}
 	var (
-		r       *route
-		others  []*route // a feature request's other routes of its method
+		r       *routes.Route
+		others  []*routes.Route // a feature request's other routes of its method
 		confirm bool
 	)
 	if c.isTool() {
 		r, res = p.resolve(ctx, table, c)
 	} else {
-		var routes []*route
+		var routes []*routes.Route
 		routes, res = p.resolveMethod(table, c)
 		if res == nil {
 			r, others = routes[0], routes[1:]
@@ -83,48 +84,48 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	if res != nil {
 		return res
 	}
-	confirm = r.confirm
-	args, msg, err := check.Args(r.input, c.Args)
+	confirm = r.Confirm
+	args, msg, err := check.Args(r.Input, c.Args)
 	// Several tools may call a feature's method: the params go as the
 	// first whose inputSchema takes them; any of them asking first makes
 	// the request ask.
 	for _, alt := range others {
-		confirm = confirm || alt.confirm
+		confirm = confirm || alt.Confirm
 		if msg == "" {
 			continue
 		}
-		if a, m, e := check.Args(alt.input, c.Args); m == "" {
+		if a, m, e := check.Args(alt.Input, c.Args); m == "" {
 			r, args, msg, err = alt, a, m, e
 		}
 	}
 	if o != nil {
-		o.Resolved(r.tool.Name, nil) // call_tool's target; a feature request's tool
+		o.Resolved(r.Tool.Name, nil) // call_tool's target; a feature request's tool
 	}
 	if err != nil {
-		p.log.Debug().Str("tool", r.tool.Name).Err(err).Msg("inputSchema does not compile; arguments not checked")
+		p.log.Debug().Str("tool", r.Tool.Name).Err(err).Msg("inputSchema does not compile; arguments not checked")
 	}
 	if msg != "" {
 		if c.isTool() {
 			return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s; fix the arguments to match the tool's inputSchema and call again", c.Name, msg))
 		}
 		return c.refuse(backend.RuleInvalidArguments, fmt.Sprintf("invalid arguments for %s: %s %s (the params of %s, checked against the inputSchema of %s): %s",
-			quote.Line(r.tool.Method, quote.Text), c.Kind, shownName(c), quote.Line(r.tool.Method, quote.Text), r.tool.Name, msg))
+			quote.Line(r.Tool.Method, quote.Text), c.Kind, shownName(c), quote.Line(r.Tool.Method, quote.Text), r.Tool.Name, msg))
 	}
 	if o != nil {
-		o.Resolved(r.tool.Name, args)
+		o.Resolved(r.Tool.Name, args)
 	}
-	if r.tool.Method == permissions.MethodRequest {
+	if r.Tool.Method == permissions.MethodRequest {
 		if res := p.requestDeclined(c, args); res != nil {
 			return res // the user said no to asking macOS for it (ask.go)
 		}
 	}
-	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
+	callCtx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	if confirm {
 		res, outcome := p.confirm(callCtx, c, r, args)
 		if res != nil {
 			if outcome != "" {
-				p.log.Info().Str("tool", r.tool.Name).Str("kind", c.Info.Kind).Str("outcome", outcome).Msg("request not confirmed; not sent")
+				p.log.Info().Str("tool", r.Tool.Name).Str("kind", c.Info.Kind).Str("outcome", outcome).Msg("request not confirmed; not sent")
 				if o != nil {
 					o.Refused(outcome)
 				}
@@ -142,13 +143,13 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 			if ctx.Err() != nil {
 				return nil
 			}
-			return c.refuse(backend.RuleBusy, fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(p.slots), r.timeout))
+			return c.refuse(backend.RuleBusy, fmt.Sprintf("busy: %d calls already in flight and none finished within %s; try again shortly", cap(p.slots), r.Timeout))
 		}
 		defer func() { <-p.slots }()
 	}
 	var stopProgress func()
 	if c.Peer != nil && c.ProgressToken != nil && p.cfg.ProgressInterval > 0 {
-		stopProgress = observe.StartProgress(callCtx, c.Peer, c.ProgressToken, p.cfg.ProgressInterval, r.tool.Method)
+		stopProgress = observe.StartProgress(callCtx, c.Peer, c.ProgressToken, p.cfg.ProgressInterval, r.Tool.Method)
 	}
 	start := time.Now()
 	out, err := p.forward(callCtx, r, o, args)
@@ -159,10 +160,10 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		if ctx.Err() != nil {
 			return nil
 		}
-		p.log.Debug().Str("request", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
+		p.log.Debug().Str("request", c.Name).Str("method", r.Tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
 		if errors.Is(err, socketrpc.ErrTooLarge) {
 			return c.refuse(backend.RuleTooLarge, fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
-				r.tool.Method, p.cfg.MaxResultBytes+replyMargin, p.cfg.MaxResultBytes))
+				r.Tool.Method, p.cfg.MaxResultBytes+replyMargin, p.cfg.MaxResultBytes))
 		}
 		if _, denied := permissions.FromError(err); denied {
 			p.nudgeGrants() // the app refused for a permission: read them again
@@ -172,7 +173,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		}
 		return p.bounded(r, p.callError(r, err))
 	}
-	p.log.Debug().Str("request", c.Name).Str("method", r.tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
+	p.log.Debug().Str("request", c.Name).Str("method", r.Tool.Method).Dur("took", time.Since(start)).Int("bytes", len(out)).Msg("call")
 	if !c.isTool() {
 		return p.reply(c, r, out)
 	}
@@ -187,7 +188,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 // six times. What the feature adds around it is measured as it is written
 // (boundMessages). A completion's answer is not its reply but values taken
 // from it, measured as they are written alone.
-func (p *pipeline) reply(c *Request, r *route, out json.RawMessage) *mcp.CallToolResult {
+func (p *pipeline) reply(c *Request, r *routes.Route, out json.RawMessage) *mcp.CallToolResult {
 	if !utf8.Valid(out) {
 		out = check.ValidUTF8(out)
 	}
@@ -198,7 +199,7 @@ func (p *pipeline) reply(c *Request, r *route, out json.RawMessage) *mcp.CallToo
 	size := check.QuotedLen(text)
 	if size > p.cfg.MaxResultBytes-envelopeReserve {
 		return c.refuse(backend.RuleTooLarge, fmt.Sprintf("result too large: %s sent a reply that makes a message of over %d bytes, over the limit of %d (--max-result-bytes); call its tool %s with a narrower request (a smaller limit, a filter, a page)",
-			r.tool.Method, size, p.cfg.MaxResultBytes, r.tool.Name))
+			r.Tool.Method, size, p.cfg.MaxResultBytes, r.Tool.Name))
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 }
@@ -208,24 +209,24 @@ func (p *pipeline) reply(c *Request, r *route, out json.RawMessage) *mcp.CallToo
 // offering to ask macOS for it); a discovery tool's search and describe are answered here; a
 // call_tool call becomes a call of its target, which then goes through the
 // rest of the pipeline as a call of it by name would.
-func (p *pipeline) resolve(ctx context.Context, table *routeTable, c *Request) (*route, *mcp.CallToolResult) {
-	if b, ok := table.blocked[c.Name]; ok {
-		p.log.Debug().Str("tool", c.Name).Str("permission", b.perm).Msg("call of a tool left out for a permission")
+func (p *pipeline) resolve(ctx context.Context, table *routes.Table, c *Request) (*routes.Route, *mcp.CallToolResult) {
+	if b, ok := table.Blocked[c.Name]; ok {
+		p.log.Debug().Str("tool", c.Name).Str("permission", b.Perm).Msg("call of a tool left out for a permission")
 		ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 		defer cancel()
 		return nil, p.askForPermission(ctx, c, table, b)
 	}
-	if why, ok := table.hidden[c.Name]; ok {
+	if why, ok := table.Hidden[c.Name]; ok {
 		p.log.Debug().Str("tool", c.Name).Str("reason", why.Text).Msg("call of a hidden tool refused")
 		return nil, refuseHidden(c, c.Name, why)
 	}
-	if d := table.discover; d != nil {
+	if d := table.Discover; d != nil {
 		switch c.Name {
-		case d.search:
+		case d.Search:
 			return nil, searchTools(c, table)
-		case d.describe:
+		case d.Describe:
 			return nil, describeTool(c, table, p.cfg.Prefix)
-		case d.call:
+		case d.Call:
 			var a struct {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`
@@ -240,7 +241,7 @@ func (p *pipeline) resolve(ctx context.Context, table *routeTable, c *Request) (
 			c.Name, c.Args = target, a.Arguments
 		}
 	}
-	r, ok := table.byName[c.Name]
+	r, ok := table.ByName[c.Name]
 	if !ok {
 		return nil, c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", c.Name))
 	}
@@ -280,12 +281,12 @@ func (p *pipeline) acquire(ctx context.Context) bool {
 
 // forward makes the socket call of a route, recording it for the audit log
 // and the traces when o is not nil.
-func (p *pipeline) forward(ctx context.Context, r *route, o *observe.Call, args json.RawMessage) (json.RawMessage, error) {
+func (p *pipeline) forward(ctx context.Context, r *routes.Route, o *observe.Call, args json.RawMessage) (json.RawMessage, error) {
 	if o == nil {
-		return r.client.Call(ctx, r.tool.Method, args)
+		return r.Client.Call(ctx, r.Tool.Method, args)
 	}
-	return o.Forward(ctx, r.tool.Method, r.client.Path(), func(ctx context.Context) (json.RawMessage, error) {
-		return r.client.Call(ctx, r.tool.Method, args)
+	return o.Forward(ctx, r.Tool.Method, r.Client.Path(), func(ctx context.Context) (json.RawMessage, error) {
+		return r.Client.Call(ctx, r.Tool.Method, args)
 	})
 }
 
@@ -295,19 +296,19 @@ func (p *pipeline) forward(ctx context.Context, r *route, o *observe.Call, args 
 // tools call is refused with their reason, one no tool calls as unknown.
 // A completion runs while the user types: it takes only a tool annotated
 // readOnlyHint whose calls need no confirmation.
-func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.CallToolResult) {
+func (p *pipeline) resolveMethod(table *routes.Table, c *Request) ([]*routes.Route, *mcp.CallToolResult) {
 	if c.Kind == backend.Permissions {
-		if r := table.internal[c.Method]; r != nil {
-			return []*route{r}, nil
+		if r := table.Internal[c.Method]; r != nil {
+			return []*routes.Route{r}, nil
 		}
 		return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("unknown method: no manifest maps %s", quote.Line(c.Method, quote.Text)))
 	}
-	var found []*route
-	for _, r := range table.byMethod[c.Method] {
-		if c.Manifest != "" && r.tool.File != c.Manifest {
+	var found []*routes.Route
+	for _, r := range table.ByMethod[c.Method] {
+		if c.Manifest != "" && r.Tool.File != c.Manifest {
 			continue
 		}
-		if c.Kind == backend.Completion && (!policy.ReadOnly(r.tool) || r.confirm) {
+		if c.Kind == backend.Completion && (!policy.ReadOnly(r.Tool) || r.Confirm) {
 			continue
 		}
 		found = append(found, r)
@@ -317,9 +318,9 @@ func (p *pipeline) resolveMethod(table *routeTable, c *Request) ([]*route, *mcp.
 	}
 	// The target and the method are words of the client and the manifest.
 	what, method := fmt.Sprintf("%s %s", c.Kind, shownName(c)), quote.Line(c.Method, quote.Text)
-	for _, h := range table.hiddenByMethod[c.Method] {
-		if c.Manifest == "" || h.file == c.Manifest {
-			return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("refused: %s calls %s, whose tool %s is %s", what, method, h.name, h.why.Text))
+	for _, h := range table.HiddenByMethod[c.Method] {
+		if c.Manifest == "" || h.File == c.Manifest {
+			return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("refused: %s calls %s, whose tool %s is %s", what, method, h.Name, h.Why.Text))
 		}
 	}
 	if c.Kind == backend.Completion {

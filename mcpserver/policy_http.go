@@ -146,7 +146,7 @@ func (s *Server) narrowedServer(h policy.Policy) (_ *Server, closing []*mcp.Serv
 	s.narrowed[key] = c
 	c.lastUsed.Store(now.UnixNano())
 	c.busy.Add(1)
-	s.log.Info().Str("selection", key).Int("tools", len(c.routes.Load().order)).Msg("serving a header selection")
+	s.log.Info().Str("selection", key).Int("tools", len(c.routes.Load().Order)).Msg("serving a header selection")
 	return c, closing, nil
 }
 

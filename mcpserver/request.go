@@ -15,6 +15,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
@@ -28,7 +29,7 @@ import (
 type pipeline struct {
 	cfg      *Config
 	log      zerolog.Logger
-	routes   *atomic.Pointer[routeTable]
+	routes   *atomic.Pointer[routes.Table]
 	ready    *gate.Gate    // the server's: the manifests are ready
 	slots    chan struct{} // one token per request in flight
 	obs      observe.Observer
@@ -85,7 +86,7 @@ type Request struct {
 
 	// view is the route table of the policy the request is served under:
 	// a header selection's; nil is the server's own.
-	view *atomic.Pointer[routeTable]
+	view *atomic.Pointer[routes.Table]
 
 	// failure is the socket call's error, kept for a feature request,
 	// whose answer is the backend's own error.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/media"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,7 +22,7 @@ import (
 // result turns a backend result into an MCP result: its JSON as text and,
 // when the tool's outputSchema is advertised (--output-schemas=strict), as
 // structuredContent, which must then match the schema.
-func (p *pipeline) result(r *route, out json.RawMessage) (*mcp.CallToolResult, []byte) {
+func (p *pipeline) result(r *routes.Route, out json.RawMessage) (*mcp.CallToolResult, []byte) {
 	if !utf8.Valid(out) {
 		// Text content is repaired as it is encoded, but structuredContent is
 		// copied as it is, and a strict UTF-8 reader refuses the whole stream.
@@ -31,18 +32,18 @@ func (p *pipeline) result(r *route, out json.RawMessage) (*mcp.CallToolResult, [
 	// out is ours and never written again, so the text can share its bytes
 	// rather than copy a result that may be megabytes.
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: unsafe.String(unsafe.SliceData(text), len(text))}}}
-	if r.check != nil {
+	if r.Check != nil {
 		p.checkQuietly(r, text)
 	}
-	if r.output == nil {
+	if r.Output == nil {
 		return res, text
 	}
-	if problem := r.mismatch(r.output, text, false); problem != "" {
+	if problem := mismatch(r, r.Output, text, false); problem != "" {
 		return check.ErrorResult(problem + "; fix the manifest, or run with --output-schemas=warn (the default), which does not advertise outputSchemas"), nil
 	}
 	if problem := check.Undecodable(text); problem != "" {
 		return check.ErrorResult(fmt.Sprintf("%s returned a result that clients cannot decode as structuredContent: %s; run with --output-schemas=warn (the default), which sends results as text only",
-			r.tool.Method, problem)), nil
+			r.Tool.Method, problem)), nil
 	}
 	res.StructuredContent = json.RawMessage(text)
 	return res, text
@@ -50,23 +51,23 @@ func (p *pipeline) result(r *route, out json.RawMessage) (*mcp.CallToolResult, [
 
 // mismatch says how text, a compact result, does not match the outputSchema
 // o, or returns "". With redact it quotes nothing of the result.
-func (r *route) mismatch(o *check.Output, text []byte, redact bool) string {
+func mismatch(r *routes.Route, o *check.Output, text []byte, redact bool) string {
 	if len(text) == 0 || text[0] != '{' {
 		if redact {
-			return fmt.Sprintf("%s returned %s, not a JSON object, but its manifest declares an outputSchema (%s)", r.tool.Method, check.JSONType(text), r.tool.File)
+			return fmt.Sprintf("%s returned %s, not a JSON object, but its manifest declares an outputSchema (%s)", r.Tool.Method, check.JSONType(text), r.Tool.File)
 		}
-		return fmt.Sprintf("%s returned a result that is not a JSON object, but its manifest declares an outputSchema (%s); result: %s", r.tool.Method, r.tool.File, check.Excerpt(text))
+		return fmt.Sprintf("%s returned a result that is not a JSON object, but its manifest declares an outputSchema (%s); result: %s", r.Tool.Method, r.Tool.File, check.Excerpt(text))
 	}
 	problem, err := o.Check(text, redact)
 	if err != nil {
-		return fmt.Sprintf("the outputSchema of %s in %s is not valid JSON Schema (%v)", r.tool.Name, r.tool.File, err)
+		return fmt.Sprintf("the outputSchema of %s in %s is not valid JSON Schema (%v)", r.Tool.Name, r.Tool.File, err)
 	}
 	if problem != "" {
 		if redact {
-			return fmt.Sprintf("%s returned a result that does not match the outputSchema in %s: %s", r.tool.Method, r.tool.File, problem)
+			return fmt.Sprintf("%s returned a result that does not match the outputSchema in %s: %s", r.Tool.Method, r.Tool.File, problem)
 		}
 		return fmt.Sprintf("%s returned a result that does not match the outputSchema in %s: %s; result: %s",
-			r.tool.Method, r.tool.File, problem, check.Excerpt(text))
+			r.Tool.Method, r.Tool.File, problem, check.Excerpt(text))
 	}
 	return ""
 }
@@ -76,8 +77,8 @@ func (r *route) mismatch(o *check.Output, text []byte, redact bool) string {
 // logged. The result is sent either way: the real server's replies do not
 // always match its manifests, and a success must not reach the model as a
 // failure.
-func (p *pipeline) checkQuietly(r *route, text []byte) {
-	if _, done := p.warned.Load(r.tool.Name); done {
+func (p *pipeline) checkQuietly(r *routes.Route, text []byte) {
+	if _, done := p.warned.Load(r.Tool.Name); done {
 		return
 	}
 	p.checks.submit(checkJob{r, text}, p.checkNow)
@@ -85,19 +86,19 @@ func (p *pipeline) checkQuietly(r *route, text []byte) {
 
 // checkNow checks a result and logs its tool's first mismatch.
 func (p *pipeline) checkNow(j checkJob) {
-	if _, done := p.warned.Load(j.r.tool.Name); done {
+	if _, done := p.warned.Load(j.r.Tool.Name); done {
 		return
 	}
 	// The log quotes nothing of the result: it may hold secrets
 	// (op.items.get), and logs are kept where results are not.
-	problem := j.r.mismatch(j.r.check, j.text, true)
+	problem := mismatch(j.r, j.r.Check, j.text, true)
 	if problem == "" {
 		return
 	}
-	if _, done := p.warned.LoadOrStore(j.r.tool.Name, struct{}{}); done {
+	if _, done := p.warned.LoadOrStore(j.r.Tool.Name, struct{}{}); done {
 		return
 	}
-	p.log.Warn().Str("tool", j.r.tool.Name).Str("file", j.r.tool.File).Str("mismatch", problem).
+	p.log.Warn().Str("tool", j.r.Tool.Name).Str("file", j.r.Tool.File).Str("mismatch", problem).
 		Msg("a result does not match the tool's outputSchema; it was sent as it is (the schema is not advertised); further mismatches of this tool are not logged")
 }
 
@@ -108,14 +109,14 @@ const envelopeReserve = 1 << 10
 
 // bounded returns res, or an isError result when the message carrying res
 // would be over the limit.
-func (p *pipeline) bounded(r *route, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (p *pipeline) bounded(r *routes.Route, res *mcp.CallToolResult) *mcp.CallToolResult {
 	limit := p.cfg.MaxResultBytes - envelopeReserve
 	size, ok := check.Size(res, limit)
 	if ok {
 		return res
 	}
 	if size > p.cfg.MaxResultBytes/2 {
-		p.log.Warn().Str("tool", r.tool.Name).Int("bytes", size).Int("limit", p.cfg.MaxResultBytes).Msg("result too large for one message")
+		p.log.Warn().Str("tool", r.Tool.Name).Int("bytes", size).Int("limit", p.cfg.MaxResultBytes).Msg("result too large for one message")
 	}
 	if res.IsError {
 		var start []byte
@@ -123,15 +124,15 @@ func (p *pipeline) bounded(r *route, res *mcp.CallToolResult) *mcp.CallToolResul
 			start = []byte(t.Text[:min(len(t.Text), 1000)])
 		}
 		return check.ErrorResult(fmt.Sprintf("the error %s returned is too large to send: it would make a message of %d bytes, over the limit of %d (--max-result-bytes); its start: %s",
-			r.tool.Method, size+envelopeReserve, p.cfg.MaxResultBytes, check.Excerpt(start)))
+			r.Tool.Method, size+envelopeReserve, p.cfg.MaxResultBytes, check.Excerpt(start)))
 	}
 	return check.ErrorResult(fmt.Sprintf("result too large: %s returned a result that would make a message of %d bytes, over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
-		r.tool.Method, size+envelopeReserve, p.cfg.MaxResultBytes))
+		r.Tool.Method, size+envelopeReserve, p.cfg.MaxResultBytes))
 }
 
 // callError turns a failed socket call into a result the model (and the
 // person reading over its shoulder) can act on.
-func (p *pipeline) callError(r *route, err error) *mcp.CallToolResult {
+func (p *pipeline) callError(r *routes.Route, err error) *mcp.CallToolResult {
 	var (
 		rpcErr    *socketrpc.Error
 		callErr   *socketrpc.CallError
@@ -142,18 +143,18 @@ func (p *pipeline) callError(r *route, err error) *mcp.CallToolResult {
 	if errors.As(err, &rpcErr) {
 		return check.ErrorResult(`{"error":` + string(rpcErr.Raw) + `}`)
 	}
-	path := r.client.Path()
+	path := r.Client.Path()
 	if errors.As(err, &callErr) {
 		path = callErr.Path // the path this call resolved
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		raise := "--call-timeout (or set timeoutMs on the tool in " + r.tool.File + ")"
-		if r.tool.TimeoutMs > 0 {
-			raise = "timeoutMs on the tool in " + r.tool.File
+		raise := "--call-timeout (or set timeoutMs on the tool in " + r.Tool.File + ")"
+		if r.Tool.TimeoutMs > 0 {
+			raise = "timeoutMs on the tool in " + r.Tool.File
 		}
 		return check.ErrorResult(fmt.Sprintf("no reply from the tairseach server at %s within %s (method %s); it may be busy or hung: try again, or raise %s",
-			path, r.timeout, r.tool.Method, raise))
+			path, r.Timeout, r.Tool.Method, raise))
 	case errors.Is(err, socketrpc.ErrTooLarge):
 		return check.ErrorResult(fmt.Sprintf("result too large: over %d bytes, limit %d; narrow the request (a smaller limit, a filter, a page)", p.cfg.MaxResultBytes, p.cfg.MaxResultBytes))
 	case errors.Is(err, socketrpc.ErrUntrusted):
@@ -163,7 +164,7 @@ func (p *pipeline) callError(r *route, err error) *mcp.CallToolResult {
 			unavail.Path, unavail.Reason()))
 	case errors.As(err, &protoErr):
 		return check.ErrorResult(fmt.Sprintf("the tairseach server at %s sent a malformed reply to %s: %s; the connection was reset, try again",
-			path, r.tool.Method, protoErr.Reason()))
+			path, r.Tool.Method, protoErr.Reason()))
 	case errors.As(err, &closedErr):
 		hint := ""
 		if closedErr.Fresh && !closedErr.MidReply && p.cfg.InsecureSocket {
@@ -172,7 +173,7 @@ func (p *pipeline) callError(r *route, err error) *mcp.CallToolResult {
 			hint = "; is the socket served by another user? the Tairseach server closes connections from other users without replying"
 		}
 		return check.ErrorResult(fmt.Sprintf("the tairseach server at %s closed the connection during %s (it may have crashed or restarted): %s%s; the request may or may not have run, so check before retrying anything that changes data",
-			path, r.tool.Method, closedErr.Reason(), hint))
+			path, r.Tool.Method, closedErr.Reason(), hint))
 	default:
 		return check.ErrorResult(fmt.Sprintf("the call failed: %v", err))
 	}
@@ -186,14 +187,14 @@ const imageFrame = 128
 // is within the limit, if the message has room for it; else the sentence
 // saying why there is none, if that fits. The text result is kept either
 // way.
-func (p *pipeline) withMedia(r *route, args json.RawMessage, text []byte, sent time.Time, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (p *pipeline) withMedia(r *routes.Route, args json.RawMessage, text []byte, sent time.Time, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if p.cfg.Media == nil || res.IsError {
 		return res
 	}
 	limit := p.cfg.MaxResultBytes - envelopeReserve
 	size, _ := check.Size(res, 0)               // exact: a limit of 0 is never met
 	room := (limit - size - imageFrame) / 4 * 3 // base64
-	block, why := p.cfg.Media(media.Call{Method: r.tool.Method, Args: args, Result: text, Sent: sent, Room: int64(room)})
+	block, why := p.cfg.Media(media.Call{Method: r.Tool.Method, Args: args, Result: text, Sent: sent, Room: int64(room)})
 	switch {
 	case block != nil:
 		res.Content = append(res.Content, block)

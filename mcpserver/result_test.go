@@ -306,7 +306,7 @@ func TestCheckerStopsOnClose(t *testing.T) {
 		t.Errorf("the check queued before Close was not run:\n%s", logs.String())
 	}
 	// A check submitted after Close is skipped, without blocking.
-	srv.pipe.checks.submit(checkJob{srv.routes.Load().byName["tairseach_t"], []byte(`{}`)}, func(checkJob) { t.Error("a check ran after Close") })
+	srv.pipe.checks.submit(checkJob{srv.routes.Load().ByName["tairseach_t"], []byte(`{}`)}, func(checkJob) { t.Error("a check ran after Close") })
 	srv.Close()
 }
 

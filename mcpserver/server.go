@@ -10,14 +10,11 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"maps"
-	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
@@ -25,7 +22,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdkadd"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
-	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,7 +42,7 @@ type Server struct {
 
 	lastMeta atomic.Pointer[directMeta] // CallDirect's last _meta decoded
 
-	routes atomic.Pointer[routeTable] // read on every call
+	routes atomic.Pointer[routes.Table] // read on every call
 	// grants owns the macOS permissions as last read (grants.go); the
 	// servers of header selections share their parent's.
 	grants *permissions.Tracker
@@ -54,10 +51,6 @@ type Server struct {
 
 	mu        sync.Mutex // serialises Apply; guards the fields below
 	clients   map[string]*socketrpc.Client
-	visible   map[string][]byte       // MCP name → the tool as clients see it
-	defs      map[string]*mcp.Tool    // the same, for the SDK
-	inputs    map[string]*check.Input // by their JSON, kept across reloads
-	outputs   map[string]*check.Output
 	sdkSynced bool                        // the SDK's server has every tool (RegisterWithSDK)
 	attached  map[stdio.Notifier]struct{} // stdio sessions served directly
 	reg       *manifest.Registry          // the registry applied last
@@ -87,8 +80,6 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		log:      cfg.Logger,
 		ready:    gate.New(),
 		clients:  make(map[string]*socketrpc.Client),
-		visible:  make(map[string][]byte),
-		defs:     make(map[string]*mcp.Tool),
 		attached: make(map[stdio.Notifier]struct{}),
 	}
 	s.grants = s.newGrants()
@@ -109,7 +100,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	if len(cfg.Confirm) > 0 {
 		s.pipe.confirms = newConfirmations()
 	}
-	s.routes.Store(&routeTable{byName: map[string]*route{}})
+	s.routes.Store(routes.Empty())
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
 	s.info, _ = json.Marshal(impl)
 	opts := &mcp.ServerOptions{
@@ -228,7 +219,7 @@ func (s *Server) Close() error {
 // Apply makes reg the served registry. Only tools whose visible definition
 // changed are removed and re-added, so an unchanged registry sends no
 // notifications/tools/list_changed; a change of routing alone is silent.
-func (s *Server) Apply(reg *manifest.Registry) Change {
+func (s *Server) Apply(reg *manifest.Registry) routes.Change {
 	for _, f := range s.cfg.Features {
 		f.Update(reg) // first: see Feature.Update
 	}
@@ -238,112 +229,13 @@ func (s *Server) Apply(reg *manifest.Registry) Change {
 }
 
 // apply is Apply, without reading the grants again.
-func (s *Server) apply(reg *manifest.Registry) Change {
+func (s *Server) apply(reg *manifest.Registry) routes.Change {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-
-	old := s.routes.Load()
-	oldIn, oldOut := s.inputs, s.outputs
-	s.inputs = make(map[string]*check.Input, len(oldIn))
-	s.outputs = make(map[string]*check.Output, len(oldOut))
-	table := &routeTable{byName: make(map[string]*route, len(reg.Tools)), hidden: map[string]policy.Reason{},
-		byMethod: map[string][]*route{}, hiddenByMethod: map[string][]hiddenTool{}, blocked: map[string]blockedTool{}, internal: map[string]*route{}}
-	defs := make(map[string]*mcp.Tool, len(reg.Tools))
-	visible := make(map[string][]byte, len(reg.Tools))
-	var ch Change
-	for _, t := range reg.Tools {
-		if (t.Method == permissions.MethodList || t.Method == permissions.MethodRequest) && table.internal[t.Method] == nil {
-			if _, r, err := s.prepare(t); err == nil {
-				r.input, r.confirm = cachedSchema(s.inputs, oldIn, t.InputSchema, check.NewInput), false
-				if t.Method == permissions.MethodList {
-					r.client = s.grantsClient(t.Socket)
-				}
-				table.internal[t.Method] = r
-			}
-		}
-		if why := s.hides(t); why.By != policy.NotHidden {
-			if perm, status, blocked := s.blocked(t); blocked && why.By == policy.ByPermission {
-				table.blocked[t.Name] = blockedTool{t.Name, perm, status, t}
-			}
-			table.hidden[t.Name] = why
-			table.hiddenByMethod[t.Method] = append(table.hiddenByMethod[t.Method], hiddenTool{t.Name, t.File, why})
-			continue
-		}
-		def, r, err := s.prepare(t)
-		if err == nil {
-			r.input = cachedSchema(s.inputs, oldIn, t.InputSchema, check.NewInput)
-			out := func() *check.Output {
-				return cachedSchema(s.outputs, oldOut, t.OutputSchema, check.NewOutput)
-			}
-			switch {
-			case def.OutputSchema != nil:
-				// Checked now, not on first use: a client that lists a schema
-				// it cannot compile may refuse the whole list.
-				r.output = out()
-				if err = r.output.Compiles(); err != nil {
-					err = fmt.Errorf("outputSchema is not valid JSON Schema: %w", err)
-				}
-			case s.cfg.CheckOutputs && len(t.OutputSchema) > 0:
-				r.check = out()
-			}
-		}
-		if err != nil {
-			s.log.Error().Str("tool", t.Name).Str("file", t.File).Err(err).Msg("skipping tool")
-			continue
-		}
-		b, err := json.Marshal(def)
-		if err != nil {
-			s.log.Error().Str("tool", t.Name).Str("file", t.File).Err(err).Msg("skipping tool")
-			continue
-		}
-		table.byName[t.Name] = r
-		table.order = append(table.order, t.Name)
-		table.byMethod[t.Method] = append(table.byMethod[t.Method], r)
-		defs[t.Name] = def
-		visible[t.Name] = b
-		if o, ok := old.byName[t.Name]; ok && string(s.visible[t.Name]) == string(b) &&
-			(o.tool.Method != t.Method || o.client != r.client) {
-			ch.Rerouted++
-		}
-	}
-
-	table.tools = visible
-	table.list, table.listed = listJSON(table.order, visible), len(table.order)
-	if s.cfg.ToolMode == ToolModeDiscover {
-		// The discovery tools are all that is listed; the tools served are
-		// reached through them and seen at once after a reload.
-		table.discover = discoveryTools(s.cfg.Prefix)
-		for name := range table.discover.defs {
-			if _, ok := table.byName[name]; ok {
-				s.log.Warn().Str("tool", name).Msg("a manifest tool has the name of a discovery tool; it is not callable in --tool-mode discover")
-				delete(table.byName, name)
-			}
-		}
-		defs, visible = table.discover.defs, table.discover.visible
-		table.list, table.listed = listJSON(table.discover.names, visible), len(table.discover.names)
-	}
-
-	for name := range s.visible {
-		if _, ok := visible[name]; !ok {
-			ch.Removed = append(ch.Removed, name)
-		}
-	}
-	for name, b := range visible {
-		prev, ok := s.visible[name]
-		switch {
-		case !ok:
-			ch.Added = append(ch.Added, name)
-		case string(prev) != string(b):
-			ch.Changed = append(ch.Changed, name)
-		}
-	}
-	slices.Sort(ch.Added)
-	slices.Sort(ch.Removed)
-	slices.Sort(ch.Changed)
+	table, ch := routes.Build(reg, s.routeOptions(), s.routes.Load())
 
 	// Route first, so a tool is callable as soon as a client can see it.
 	s.routes.Store(table)
-	s.visible, s.defs = visible, defs
 	s.reg = reg
 	for _, n := range s.narrowed {
 		n.apply(reg)
@@ -368,7 +260,7 @@ func (s *Server) apply(reg *manifest.Registry) Change {
 		s.mcp.RemoveTools(ch.Removed...)
 	}
 	for _, name := range append(ch.Added, ch.Changed...) {
-		if err := s.addTool(defs[name]); err != nil {
+		if err := s.addTool(table.Defs[name]); err != nil {
 			s.log.Error().Str("tool", name).Err(err).Msg("registering tool")
 		}
 	}
@@ -380,36 +272,24 @@ func (s *Server) addTool(def *mcp.Tool) error {
 	return sdkadd.Add(func() { s.mcp.AddTool(def, s.handle) })
 }
 
-// prepare builds the MCP definition and the route of one tool.
-func (s *Server) prepare(t manifest.Tool) (*mcp.Tool, *route, error) {
-	def := &mcp.Tool{
-		Name:        t.Name,
-		Title:       t.Title,
-		Description: t.Description,
-		InputSchema: t.InputSchema,
+// routeOptions are what the server's route table is built under besides
+// the registry: its policy, the grants as last read, its sockets' clients
+// and its flags. s.mu must be held.
+func (s *Server) routeOptions() routes.Options {
+	return routes.Options{
+		Policy:        s.cfg.Policy,
+		HideUngranted: s.cfg.HideUngranted,
+		Grants:        s.grants.Grants(),
+		Client:        s.client,
+		GrantsClient:  s.grantsClient,
+		CallTimeout:   s.cfg.CallTimeout,
+		OutputSchemas: s.cfg.OutputSchemas,
+		CheckOutputs:  s.cfg.CheckOutputs,
+		Confirm:       s.cfg.Confirm,
+		Discover:      s.cfg.ToolMode == ToolModeDiscover,
+		Prefix:        s.cfg.Prefix,
+		Log:           s.log,
 	}
-	if a := t.Annotations; a != (manifest.Annotations{}) {
-		ann := &mcp.ToolAnnotations{
-			Title:           a.Title,
-			DestructiveHint: a.DestructiveHint,
-			OpenWorldHint:   a.OpenWorldHint,
-		}
-		if a.ReadOnlyHint != nil {
-			ann.ReadOnlyHint = *a.ReadOnlyHint
-		}
-		if a.IdempotentHint != nil {
-			ann.IdempotentHint = *a.IdempotentHint
-		}
-		def.Annotations = ann
-	}
-	r := &route{tool: t, client: s.client(t.Socket), timeout: s.cfg.CallTimeout, confirm: s.needsConfirm(t)}
-	if t.TimeoutMs > 0 {
-		r.timeout = time.Duration(t.TimeoutMs) * time.Millisecond
-	}
-	if s.cfg.OutputSchemas && len(t.OutputSchema) > 0 {
-		def.OutputSchema = t.OutputSchema
-	}
-	return def, r, nil
 }
 
 // client returns the pooled client of a backend socket. s.mu must be held.
@@ -441,11 +321,11 @@ func (s *Server) pooled(use, path string, size int) *socketrpc.Client {
 
 // Lookup reports the route of an exposed tool.
 func (s *Server) Lookup(name string) (manifest.Tool, bool) {
-	r, ok := s.routes.Load().byName[name]
+	r, ok := s.routes.Load().ByName[name]
 	if !ok {
 		return manifest.Tool{}, false
 	}
-	return r.tool, true
+	return r.Tool, true
 }
 
 // handle is the go-sdk handler of every tool it lists.
@@ -493,10 +373,10 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	}
 	table := s.routes.Load()
 	name := call.Params.Name
-	_, hidden := table.hidden[name]
-	_, served := table.byName[name]
-	discovery := table.discover != nil && table.discover.defs[name] != nil
-	if !hidden && !(table.discover != nil && served) && !discovery {
+	_, hidden := table.Hidden[name]
+	_, served := table.ByName[name]
+	discovery := table.Discover != nil && table.Discover.Defs[name] != nil
+	if !hidden && !(table.Discover != nil && served) && !discovery {
 		return nil
 	}
 	c := sdkCall(call)
@@ -511,27 +391,9 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	return res
 }
 
-// needsConfirm reports whether calls of t need the user's confirmation.
-func (s *Server) needsConfirm(t manifest.Tool) bool {
-	for _, r := range s.cfg.Confirm {
-		if r == "destructive" {
-			if t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint {
-				return true
-			}
-			continue
-		}
-		for _, name := range []string{t.Name, t.ToolName, t.Method} {
-			if ok, _ := path.Match(r, name); ok && name != "" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // HasTool implements CallHandler.
 func (s *Server) HasTool(name string) bool {
-	_, ok := s.routes.Load().byName[name]
+	_, ok := s.routes.Load().ByName[name]
 	return ok
 }
 
@@ -559,8 +421,9 @@ func (s *Server) RegisterWithSDK() {
 		return
 	}
 	s.sdkSynced = true
-	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
-		if err := s.addTool(s.defs[name]); err != nil {
+	defs := s.routes.Load().Defs
+	for _, name := range slices.Sorted(maps.Keys(defs)) {
+		if err := s.addTool(defs[name]); err != nil {
 			s.log.Error().Str("tool", name).Err(err).Msg("registering tool")
 		}
 	}

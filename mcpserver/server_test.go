@@ -18,6 +18,7 @@ import (
 	"github.com/geilt/tairseach-mcp/internal/demo"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 )
 
 // startDemo runs the demo backend in-process on a real Unix socket.
@@ -108,14 +109,14 @@ func TestCorpusRegistersEveryTool(t *testing.T) {
 		if tool.OutputSchema == nil {
 			t.Errorf("%s lost its outputSchema", tool.Name)
 		}
-		r, ok := srv.routes.Load().byName[tool.Name]
+		r, ok := srv.routes.Load().ByName[tool.Name]
 		if !ok {
 			t.Fatalf("%s listed but not routed", tool.Name)
 		}
-		if _, err := r.input.Check(json.RawMessage(`{}`)); err != nil {
+		if _, err := r.Input.Check(json.RawMessage(`{}`)); err != nil {
 			t.Errorf("%s: inputSchema does not compile: %v", tool.Name, err)
 		}
-		if _, err := r.output.Check([]byte(`{}`), false); err != nil {
+		if _, err := r.Output.Check([]byte(`{}`), false); err != nil {
 			t.Errorf("%s: outputSchema does not compile: %v", tool.Name, err)
 		}
 	}
@@ -127,7 +128,7 @@ func TestCheckArgs(t *testing.T) {
 		"filter":{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}},"additionalProperties":false}}],
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
-	in := srv.routes.Load().byName["tairseach_q"].input
+	in := srv.routes.Load().ByName["tairseach_q"].Input
 	tests := []struct {
 		args string
 		want []string // substrings of the message; none means valid
@@ -199,15 +200,15 @@ func TestApplyNotifiesOnlyVisibleChanges(t *testing.T) {
 	tests := []struct {
 		name     string
 		manifest string
-		want     func(Change) bool
+		want     func(routes.Change) bool
 		notify   bool
 	}{
-		{"unchanged", base, func(c Change) bool { return c.Empty() && c.Rerouted == 0 }, false},
-		{"method only", strings.Replace(base, `"b":"m.b"`, `"b":"m.b2"`, 1), func(c Change) bool { return c.Empty() && c.Rerouted == 1 }, false},
-		{"description", strings.Replace(base, `"B"`, `"B2"`, 1), func(c Change) bool { return len(c.Changed) == 1 && c.Changed[0] == "tairseach_b" }, true},
+		{"unchanged", base, func(c routes.Change) bool { return c.Empty() && c.Rerouted == 0 }, false},
+		{"method only", strings.Replace(base, `"b":"m.b"`, `"b":"m.b2"`, 1), func(c routes.Change) bool { return c.Empty() && c.Rerouted == 1 }, false},
+		{"description", strings.Replace(base, `"B"`, `"B2"`, 1), func(c routes.Change) bool { return len(c.Changed) == 1 && c.Changed[0] == "tairseach_b" }, true},
 		{"removed", strings.Replace(base, `,
-		{"name":"b","description":"B","inputSchema":{"type":"object"}}`, ``, 1), func(c Change) bool { return len(c.Removed) == 1 }, true},
-		{"added back", base, func(c Change) bool { return len(c.Added) == 1 && c.Added[0] == "tairseach_b" }, true},
+		{"name":"b","description":"B","inputSchema":{"type":"object"}}`, ``, 1), func(c routes.Change) bool { return len(c.Removed) == 1 }, true},
+		{"added back", base, func(c routes.Change) bool { return len(c.Added) == 1 && c.Added[0] == "tairseach_b" }, true},
 	}
 	for _, tt := range tests {
 		before := notes.Load()

@@ -36,7 +36,7 @@ type Budget struct {
 func (s *Server) Budget() Budget {
 	<-s.ready.Opened()
 	t := s.routes.Load()
-	b := Budget{Tools: t.listed, Bytes: len(t.list)}
+	b := Budget{Tools: t.Listed, Bytes: len(t.List)}
 	b.Tokens = (b.Bytes + 3) / 4
 	for _, c := range KnownClientCaps {
 		if b.Tools > c.Tools {
@@ -58,7 +58,7 @@ func (b Budget) String() string {
 
 // Hidden reports why the policy hides tool name, if it does.
 func (s *Server) Hidden(name string) (reason string, hidden bool) {
-	why, hidden := s.routes.Load().hidden[name]
+	why, hidden := s.routes.Load().Hidden[name]
 	return why.Text, hidden
 }
 
@@ -74,10 +74,10 @@ type ServedTool struct {
 func (s *Server) Served() []ServedTool {
 	<-s.ready.Opened()
 	t := s.routes.Load()
-	out := make([]ServedTool, 0, len(t.order))
-	for _, n := range t.order {
-		if r, ok := t.byName[n]; ok {
-			out = append(out, ServedTool{n, policy.ToolsetOf(r.tool), len(t.tools[n])})
+	out := make([]ServedTool, 0, len(t.Order))
+	for _, n := range t.Order {
+		if r, ok := t.ByName[n]; ok {
+			out = append(out, ServedTool{n, policy.ToolsetOf(r.Tool), len(t.Tools[n])})
 		}
 	}
 	return out
@@ -100,25 +100,25 @@ type OutputSchemaUse struct {
 // OutputSchemaUse reports what the server does with the outputSchema of the
 // exposed tool name.
 func (s *Server) OutputSchemaUse(name string) OutputSchemaUse {
-	r, ok := s.routes.Load().byName[name]
-	if !ok || len(r.tool.OutputSchema) == 0 {
+	r, ok := s.routes.Load().ByName[name]
+	if !ok || len(r.Tool.OutputSchema) == 0 {
 		return OutputSchemaUse{}
 	}
 	var u OutputSchemaUse
-	o := r.output
+	o := r.Output
 	switch {
 	case o != nil:
 		u.Use = "advertised"
-	case r.check != nil:
-		u.Use, o = "checked", r.check
+	case r.Check != nil:
+		u.Use, o = "checked", r.Check
 	default:
-		u.Use, o = "ignored", check.NewOutput(r.tool.OutputSchema)
+		u.Use, o = "ignored", check.NewOutput(r.Tool.OutputSchema)
 	}
 	if err := o.Compiles(); err != nil {
 		u.Problem = fmt.Sprintf("not valid JSON Schema: %v", err)
 		return u
 	}
-	known, ok := knownReplies[r.tool.Method]
+	known, ok := knownReplies[r.Tool.Method]
 	if !ok {
 		return u
 	}
@@ -132,7 +132,7 @@ func (s *Server) OutputSchemaUse(name string) OutputSchemaUse {
 		problem = p
 	}
 	if problem != "" {
-		u.Problem = fmt.Sprintf("the real Tairseach server's %s returns %s, which does not match: %s", r.tool.Method, known.shape, problem)
+		u.Problem = fmt.Sprintf("the real Tairseach server's %s returns %s, which does not match: %s", r.Tool.Method, known.shape, problem)
 	}
 	return u
 }
@@ -192,15 +192,15 @@ func (s *Server) backends() (int, []*socketrpc.Client) {
 	seen := map[string]*socketrpc.Client{}
 	def := s.client("")
 	seen[def.Path()] = def
-	for _, r := range table.byName {
-		seen[r.client.Path()] = r.client
+	for _, r := range table.ByName {
+		seen[r.Client.Path()] = r.Client
 	}
 	out := make([]*socketrpc.Client, 0, len(seen))
 	for _, c := range seen {
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b *socketrpc.Client) int { return strings.Compare(a.Path(), b.Path()) })
-	return len(table.byName), out
+	return len(table.ByName), out
 }
 
 // knownReplies are replies the real Tairseach server sends (read from its
