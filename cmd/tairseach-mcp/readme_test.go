@@ -10,12 +10,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode"
@@ -398,6 +400,11 @@ var readmeWalkWants = map[string][]string{
 	"tairseach-mcp resources": {"tairseach://status ", "tairseach://manifests/contacts ", "tairseach://contacts/{id} "},
 	`echo '{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"find-contact","arguments":{"who":"Anna","channel":"email"}}}' | tairseach-mcp`: {`{"jsonrpc":"2.0","id":1,"result":{`, `Find Anna in my contacts`, `by email`},
 
+	// Serve over HTTP: the server in the background (readmeServe), then
+	// mcp-remote as a stdio client drives it (readmeDrive).
+	"tairseach-mcp --transport http": {"listening"},
+	`npx -y mcp-remote@PINNED http://127.0.0.1:8765/mcp --header "Authorization: Bearer $(cat ~/.tairseach/mcp-token)"`: {`"id":1,"result":{`, `"id":2,"result":{`, `"name":"tairseach_contacts_search"`},
+
 	// Only tools that can work, and Commands.
 	"tairseach-mcp doctor":                                  {"OK    manifests directory ", "OK    round trip: server.status answered"},
 	"tairseach-mcp tools --all":                             {"tairseach_contacts_delete ", "mcp_expose is false"},
@@ -418,11 +425,24 @@ var readmeRunBy = map[string]struct{ test, how string }{
 
 	"~/.local/bin/tairseach-mcp doctor":                 {"TestQuickstart", "the installed binary against a demo backend in HOME"},
 	"~/.local/bin/tairseach-mcp install claude-desktop": {"TestQuickstart", "then starts the entry as Claude Desktop would"},
+}
 
-	"tairseach-mcp --transport http": {"TestMCPRemoteWithoutTokenFailsFast",
-		"a server that runs until stopped; the test starts it on a free port rather than 8765"},
-	`npx -y mcp-remote@PINNED http://127.0.0.1:8765/mcp --header "Authorization: Bearer $(cat ~/.tairseach/mcp-token)"`: {"TestMCPRemoteWithoutTokenFailsFast",
-		"the pinned mcp-remote with the token and without, against that server"},
+// readmeServe are the README commands that serve until stopped, by the
+// address they listen on: the walk starts each in the background, waits
+// until it listens, and stops it at the end.
+var readmeServe = map[string]string{
+	"tairseach-mcp --transport http": "127.0.0.1:8765",
+}
+
+// readmeDrive are the README commands that bridge a client on stdin
+// until stopped, with what such a client sends: the walk sends it, keeps
+// stdin open a while, and reads the first answers.
+var readmeDrive = map[string][]string{
+	`npx -y mcp-remote@PINNED http://127.0.0.1:8765/mcp --header "Authorization: Bearer $(cat ~/.tairseach/mcp-token)"`: {
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"readme","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	},
 }
 
 // readmeNotRun are the README commands no test runs, each with why and
@@ -513,13 +533,47 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A server on a fixed address needs it free.
+	for _, addr := range readmeServe {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Logf("not running the HTTP server and its clients: %s is in use: %v", addr, err)
+			walk = slices.DeleteFunc(walk, func(c readmeCommand) bool {
+				_, serve := readmeServe[c.key]
+				_, drive := readmeDrive[c.key]
+				return serve || drive
+			})
+			break
+		}
+		ln.Close()
+	}
+
 	errs := t.TempDir()
 	var script strings.Builder
-	script.WriteString("set -o pipefail\ncd \"$REPO\"\n")
+	script.WriteString("set -o pipefail\ncd \"$REPO\"\nservers=\n")
 	fmt.Fprintf(&script, "export TAIRSEACH_MANIFESTS=$PWD/manifests.example TAIRSEACH_SOCKET=%s TAIRSEACH_PROMPTS=$PWD/manifests.example/prompts\n", sock)
 	for n, c := range walk {
-		fmt.Fprintf(&script, "echo '@@ begin %d'\n{\n%s\n} 2>%q\necho \"@@ end %d $?\"\n", n, c.run, filepath.Join(errs, fmt.Sprint(n)), n)
+		errFile := filepath.Join(errs, fmt.Sprint(n))
+		if addr, ok := readmeServe[c.key]; ok {
+			host, port, _ := net.SplitHostPort(addr)
+			// Not in braces: $! is the server itself, for kill.
+			fmt.Fprintf(&script, "echo '@@ begin %d'\n%s 2>%q &\nservers=\"$servers $!\"\n", n, c.run, errFile)
+			fmt.Fprintf(&script, "for i in $(seq 200); do (exec 3<>/dev/tcp/%s/%s) 2>/dev/null && break; sleep 0.05; done\n", host, port)
+			fmt.Fprintf(&script, "(exec 3<>/dev/tcp/%s/%s) 2>/dev/null && echo listening; echo \"@@ end %d $?\"\n", host, port, n)
+			continue
+		}
+		if in, ok := readmeDrive[c.key]; ok {
+			// The answers are read until the last request's; stdin stays
+			// open until then (at most 40 s), as a client's would.
+			done := errFile + ".done"
+			fmt.Fprintf(&script, "echo '@@ begin %d'\n{ printf '%%s\\n' %s; for i in $(seq 400); do [ -e %q ] && break; sleep 0.1; done; } | {\n%s\n} 2>%q |\n"+
+				"  awk '{ print } /\"id\":%s,/ { system(\"touch %s\"); exit }'\necho \"@@ end %d ${PIPESTATUS[2]}\"\n",
+				n, shellWords(in), done, c.run, errFile, lastID(in), done, n)
+			continue
+		}
+		fmt.Fprintf(&script, "echo '@@ begin %d'\n{\n%s\n} 2>%q\necho \"@@ end %d $?\"\n", n, c.run, errFile, n)
 	}
+	script.WriteString("[ -z \"$servers\" ] || kill $servers\n")
 	env := append(bridgeEnv(), "HOME="+home, "REPO="+repoRoot, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "npm_config_offline=true")
 	o, stderr := runReadmeScript(t, "bash", script.String(), env)
 	for n, c := range walk {
@@ -530,6 +584,27 @@ func TestReadmeCommands(t *testing.T) {
 		cmdErr, _ := os.ReadFile(filepath.Join(errs, fmt.Sprint(n)))
 		checkReadmeOutput(t, o, n, c.key, want, string(cmdErr)+stderr)
 	}
+}
+
+// shellWords quotes each of words for a POSIX shell, separated by spaces.
+func shellWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// lastID is the id of the last JSON-RPC request of lines, as written.
+func lastID(lines []string) string {
+	id := ""
+	for _, l := range lines {
+		var m struct{ ID json.RawMessage }
+		if json.Unmarshal([]byte(l), &m) == nil && m.ID != nil {
+			id = string(m.ID)
+		}
+	}
+	return id
 }
 
 // testFuncs returns the names of the Test functions of this package.
@@ -679,18 +754,23 @@ func runReadmeScript(t *testing.T, shell, script string, env []string) (stdout, 
 	t.Helper()
 	cmd := exec.Command(shell, "-c", script)
 	cmd.Env = env
+	// In a process group of its own, killed whole when it ends, so that
+	// nothing it started outlives the test holding its output.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 10 * time.Second
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { killGroup(t, cmd.Process.Pid) })
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var err error
 	select {
 	case err = <-done:
 	case <-time.After(2 * time.Minute):
-		_ = cmd.Process.Kill()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		t.Fatalf("the README's commands did not finish in 2 minutes\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	}
