@@ -160,3 +160,13 @@ type Feature interface {
 // the message has left, and returns the block, or nil and a sentence for
 // the model saying why there is none ("" when there is nothing to say).
 type Media func(media.Call) (mcp.Content, string)
+
+// Tool modes (Config.ToolMode).
+const (
+	ToolModeAll      = "all"
+	ToolModeDiscover = "discover"
+)
+
+// decodeDiscoveryArgs decodes the arguments of a discovery tool into v.
+// Members it does not know are ignored, as the tools' schemas allow them
+// (clients add some of their own, such as Gemini CLI's wait_for_previous).

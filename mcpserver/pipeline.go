@@ -248,16 +248,6 @@ func (p *pipeline) resolve(ctx context.Context, table *routes.Table, c *Request)
 	return r, nil
 }
 
-// refuseHidden refuses c's call of tool name, which why hides: a rule of
-// the policy, or a permission not granted.
-func refuseHidden(c *Request, name string, why policy.Reason) *mcp.CallToolResult {
-	rule := backend.RuleHidden
-	if why.By == policy.ByPermission {
-		rule = backend.RulePermission
-	}
-	return c.refuse(rule, why.Message(name))
-}
-
 // acquire takes a slot for a call in flight, waiting until ctx ends.
 func (p *pipeline) acquire(ctx context.Context) bool {
 	select {

@@ -1,11 +1,11 @@
 package mcpserver
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -15,6 +15,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
@@ -157,35 +158,6 @@ func from(c *Request, req mcp.Request, meta mcp.Meta) {
 	}
 }
 
-// Do implements backend.Road: a feature's request goes through the
-// pipeline of every tool call, under this server's policy (a header
-// selection's, for the sessions of its selection).
-func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
-	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, view: &s.routes}
-	if br.From != nil {
-		var meta map[string]any
-		if p := br.From.GetParams(); p != nil {
-			meta = p.GetMeta()
-		}
-		from(c, br.From, meta)
-	} else {
-		c.self = br.Kind == backend.Permissions
-		c.Info.Transport, c.Info.Kind = "internal", string(br.Kind)
-	}
-	res := s.pipe.run(ctx, c)
-	switch {
-	case res == nil:
-		return nil, cmp.Or(ctx.Err(), context.Canceled)
-	case c.failure != nil:
-		return nil, c.failure
-	case c.refused != nil:
-		return nil, c.refused
-	case res.IsError:
-		return nil, &backend.Refused{Rule: backend.RuleOther, Message: ResultText(res)}
-	}
-	return json.RawMessage(ResultText(res)), nil
-}
-
 // refuse is the answer to c when a rule stopped it: msg is what the
 // client reads, and the rule stays on c as a typed value for whoever asked
 // (Server.Do, Server.Try) and the audit log.
@@ -214,3 +186,50 @@ func ResultText(res *mcp.CallToolResult) string {
 	}
 	return ""
 }
+
+// directMeta is what CallDirect reads of a request's _meta. It is shared
+// by the requests whose _meta has the same bytes, and never changed.
+type directMeta struct {
+	raw      []byte
+	ok       bool
+	allOnce  sync.Once
+	allMeta  map[string]any          // all of it, for OpenTelemetry; read only
+	Progress json.RawMessage         `json:"progressToken"` // as it came: a number may not survive a float64
+	Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+	Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+}
+
+// all returns the whole _meta decoded, once.
+func (m *directMeta) all() map[string]any {
+	m.allOnce.Do(func() { _ = json.Unmarshal(m.raw, &m.allMeta) })
+	return m.allMeta
+}
+
+// refuseHidden refuses c's call of tool name, which why hides: a rule of
+// the policy, or a permission not granted.
+func refuseHidden(c *Request, name string, why policy.Reason) *mcp.CallToolResult {
+	rule := backend.RuleHidden
+	if why.By == policy.ByPermission {
+		rule = backend.RulePermission
+	}
+	return c.refuse(rule, why.Message(name))
+}
+
+// grantsWait bounds how long the first requests whose answer depends on
+// what is offered (tools/list, the resource and prompt lists) wait for the
+// first read of the grants: a Tairseach app that does not answer within it
+// leaves every tool offered until it does.
+const grantsWait = 3 * time.Second
+
+// waitGrants waits until the grants were first read, at most grantsWait;
+// once one wait gives up, none waits again.
+func (p *pipeline) waitGrants(ctx context.Context) {
+	if p.grantsRead.WaitAtMost(ctx, grantsWait) {
+		p.log.Warn().Dur("waited", grantsWait).Msg("the macOS permissions are not read yet; every tool is offered until they are")
+		p.grantsRead.Open()
+	}
+}
+
+// nudgeGrants has the grants read again soon, when they are tracked: at
+// once, or at the end of the settle period of the last read.
+func (p *pipeline) nudgeGrants() { p.grants.Refresh() }

@@ -73,18 +73,6 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	return nil
 }
 
-// directMeta is what CallDirect reads of a request's _meta. It is shared
-// by the requests whose _meta has the same bytes, and never changed.
-type directMeta struct {
-	raw      []byte
-	ok       bool
-	allOnce  sync.Once
-	allMeta  map[string]any          // all of it, for OpenTelemetry; read only
-	Progress json.RawMessage         `json:"progressToken"` // as it came: a number may not survive a float64
-	Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
-	Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-}
-
 // callMeta decodes a direct call's _meta, or returns the last one decoded
 // when the bytes are the same: a 2026-07-28 client sends the same _meta
 // (its capabilities and name) with every request.
@@ -98,12 +86,6 @@ func (s *Server) callMeta(raw []byte) *directMeta {
 		s.lastMeta.Store(m)
 	}
 	return m
-}
-
-// all returns the whole _meta decoded, once.
-func (m *directMeta) all() map[string]any {
-	m.allOnce.Do(func() { _ = json.Unmarshal(m.raw, &m.allMeta) })
-	return m.allMeta
 }
 
 // CallDirect implements CallHandler: it fills in the Request from the

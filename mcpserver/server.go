@@ -8,20 +8,25 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdkadd"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 
@@ -428,3 +433,120 @@ func (s *Server) RegisterWithSDK() {
 		}
 	}
 }
+
+// Do implements backend.Road: a feature's request goes through the
+// pipeline of every tool call, under this server's policy (a header
+// selection's, for the sessions of its selection).
+func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
+	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, view: &s.routes}
+	if br.From != nil {
+		var meta map[string]any
+		if p := br.From.GetParams(); p != nil {
+			meta = p.GetMeta()
+		}
+		from(c, br.From, meta)
+	} else {
+		c.self = br.Kind == backend.Permissions
+		c.Info.Transport, c.Info.Kind = "internal", string(br.Kind)
+	}
+	res := s.pipe.run(ctx, c)
+	switch {
+	case res == nil:
+		return nil, cmp.Or(ctx.Err(), context.Canceled)
+	case c.failure != nil:
+		return nil, c.failure
+	case c.refused != nil:
+		return nil, c.refused
+	case res.IsError:
+		return nil, &backend.Refused{Rule: backend.RuleOther, Message: ResultText(res)}
+	}
+	return json.RawMessage(ResultText(res)), nil
+}
+
+// hides says why s leaves t out, by the rule of its route table: the
+// flags' (or a header selection's) policy, else a permission not granted;
+// the zero Reason when t is served.
+func (s *Server) hides(t manifest.Tool) policy.Reason {
+	o := routes.Options{Policy: s.cfg.Policy, HideUngranted: s.cfg.HideUngranted, Grants: s.grants.Grants()}
+	return o.Hides(t)
+}
+
+// regrant applies the registry again after the grants changed: the routes
+// read them from the tracker, and clients are told when the lists
+// changed. The tracker calls it at most once per settle period
+// (Config.PermissionsSettle).
+func (s *Server) regrant() {
+	s.pipe.asks.forget(s.grants.Grants()) // what the user answered holds until the permission changes
+	s.mu.Lock()
+	reg := s.reg
+	s.mu.Unlock()
+	if reg == nil || !s.cfg.HideUngranted {
+		return
+	}
+	if ch := s.apply(reg); !ch.Empty() {
+		s.log.Info().Strs("added", ch.Added).Strs("removed", ch.Removed).Msg("tools offered changed with the macOS permissions")
+	}
+	for _, f := range s.cfg.Features {
+		f.Resync()
+	}
+}
+
+// readGrants reads permissions.list through the one road, as the server's
+// own request: the grants are read whatever the flags serve, but only
+// where a manifest maps the method. It takes no slot of the calls in
+// flight, and its route has a connection of its own (grantsClient): calls
+// busy on every connection cannot make it wait.
+func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
+	// Before the manifests, the road waits for them.
+	if s.ready.IsOpen() && s.routes.Load().Internal[permissions.MethodList] == nil {
+		return nil, errNoGrants
+	}
+	return s.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: permissions.MethodList, Params: json.RawMessage("{}")})
+}
+
+// errNoGrants is a registry that maps no permissions.list: the grants
+// known are forgotten.
+var errNoGrants = fmt.Errorf("no manifest maps permissions.list: %w", permissions.ErrNoSource)
+
+// newGrants is the one owner of a server's grants: it reads them
+// (readGrants), coalesced and at most once per settle period, and has the
+// routes applied again when they change. The servers of header selections
+// share their parent's.
+func (s *Server) newGrants() *permissions.Tracker {
+	return permissions.NewTracker(permissions.Options{
+		Read:        s.readGrants,
+		Interval:    s.cfg.PermissionsInterval,
+		MinInterval: s.cfg.PermissionsSettle,
+		OnChange:    func(_, _ permissions.Grants) { s.regrant() },
+		Logger:      s.log,
+	})
+}
+
+// unavailable is the line the instructions of initialize add when tools
+// are left out for permissions, or "".
+func (s *Server) unavailable() string {
+	t := s.routes.Load()
+	by := map[string][]string{}
+	for _, h := range t.Blocked {
+		k := quote.Line(h.Perm, quote.Name) + " (" + string(h.Status) + ")"
+		by[k] = append(by[k], h.Name)
+	}
+	if len(by) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		tools := "tools"
+		if len(by[k]) == 1 {
+			tools = "tool"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d %s", k, len(by[k]), tools))
+	}
+	return " Some capabilities are unavailable because macOS has not granted Tairseach the permission they need, so their tools are not offered: " +
+		strings.Join(parts, "; ") + ". If the user asks for one, tell them which permission it needs: they can give it in the Tairseach app's Permissions view, or in System Settings › Privacy & Security."
+}
+
+// grantsClient is the client of the server's own reads of the grants on a
+// backend socket: one connection of its own, apart from the pool of the
+// calls. s.mu must be held.
+func (s *Server) grantsClient(path string) *socketrpc.Client { return s.pooled("grants:", path, 1) }
