@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -214,22 +213,3 @@ func refuseHidden(c *Request, name string, why policy.Reason) *mcp.CallToolResul
 	}
 	return c.refuse(rule, why.Message(name))
 }
-
-// grantsWait bounds how long the first requests whose answer depends on
-// what is offered (tools/list, the resource and prompt lists) wait for the
-// first read of the grants: a Tairseach app that does not answer within it
-// leaves every tool offered until it does.
-const grantsWait = 3 * time.Second
-
-// waitGrants waits until the grants were first read, at most grantsWait;
-// once one wait gives up, none waits again.
-func (p *pipeline) waitGrants(ctx context.Context) {
-	if p.grantsRead.WaitAtMost(ctx, grantsWait) {
-		p.log.Warn().Dur("waited", grantsWait).Msg("the macOS permissions are not read yet; every tool is offered until they are")
-		p.grantsRead.Open()
-	}
-}
-
-// nudgeGrants has the grants read again soon, when they are tracked: at
-// once, or at the end of the settle period of the last read.
-func (p *pipeline) nudgeGrants() { p.grants.Refresh() }
