@@ -64,8 +64,8 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		return nil
 	}
 	table := p.routes.Load()
-	if c.view != nil {
-		table = c.view.Load()
+	if c.routes != nil {
+		table = c.routes.Load()
 	}
 	var (
 		r       *routes.Route

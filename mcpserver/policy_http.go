@@ -12,22 +12,22 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
-// MaxNarrowedServers bounds the distinct header selections served at once:
+// MaxSelections bounds the distinct header selections served at once:
 // each has a go-sdk server of its own. A new selection past the bound takes
 // the place of the one used least recently that has no request running,
 // whose sessions are closed (their next request gets 404 and they begin
 // again); only when every one has a request running is it refused with
 // 503. A session's own requests never take a place: it keeps the
 // selection of its initialize. See docs/http.md.
-const MaxNarrowedServers = 32
+const MaxSelections = 32
 
-type narrowedServerKey struct{}
+type selectionCtxKey struct{}
 
-// narrowByHeaders serves a request that carries X-MCP-* headers with a
+// selectByHeaders serves a request that carries X-MCP-* headers with a
 // server of its own whose tools are the server's, narrowed by them; a
 // session keeps the server of its initialize request, whatever the
 // headers of its later requests say. Bad headers are a 400 that says why.
-func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
+func (s *Server) selectByHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, err := policy.FromHeaders(r.Header)
 		if err != nil {
@@ -62,18 +62,18 @@ func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
 				policy.HeaderToolsets, strings.Join(unknown, ","), strings.Join(known, ",")), http.StatusBadRequest)
 			return
 		}
-		child, err := s.useSelection(h)
+		sel, err := s.useSelection(h)
 		if err != nil {
 			s.log.Warn().Err(err).Msg("refused a request")
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "Service Unavailable: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		defer child.busy.Add(-1)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), narrowedServerKey{}, child)))
+		defer sel.busy.Add(-1)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), selectionCtxKey{}, sel)))
 		// The go-sdk names a session it began in the response.
 		if id := w.Header().Get(sessionIDHeader); id != "" && r.Method == http.MethodPost {
-			s.bindSession(id, child)
+			s.bindSession(id, sel)
 		}
 	})
 }
@@ -81,7 +81,7 @@ func (s *Server) narrowByHeaders(next http.Handler) http.Handler {
 // serverFor is the go-sdk server of a request: its header selection's, or
 // the shared one.
 func (s *Server) serverFor(r *http.Request) *mcp.Server {
-	if c, ok := r.Context().Value(narrowedServerKey{}).(*Server); ok {
+	if c, ok := r.Context().Value(selectionCtxKey{}).(*Server); ok {
 		return c.MCP()
 	}
 	return s.MCP()
@@ -91,40 +91,40 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 // on first use, with one more request counted on it (the caller ends it
 // with busy.Add(-1)).
 func (s *Server) useSelection(h policy.Policy) (*Server, error) {
-	c, closing, err := s.narrowedServer(h)
+	c, closing, err := s.selectionServer(h)
 	for _, ss := range closing {
 		_ = ss.Close()
 	}
 	return c, err
 }
 
-// narrowedServer returns the server of s's policy narrowed by h, making it
+// selectionServer returns the server of s's policy narrowed by h, making it
 // on first use, with its use counted (busy). It shares s's backend
 // connections and pipeline, and follows s's reloads until it is let go.
 // At the bound, the selection used least recently with no request running
 // is let go to make room: the sessions it began are returned, for the
 // caller to close without s.mu.
-func (s *Server) narrowedServer(h policy.Policy) (_ *Server, closing []*mcp.ServerSession, _ error) {
+func (s *Server) selectionServer(h policy.Policy) (_ *Server, closing []*mcp.ServerSession, _ error) {
 	p := s.cfg.Policy.Narrow(h)
 	key := p.Key()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	if c, ok := s.narrowed[key]; ok {
+	if c, ok := s.selections[key]; ok {
 		c.lastUsed.Store(now.UnixNano())
 		c.busy.Add(1)
 		return c, nil, nil
 	}
 	s.sweepSelections(now)
-	if len(s.narrowed) >= MaxNarrowedServers {
+	if len(s.selections) >= MaxSelections {
 		var lru *Server
-		for _, c := range s.narrowed {
+		for _, c := range s.selections {
 			if c.busy.Load() == 0 && (lru == nil || c.lastUsed.Load() < lru.lastUsed.Load()) {
 				lru = c
 			}
 		}
 		if lru == nil {
-			return nil, nil, fmt.Errorf("all %d X-MCP-* header selections served at once have a request running; retry shortly, or use one of them", MaxNarrowedServers)
+			return nil, nil, fmt.Errorf("all %d X-MCP-* header selections served at once have a request running; retry shortly, or use one of them", MaxSelections)
 		}
 		closing = s.letGoSelection(lru, "a new selection needs its place")
 	}
@@ -139,11 +139,11 @@ func (s *Server) narrowedServer(h policy.Policy) (_ *Server, closing []*mcp.Serv
 	c.pipe.checks.stop()
 	c.clients, c.pipe, c.grants = s.clients, s.pipe, s.grants
 	c.apply(s.reg)
-	c.selection = key
-	if s.narrowed == nil {
-		s.narrowed = map[string]*Server{}
+	c.selectionKey = key
+	if s.selections == nil {
+		s.selections = map[string]*Server{}
 	}
-	s.narrowed[key] = c
+	s.selections[key] = c
 	c.lastUsed.Store(now.UnixNano())
 	c.busy.Add(1)
 	s.log.Info().Str("selection", key).Int("tools", len(c.routes.Load().Order)).Msg("serving a header selection")
@@ -158,7 +158,7 @@ const selectionIdle = time.Minute
 // uses and no request used for selectionIdle, so that selections do not
 // hold memory for the life of the process. s.mu held.
 func (s *Server) sweepSelections(now time.Time) {
-	for _, c := range s.narrowed {
+	for _, c := range s.selections {
 		if c.busy.Load() > 0 || now.Sub(time.Unix(0, c.lastUsed.Load())) < selectionIdle {
 			continue
 		}
@@ -178,7 +178,7 @@ func (s *Server) sweepSelections(now time.Time) {
 // returned, to be closed. A request still being served by it finishes on
 // it. s.mu held.
 func (s *Server) letGoSelection(c *Server, why string) []*mcp.ServerSession {
-	delete(s.narrowed, c.selection)
+	delete(s.selections, c.selectionKey)
 	for id, sc := range s.sessionSelections {
 		if sc == c {
 			delete(s.sessionSelections, id)
@@ -192,7 +192,7 @@ func (s *Server) letGoSelection(c *Server, why string) []*mcp.ServerSession {
 	for ss := range c.mcp.Sessions() {
 		closing = append(closing, ss)
 	}
-	s.log.Info().Str("selection", c.selection).Int("sessions_closed", len(closing)).Msg("no longer serving a header selection: " + why)
+	s.log.Info().Str("selection", c.selectionKey).Int("sessions_closed", len(closing)).Msg("no longer serving a header selection: " + why)
 	return closing
 }
 
@@ -202,7 +202,7 @@ func (s *Server) letGoSelection(c *Server, why string) []*mcp.ServerSession {
 func (s *Server) bindSession(id string, c *Server) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.narrowed[c.selection] != c {
+	if s.selections[c.selectionKey] != c {
 		return // let go meanwhile
 	}
 	if s.sessionSelections == nil {
@@ -210,11 +210,11 @@ func (s *Server) bindSession(id string, c *Server) {
 	}
 	s.sessionSelections[id] = c
 	defer func() { s.sessionsBound.Store(int64(len(s.sessionSelections))) }()
-	if len(s.sessionSelections) <= 2*s.sessionsKept+MaxNarrowedServers {
+	if len(s.sessionSelections) <= 2*s.sessionsKept+MaxSelections {
 		return
 	}
 	live := map[string]bool{}
-	for _, sc := range s.narrowed {
+	for _, sc := range s.selections {
 		for ss := range sc.mcp.Sessions() {
 			live[ss.ID()] = true
 		}

@@ -60,7 +60,7 @@ const (
 )
 
 // TestSelectionsCannotLockOut: each distinct header selection costs a
-// go-sdk server, at most MaxNarrowedServers. Idle sessions of as many
+// go-sdk server, at most MaxSelections. Idle sessions of as many
 // selections do not lock anyone out: a new selection, of a session or of
 // a 2026-07-28 request, takes the place of the one used least recently,
 // whose session is closed (404 at its next request). A session's own
@@ -70,8 +70,8 @@ const (
 func TestSelectionsCannotLockOut(t *testing.T) {
 	srv, ts := httpServer(t, HTTPConfig{})
 	url := ts.URL + MCPPath
-	sessions := make([]string, MaxNarrowedServers)
-	for i := range MaxNarrowedServers {
+	sessions := make([]string, MaxSelections)
+	for i := range MaxSelections {
 		code, id, _ := rpc(t, url, "", initializeBody, map[string]string{policy.HeaderTools: fmt.Sprintf("x%d", i)})
 		if code != http.StatusOK || id == "" {
 			t.Fatalf("selection %d: %d, session %q", i, code, id)
@@ -84,7 +84,7 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 	}
 	code, fresh, _ := rpc(t, url, "", initializeBody, map[string]string{policy.HeaderTools: "tairseach_server_status"})
 	if code != http.StatusOK {
-		t.Fatalf("a new selection with %d idle ones: %d, want 200", MaxNarrowedServers, code)
+		t.Fatalf("a new selection with %d idle ones: %d, want 200", MaxSelections, code)
 	}
 	if code, _, _ := rpc(t, url, sessions[1], pingBody, map[string]string{policy.HeaderTools: "x1"}); code != http.StatusNotFound {
 		t.Errorf("the session of the selection used least recently: %d, want 404 (closed to make room)", code)
@@ -105,25 +105,25 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 		t.Fatalf("initialized: %d", code)
 	}
 	srv.mu.Lock()
-	before := len(srv.narrowed)
+	before := len(srv.selections)
 	srv.mu.Unlock()
 	code, _, body = rpc(t, url, fresh, toolsListBody, map[string]string{policy.HeaderTools: "tairseach_contacts_get"})
 	if code != http.StatusOK || !strings.Contains(body, "tairseach_server_status") || strings.Contains(body, "tairseach_contacts_get") {
 		t.Errorf("a session's request with other headers: %d %s", code, body)
 	}
 	srv.mu.Lock()
-	after := len(srv.narrowed)
+	after := len(srv.selections)
 	srv.mu.Unlock()
 	if after != before {
 		t.Errorf("a session's own request took a selection's place: %d selections, then %d", before, after)
 	}
-	if after > MaxNarrowedServers {
-		t.Errorf("%d selections served, more than %d", after, MaxNarrowedServers)
+	if after > MaxSelections {
+		t.Errorf("%d selections served, more than %d", after, MaxSelections)
 	}
 
 	// Every selection has a request running: a new one is refused.
 	srv.mu.Lock()
-	for _, c := range srv.narrowed {
+	for _, c := range srv.selections {
 		c.busy.Add(1)
 	}
 	srv.mu.Unlock()
@@ -155,21 +155,21 @@ func TestSelectionsLetGo(t *testing.T) {
 	srv := New(Config{DefaultSocket: "/x", Logger: zerolog.Nop(), Features: []Feature{&f}}, registryOf(t, `{"id":"t","tools":[{"name":"q","inputSchema":{"type":"object"}}],
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
-	for i := range MaxNarrowedServers + 8 {
+	for i := range MaxSelections + 8 {
 		c, err := srv.useSelection(policy.Policy{Tools: []string{fmt.Sprintf("x%d", i)}})
 		if err != nil {
 			t.Fatalf("selection %d: %v", i, err)
 		}
 		c.busy.Add(-1)
 	}
-	if n := len(srv.narrowed); n > MaxNarrowedServers {
-		t.Fatalf("%d selections kept, more than %d", n, MaxNarrowedServers)
+	if n := len(srv.selections); n > MaxSelections {
+		t.Fatalf("%d selections kept, more than %d", n, MaxSelections)
 	}
-	if f.attached-f.detached != len(srv.narrowed)+1 {
-		t.Fatalf("features attached %d, detached %d, for %d selections and the server", f.attached, f.detached, len(srv.narrowed))
+	if f.attached-f.detached != len(srv.selections)+1 {
+		t.Fatalf("features attached %d, detached %d, for %d selections and the server", f.attached, f.detached, len(srv.selections))
 	}
 	// Idle past selectionIdle: let go at the next new selection.
-	for _, c := range srv.narrowed {
+	for _, c := range srv.selections {
 		c.lastUsed.Store(time.Now().Add(-2 * selectionIdle).UnixNano())
 	}
 	if c, err := srv.useSelection(policy.Policy{Tools: []string{"fresh"}}); err != nil {
@@ -177,7 +177,7 @@ func TestSelectionsLetGo(t *testing.T) {
 	} else {
 		c.busy.Add(-1)
 	}
-	if n := len(srv.narrowed); n != 1 {
+	if n := len(srv.selections); n != 1 {
 		t.Fatalf("%d selections kept after they were idle, want the new one", n)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // through, whatever its kind and whichever policy it is served under
 // (pipeline.go). There is one per process: the servers of HTTP header
 // selections share their parent's, and a request names the route table
-// of its policy (Request.view). It owns what only requests use: the slots
+// of its policy (Request.routes). It owns what only requests use: the slots
 // of requests in flight, the observer, the confirmations asked (one key),
 // the background checks of results.
 type pipeline struct {
@@ -84,9 +84,9 @@ type Request struct {
 	InputResponses mcp.InputResponseMap
 	RequestState   string
 
-	// view is the route table of the policy the request is served under:
+	// routes is the route table of the policy the request is served under:
 	// a header selection's; nil is the server's own.
-	view *atomic.Pointer[routes.Table]
+	routes *atomic.Pointer[routes.Table]
 
 	// failure is the socket call's error, kept for a feature request,
 	// whose answer is the backend's own error.

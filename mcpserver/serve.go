@@ -91,7 +91,7 @@ func (s *Server) callMeta(raw []byte) *directMeta {
 // CallDirect implements CallHandler: it fills in the Request from the
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
-	c := &Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, view: &s.routes}
+	c := &Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, routes: &s.routes}
 	if ss := d.Session; ss != nil {
 		c.Peer = ss
 		if p := ss.InitializeParams(); p != nil {
@@ -208,7 +208,7 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.narrowByHeaders(exactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
+	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.selectByHeaders(exactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
 	mux.Handle(HealthPath, h.localhostOnly(http.HandlerFunc(h.serveHealth)))
 
 	var handler http.Handler = mux

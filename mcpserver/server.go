@@ -54,12 +54,12 @@ type Server struct {
 	ready  *gate.Gate // "the manifests are ready": opened by the first Apply
 	pipe   *pipeline  // the one road of every request that reaches the backend
 
-	mu        sync.Mutex // serialises Apply; guards the fields below
-	clients   map[string]*socketrpc.Client
-	sdkSynced bool                        // the SDK's server has every tool (RegisterWithSDK)
-	attached  map[stdio.Notifier]struct{} // stdio sessions served directly
-	reg       *manifest.Registry          // the registry applied last
-	narrowed  map[string]*Server          // by Policy.Key: servers of HTTP header selections (policy_http.go)
+	mu         sync.Mutex // serialises Apply; guards the fields below
+	clients    map[string]*socketrpc.Client
+	sdkSynced  bool                        // the SDK's server has every tool (RegisterWithSDK)
+	attached   map[stdio.Notifier]struct{} // stdio sessions served directly
+	reg        *manifest.Registry          // the registry applied last
+	selections map[string]*Server          // by Policy.Key: servers of HTTP header selections (policy_http.go)
 	// sessionSelections are the header selections' servers by the
 	// sessions they began; sessionsKept, how many were left at the last
 	// pruning (policy_http.go).
@@ -69,9 +69,9 @@ type Server struct {
 
 	// A header selection's server: its key, its last request in Unix
 	// nanoseconds, and its requests being served (policy_http.go).
-	selection string
-	lastUsed  atomic.Int64
-	busy      atomic.Int64
+	selectionKey string
+	lastUsed     atomic.Int64
+	busy         atomic.Int64
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
@@ -242,7 +242,7 @@ func (s *Server) apply(reg *manifest.Registry) routes.Change {
 	// Route first, so a tool is callable as soon as a client can see it.
 	s.routes.Store(table)
 	s.reg = reg
-	for _, n := range s.narrowed {
+	for _, n := range s.selections {
 		n.apply(reg)
 	}
 	if s.ready.Open() {
@@ -336,7 +336,7 @@ func (s *Server) Lookup(name string) (manifest.Tool, bool) {
 // handle is the go-sdk handler of every tool it lists.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c := sdkCall(req)
-	c.view = &s.routes
+	c.routes = &s.routes
 	if res := s.pipe.run(ctx, c); res != nil {
 		return res, nil
 	}
@@ -356,7 +356,7 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *m
 // the call was made (whatever its result). The CLI's exit status tells
 // them apart.
 func (s *Server) Try(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, *backend.Refused) {
-	c := &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, view: &s.routes}
+	c := &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, routes: &s.routes}
 	return s.pipe.run(ctx, c), c.refused
 }
 
@@ -385,7 +385,7 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 		return nil
 	}
 	c := sdkCall(call)
-	c.view = &s.routes
+	c.routes = &s.routes
 	res := s.pipe.run(ctx, c)
 	if res == nil {
 		return nil // cancelled: the go-sdk's own handler answers
@@ -438,7 +438,7 @@ func (s *Server) RegisterWithSDK() {
 // pipeline of every tool call, under this server's policy (a header
 // selection's, for the sessions of its selection).
 func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
-	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, view: &s.routes}
+	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, routes: &s.routes}
 	if br.From != nil {
 		var meta map[string]any
 		if p := br.From.GetParams(); p != nil {

@@ -220,7 +220,7 @@ var knownReplies = map[string]struct{ reply, shape string }{
 func (s *Server) allSessions() iter.Seq[*mcp.ServerSession] {
 	s.mu.Lock()
 	servers := []*mcp.Server{s.mcp}
-	for _, c := range s.narrowed {
+	for _, c := range s.selections {
 		servers = append(servers, c.mcp)
 	}
 	s.mu.Unlock()

@@ -22,8 +22,8 @@ import (
 // MaxValues is the most values a completion returns, as the protocol asks.
 const MaxValues = 100
 
-// Budget is how long a backend method may take to answer a completion.
-const Budget = time.Second
+// Timeout is how long a backend method may take to answer a completion.
+const Timeout = time.Second
 
 // Enum returns the values of enum that start with prefix (case-insensitive).
 func Enum(enum []string, prefix string) []string {
@@ -47,7 +47,7 @@ func FromMethod(ctx context.Context, road backend.Road, r backend.Request, prefi
 	if road == nil || r.Method == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, Budget)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	r.Kind = backend.Completion
 	r.Params, _ = json.Marshal(map[string]string{"query": prefix})

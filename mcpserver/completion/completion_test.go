@@ -56,7 +56,7 @@ func TestFromMethod(t *testing.T) {
 			if strings.Join(got, ",") != tt.want {
 				t.Fatalf("got %v, want %s", got, tt.want)
 			}
-			if d := time.Since(start); d > completion.Budget+500*time.Millisecond {
+			if d := time.Since(start); d > completion.Timeout+500*time.Millisecond {
 				t.Fatalf("took %s", d)
 			}
 		})
