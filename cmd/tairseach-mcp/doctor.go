@@ -17,6 +17,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -119,7 +120,7 @@ func (d *doctor) checkToken() {
 	path, _, _, source, err := d.o.loadToken(false)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && d.o.http.authTokenFile == "":
-		d.report(statusWarn, fmt.Sprintf("HTTP bearer token file %s does not exist yet", defaultTokenPath()),
+		d.report(statusWarn, fmt.Sprintf("HTTP bearer token file %s does not exist yet", streamable.DefaultTokenPath()),
 			"start tairseach-mcp --transport http once, which makes it")
 	case err != nil:
 		d.report(statusFail, "HTTP bearer token: "+err.Error(), "")

@@ -288,22 +288,6 @@ func TestClientToken(t *testing.T) {
 	}
 }
 
-// TestTokenHint: a refused client is told the token file as the user
-// would type it, or that the token is in the server's environment.
-func TestTokenHint(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	for path, want := range map[string]string{
-		filepath.Join(home, ".tairseach", "mcp-token"): "the token in ~/.tairseach/mcp-token",
-		"/etc/tairseach/token":                         "the token in /etc/tairseach/token",
-		"":                                             "the token in TAIRSEACH_MCP_TOKEN of the server's environment",
-	} {
-		if got := tokenHint(path); got != want {
-			t.Errorf("tokenHint(%q) = %q, want %q", path, got, want)
-		}
-	}
-}
-
 // Over HTTP too, a second stop signal ends the drain at once: the call in
 // flight is cut off and still has its audit line.
 func TestHTTPSecondSignalExitsAtOnce(t *testing.T) {

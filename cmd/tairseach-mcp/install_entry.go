@@ -17,6 +17,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // serverEntry is what a client needs to reach tairseach: a command to
@@ -158,7 +159,7 @@ func entryToken(o *options, print bool) (path, token string, err error) {
 	}
 	path, token, _, _, err = o.loadToken(false)
 	if err != nil && errors.Is(err, fs.ErrNotExist) && o.http.authTokenFile == "" && os.Getenv(tokenEnv) == "" {
-		return defaultTokenPath(), "", nil
+		return streamable.DefaultTokenPath(), "", nil
 	}
 	return path, token, err
 }
