@@ -19,6 +19,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // Defaults of the HTTP transport.
@@ -127,14 +128,10 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 // JSON-RPC error that says what to do (the go-sdk would answer it with code
 // 0). It reports whether it answered. It leaves r.Body as it found it.
 func (h *httpHandler) refuseWithoutSession(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" || r.Body == nil || r.Body == http.NoBody {
+	if r.Method != http.MethodPost || r.Header.Get(streamable.SessionIDHeader) != "" || r.Body == nil || r.Body == http.NoBody {
 		return false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.cfg.MaxRequestBytes+1))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), errReader{err}), r.Body}
+	body, err := streamable.PeekBody(r, h.cfg.MaxRequestBytes)
 	var req struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -153,7 +150,7 @@ func (h *httpHandler) refuseWithoutSession(w http.ResponseWriter, r *http.Reques
 		Error   wireError       `json:"error"`
 	}{"2.0", req.ID, wireError{jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 		"%s needs a session: send initialize first, then this request with the %s header of its response",
-		req.Method, sessionIDHeader)}})
+		req.Method, streamable.SessionIDHeader)}})
 	if err != nil {
 		return false
 	}
@@ -167,7 +164,7 @@ func (h *httpHandler) refuseWithoutSession(w http.ResponseWriter, r *http.Reques
 // that has none: its MCP-Protocol-Version header or the _meta of its body
 // says so. It leaves r.Body as it found it.
 func (h *httpHandler) sessionless(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" {
+	if r.Method != http.MethodPost || r.Header.Get(streamable.SessionIDHeader) != "" {
 		return false
 	}
 	if r.Header.Get(protocolVersionHeader) >= sessionlessRevision {
@@ -182,11 +179,7 @@ func (h *httpHandler) sessionless(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// Read at most the limit and one byte more; the handler that serves the
 	// request refuses a body over the limit with 413.
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.cfg.MaxRequestBytes+1))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), errReader{err}), r.Body}
+	body, err := streamable.PeekBody(r, h.cfg.MaxRequestBytes)
 	if err != nil || !bytes.Contains(body, []byte(metaProtocolVersion)) {
 		return false
 	}
@@ -200,16 +193,6 @@ func (h *httpHandler) sessionless(w http.ResponseWriter, r *http.Request) bool {
 	}
 	v, _ := msg.Params.Meta[metaProtocolVersion].(string)
 	return v >= sessionlessRevision
-}
-
-// errReader returns err, or io.EOF when err is nil.
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	return 0, io.EOF
 }
 
 // slowBodyGuard bounds the read of a request body by cfg.ReadTimeout: a

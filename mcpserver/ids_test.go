@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // clientNumbers are request ids and progress tokens a client may choose
@@ -160,14 +162,14 @@ func (h *httpRaw) do(body string) ([]string, error) {
 		req.Header.Set(k, v)
 	}
 	if h.session != "" {
-		req.Header.Set(sessionIDHeader, h.session)
+		req.Header.Set(streamable.SessionIDHeader, h.session)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Body.Close()
-	if s := res.Header.Get(sessionIDHeader); s != "" {
+	if s := res.Header.Get(streamable.SessionIDHeader); s != "" {
 		h.session = s
 	}
 	b, _ := io.ReadAll(res.Body)

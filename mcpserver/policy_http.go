@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // MaxSelections bounds the distinct header selections served at once:
@@ -37,7 +38,7 @@ func (s *Server) selectByHeaders(next http.Handler) http.Handler {
 		// Counted while served, so that its place is not given away under
 		// it; a stream that lasts as long as its session does not count.
 		counts := r.Method == http.MethodPost && r.Header.Get("Mcp-Method") != "subscriptions/listen"
-		if id := r.Header.Get(sessionIDHeader); id != "" {
+		if id := r.Header.Get(streamable.SessionIDHeader); id != "" {
 			// A session's request is served by the server that began it;
 			// it keeps its selection's place by using it.
 			if c := s.useSelectionOf(id, counts); c != nil && counts {
@@ -72,7 +73,7 @@ func (s *Server) selectByHeaders(next http.Handler) http.Handler {
 		defer sel.busy.Add(-1)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), selectionCtxKey{}, sel)))
 		// The go-sdk names a session it began in the response.
-		if id := w.Header().Get(sessionIDHeader); id != "" && r.Method == http.MethodPost {
+		if id := w.Header().Get(streamable.SessionIDHeader); id != "" && r.Method == http.MethodPost {
 			s.bindSession(id, sel)
 		}
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // ServeStdio serves one MCP session over t until its input ends and the
@@ -208,7 +209,7 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.selectByHeaders(exactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
+	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.selectByHeaders(streamable.ExactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
 	mux.Handle(HealthPath, h.localhostOnly(http.HandlerFunc(h.serveHealth)))
 
 	var handler http.Handler = mux

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // sessionTracker caps the live sessions of the stateful handler and closes
@@ -32,11 +34,11 @@ func newSessionTracker(s *Server, max int, timeout time.Duration) *sessionTracke
 // wrap tracks the sessions of next, the stateful go-sdk handler.
 func (t *sessionTracker) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(sessionIDHeader)
+		id := r.Header.Get(streamable.SessionIDHeader)
 		if id == "" {
 			next.ServeHTTP(w, r)
 			// The go-sdk names a session it created in the response.
-			if id := w.Header().Get(sessionIDHeader); id != "" && r.Method == http.MethodPost {
+			if id := w.Header().Get(streamable.SessionIDHeader); id != "" && r.Method == http.MethodPost {
 				t.added(id)
 			}
 			return
@@ -208,6 +210,3 @@ type trackedSession struct {
 	running  int         // requests of this session being served
 	timer    *time.Timer // fires after timeout idle; nil without a timeout
 }
-
-// sessionIDHeader carries the session of a stateful HTTP request.
-const sessionIDHeader = "Mcp-Session-Id"

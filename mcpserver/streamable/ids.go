@@ -1,4 +1,4 @@
-package mcpserver
+package streamable
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/exact"
 )
 
-// exactIDs keeps the request ids and progress tokens of HTTP clients byte
+// ExactIDs keeps the request ids and progress tokens of HTTP clients byte
 // for byte. The go-sdk decodes an id into a float64 kept as an int64 and a
 // token into a float64 (exact.ID, exact.Token): 9007199254740993 came back
 // as 9007199254740992 and 1.5 as 1, and two ids a float64 makes equal were
@@ -25,23 +25,19 @@ import (
 // request. A notifications/cancelled naming such an id, in another POST of
 // the same session, names ours. A batch (2025-03-26) is rewritten message
 // by message; a body over max is left to the go-sdk as it is.
-func exactIDs(next http.Handler, max int64) http.Handler {
+func ExactIDs(next http.Handler, max int64) http.Handler {
 	sw := &idSwaps{inFlight: map[string][]byte{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+		body, err := PeekBody(r, max)
 		if err != nil || int64(len(body)) > max {
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(body), errReader{err}, r.Body), r.Body}
 			next.ServeHTTP(w, r)
 			return
 		}
-		session := r.Header.Get(sessionIDHeader)
+		session := r.Header.Get(SessionIDHeader)
 		rewritten, swaps := sw.rewrite(session, body)
 		r.Body = io.NopCloser(bytes.NewReader(rewritten))
 		r.ContentLength = int64(len(rewritten))
@@ -236,3 +232,29 @@ func (w *swapWriter) Flush() {
 
 // Unwrap gives http.ResponseController the connection's writer.
 func (w *swapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// SessionIDHeader carries the session of a stateful HTTP request.
+const SessionIDHeader = "Mcp-Session-Id"
+
+// PeekBody reads the start of r's body, at most max bytes and one more,
+// and leaves the body as it found it: what was read, then the read's error
+// if any, then the rest. A handler after it reads the body whole, and
+// refuses one over its limit as it would have.
+func PeekBody(r *http.Request, max int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), errReader{err}, r.Body), r.Body}
+	return body, err
+}
+
+// errReader returns err, or io.EOF when err is nil.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
+}
