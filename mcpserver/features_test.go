@@ -17,9 +17,6 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/media"
 )
 
-const echoManifest = `{"id": "demo", "tools": [{"name": "demo.echo", "inputSchema": {"type": "object"}}],
- "implementation": {"methods": {"demo.echo": "demo.echo"}}}`
-
 const captureManifest = `{"id": "screen", "tools": [{"name": "screen.capture", "inputSchema": {"type": "object"},
    "outputSchema": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}}],
  "implementation": {"methods": {"screen.capture": "screen.capture"}}}`
