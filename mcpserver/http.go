@@ -83,7 +83,7 @@ type httpHandler struct {
 	// stateful serves the clients of the 2025 revisions, in sessions;
 	// stateless serves those of 2026-07-28 and later, which have none.
 	stateful, stateless http.Handler
-	sessions            *sessionTracker
+	sessions            *streamable.Sessions
 	listening           atomic.Int64 // open subscriptions/listen streams
 	// inFlight counts POSTs to /mcp being served, except subscriptions/listen
 	// streams, which only end when their session does.
@@ -312,7 +312,7 @@ func (h *httpHandler) serveHealth(w http.ResponseWriter, r *http.Request) {
 	health := h.s.Health(r.Context())
 	health.Manifests = h.cfg.Manifests
 	if h.sessions != nil {
-		health.Sessions = h.sessions.live()
+		health.Sessions = h.sessions.Live()
 	}
 	health.Listening = int(h.listening.Load())
 	b, err := json.Marshal(health)

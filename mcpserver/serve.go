@@ -202,8 +202,8 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		// the session whose event stream (GET) is open and waiting for
 		// list_changed. A client that died with its stream open is found
 		// out by TCP keep-alive, which ends the stream.
-		h.sessions = newSessionTracker(s, cfg.MaxSessions, cfg.SessionTimeout)
-		h.stateful = h.sessions.wrap(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		h.sessions = streamable.NewSessions(s.allSessions, s.log, cfg.MaxSessions, cfg.SessionTimeout)
+		h.stateful = h.sessions.Wrap(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			MaxRequestBodyBytes: cfg.MaxRequestBytes,
 			Logger:              logger,
 		}))

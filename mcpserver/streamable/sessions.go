@@ -1,16 +1,16 @@
-package mcpserver
+package streamable
 
 import (
+	"iter"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
+	"github.com/rs/zerolog"
 )
 
-// sessionTracker caps the live sessions of the stateful handler and closes
+// Sessions caps the live sessions of the stateful handler and closes
 // those idle too long. It sees every request that names a session and
 // every session the handler creates. A session is idle when none of its
 // requests, event streams included, is being served; after timeout idle, it
@@ -18,8 +18,9 @@ import (
 // longest is closed, preferring one with no request running. Sessions the
 // go-sdk closes by itself (DELETE) leave stale entries that are dropped at
 // the next count.
-type sessionTracker struct {
-	s       *Server
+type Sessions struct {
+	all     func() iter.Seq[*mcp.ServerSession] // the go-sdk servers' sessions
+	log     zerolog.Logger
 	max     int
 	timeout time.Duration
 
@@ -27,18 +28,20 @@ type sessionTracker struct {
 	byID map[string]*trackedSession
 }
 
-func newSessionTracker(s *Server, max int, timeout time.Duration) *sessionTracker {
-	return &sessionTracker{s: s, max: max, timeout: timeout, byID: map[string]*trackedSession{}}
+// NewSessions tracks the sessions all yields, at most max (0: no cap), each
+// closed after timeout idle (0: never).
+func NewSessions(all func() iter.Seq[*mcp.ServerSession], log zerolog.Logger, max int, timeout time.Duration) *Sessions {
+	return &Sessions{all: all, log: log, max: max, timeout: timeout, byID: map[string]*trackedSession{}}
 }
 
-// wrap tracks the sessions of next, the stateful go-sdk handler.
-func (t *sessionTracker) wrap(next http.Handler) http.Handler {
+// Wrap tracks the sessions of next, the stateful go-sdk handler.
+func (t *Sessions) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(streamable.SessionIDHeader)
+		id := r.Header.Get(SessionIDHeader)
 		if id == "" {
 			next.ServeHTTP(w, r)
 			// The go-sdk names a session it created in the response.
-			if id := w.Header().Get(streamable.SessionIDHeader); id != "" && r.Method == http.MethodPost {
+			if id := w.Header().Get(SessionIDHeader); id != "" && r.Method == http.MethodPost {
 				t.added(id)
 			}
 			return
@@ -52,7 +55,7 @@ func (t *sessionTracker) wrap(next http.Handler) http.Handler {
 	})
 }
 
-func (t *sessionTracker) begin(id string) {
+func (t *Sessions) begin(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ts := t.byID[id]; ts != nil {
@@ -64,7 +67,7 @@ func (t *sessionTracker) begin(id string) {
 	}
 }
 
-func (t *sessionTracker) end(id string) {
+func (t *Sessions) end(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ts := t.byID[id]; ts != nil {
@@ -76,14 +79,14 @@ func (t *sessionTracker) end(id string) {
 	}
 }
 
-func (t *sessionTracker) forget(id string) {
+func (t *Sessions) forget(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.dropLocked(id)
 }
 
 // dropLocked stops tracking id; t.mu is held.
-func (t *sessionTracker) dropLocked(id string) {
+func (t *Sessions) dropLocked(id string) {
 	if ts := t.byID[id]; ts != nil {
 		if ts.timer != nil {
 			ts.timer.Stop()
@@ -93,7 +96,7 @@ func (t *sessionTracker) dropLocked(id string) {
 }
 
 // expire closes session id if it is still idle.
-func (t *sessionTracker) expire(id string) {
+func (t *Sessions) expire(id string) {
 	t.mu.Lock()
 	ts := t.byID[id]
 	if ts == nil || ts.running > 0 || time.Since(ts.lastSeen) < t.timeout {
@@ -102,9 +105,9 @@ func (t *sessionTracker) expire(id string) {
 	}
 	t.dropLocked(id)
 	t.mu.Unlock()
-	for ss := range t.s.allSessions() {
+	for ss := range t.all() {
 		if ss.ID() == id {
-			t.s.log.Debug().Str("session", id).Stringer("idle", t.timeout).Msg("closing an idle session")
+			t.log.Debug().Str("session", id).Stringer("idle", t.timeout).Msg("closing an idle session")
 			_ = ss.Close()
 			return
 		}
@@ -113,7 +116,7 @@ func (t *sessionTracker) expire(id string) {
 
 // added records a new session and, over the cap, closes the sessions idle
 // the longest.
-func (t *sessionTracker) added(id string) {
+func (t *Sessions) added(id string) {
 	t.mu.Lock()
 	ts := &trackedSession{lastSeen: time.Now()}
 	if t.timeout > 0 {
@@ -147,7 +150,7 @@ func (t *sessionTracker) added(id string) {
 		if ss == nil {
 			continue
 		}
-		t.s.log.Info().Str("session", v.id).Int("max_sessions", t.max).Bool("busy", v.busy).Msg("closing the session idle the longest: too many sessions")
+		t.log.Info().Str("session", v.id).Int("max_sessions", t.max).Bool("busy", v.busy).Msg("closing the session idle the longest: too many sessions")
 		if v.busy {
 			// Close waits for the session's requests: not here.
 			go func() { _ = ss.Close() }()
@@ -159,7 +162,7 @@ func (t *sessionTracker) added(id string) {
 
 // idlest returns the session idle the longest other than keep, preferring
 // one with no request running; t.mu is held.
-func (t *sessionTracker) idlest(keep string) string {
+func (t *Sessions) idlest(keep string) string {
 	var best string
 	var bestTS *trackedSession
 	for id, ts := range t.byID {
@@ -178,7 +181,7 @@ func (t *sessionTracker) idlest(keep string) string {
 }
 
 // prune drops the entries of sessions that are gone; t.mu is held.
-func (t *sessionTracker) prune(live map[string]*mcp.ServerSession) {
+func (t *Sessions) prune(live map[string]*mcp.ServerSession) {
 	for id := range t.byID {
 		if live[id] == nil {
 			t.dropLocked(id)
@@ -187,9 +190,9 @@ func (t *sessionTracker) prune(live map[string]*mcp.ServerSession) {
 }
 
 // liveSessions returns the go-sdk server's sessions by id.
-func (t *sessionTracker) liveSessions() map[string]*mcp.ServerSession {
+func (t *Sessions) liveSessions() map[string]*mcp.ServerSession {
 	live := map[string]*mcp.ServerSession{}
-	for ss := range t.s.allSessions() {
+	for ss := range t.all() {
 		if id := ss.ID(); id != "" {
 			live[id] = ss
 		}
@@ -197,8 +200,8 @@ func (t *sessionTracker) liveSessions() map[string]*mcp.ServerSession {
 	return live
 }
 
-// live returns the number of live sessions.
-func (t *sessionTracker) live() int {
+// Live returns the number of live sessions.
+func (t *Sessions) Live() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.prune(t.liveSessions())
