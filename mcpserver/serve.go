@@ -209,14 +209,14 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(h.slowBodyGuard(s.selectByHeaders(streamable.ExactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
-	mux.Handle(HealthPath, h.localhostOnly(http.HandlerFunc(h.serveHealth)))
+	mux.Handle(MCPPath, h.counting(streamable.SlowBodyGuard(cfg.ReadTimeout, s.selectByHeaders(streamable.ExactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
+	mux.Handle(HealthPath, streamable.LocalhostOnly(s.log, http.HandlerFunc(h.serveHealth)))
 
 	var handler http.Handler = mux
 	if cfg.Token != "" {
-		handler = requireToken(cfg.Token, cfg.TokenHint, s, handler)
+		handler = streamable.RequireToken(cfg.Token, cfg.TokenHint, s.log, handler)
 	}
-	h.handler = sameOriginOnly(s, handler)
+	h.handler = streamable.SameOriginOnly(s.log, handler)
 	return h
 }
 

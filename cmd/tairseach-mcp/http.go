@@ -88,7 +88,7 @@ func (o *options) resolveHTTP() error {
 		if h.authTokenFile != "" {
 			return usageError{fmt.Errorf("--no-auth and --auth-token-file: pass one or the other")}
 		}
-		if !mcpserver.IsLoopbackHost(host) {
+		if !streamable.IsLoopbackHost(host) {
 			shown := host
 			if shown == "" {
 				shown = "every interface"
