@@ -6,14 +6,6 @@ import (
 	"strings"
 )
 
-// The request headers that narrow the tools of an HTTP request or session.
-const (
-	HeaderToolsets     = "X-MCP-Toolsets"
-	HeaderReadonly     = "X-MCP-Readonly"
-	HeaderTools        = "X-MCP-Tools"
-	HeaderExcludeTools = "X-MCP-Exclude-Tools"
-)
-
 // FromHeaders is the selection the X-MCP-* headers of a request make, read
 // by the rules of the flags they mirror.
 func FromHeaders(h http.Header) (Policy, error) {

@@ -15,6 +15,14 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
+// The request headers that narrow the tools of an HTTP request or session.
+const (
+	HeaderToolsets     = "X-MCP-Toolsets"
+	HeaderReadonly     = "X-MCP-Readonly"
+	HeaderTools        = "X-MCP-Tools"
+	HeaderExcludeTools = "X-MCP-Exclude-Tools"
+)
+
 // Policy chooses which of a registry's tools a server serves. Its zero
 // value serves every tool. A tool it hides is neither listed nor callable:
 // a call of it fails with the reason, naming the flag or header that hides
