@@ -2,8 +2,10 @@ package resources
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -161,4 +163,53 @@ func (s *Set) statLog(path string) (logState, bool) {
 		return logState{}, false
 	}
 	return logState{size: fi.Size(), mtime: fi.ModTime(), ino: uint64(st.Ino)}, true
+}
+
+// compareLogs brings what was seen of the log directory up to date:
+// looked through again when full, else only the files in touched. The
+// subscribers of a file that changed are told, and every server's list is
+// synced when the files served changed. Run's goroutine calls it.
+func (s *Set) compareLogs(full bool, touched map[string]bool) {
+	s.mu.Lock()
+	old := s.logFiles
+	s.mu.Unlock()
+	now := old
+	if full {
+		now = s.scanLogs()
+	} else if len(touched) > 0 {
+		now = maps.Clone(old)
+		for p := range touched {
+			if _, served := old[p]; !served {
+				continue // a new file comes with a full look (Create)
+			}
+			if st, ok := s.statLog(p); ok {
+				now[p] = st
+			} else {
+				delete(now, p)
+			}
+		}
+	}
+	var changed []string
+	for p, st := range now {
+		if o, ok := old[p]; ok && o != st {
+			changed = append(changed, FileURI(p))
+		}
+	}
+	listChanged := len(old) != len(now)
+	for p := range now {
+		if _, ok := old[p]; !ok {
+			listChanged = true
+			break
+		}
+	}
+	s.mu.Lock()
+	s.logFiles = now
+	servers := slices.Clone(s.servers)
+	if listChanged {
+		for _, a := range servers {
+			s.sync(a)
+		}
+	}
+	s.mu.Unlock()
+	s.updated(servers, changed...)
 }
