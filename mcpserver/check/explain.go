@@ -165,13 +165,6 @@ func typeOf(v any) string {
 	return ""
 }
 
-func typesOf(s *jsonschema.Schema) []string {
-	if s.Type != "" {
-		return []string{s.Type}
-	}
-	return s.Types
-}
-
 func checkType(path string, s *jsonschema.Schema, v any) *problem {
 	types := typesOf(s)
 	if len(types) == 0 {
@@ -425,6 +418,3 @@ func quoteName(path string) string {
 	}
 	return `"` + path + `"`
 }
-
-var typeNames = map[string]string{"integer": "an integer", "number": "a number", "boolean": "a boolean",
-	"array": "an array", "object": "an object", "null": "null", "string": "a string"}

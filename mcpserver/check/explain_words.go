@@ -188,3 +188,15 @@ func DecodeProblem(err error) string {
 	}
 	return te.Field + " must be " + want + "; got " + got
 }
+
+// typesOf is the types a schema allows, one or several.
+func typesOf(s *jsonschema.Schema) []string {
+	if s.Type != "" {
+		return []string{s.Type}
+	}
+	return s.Types
+}
+
+// typeNames are the JSON types as a sentence names them.
+var typeNames = map[string]string{"integer": "an integer", "number": "a number", "boolean": "a boolean",
+	"array": "an array", "object": "an object", "null": "null", "string": "a string"}
