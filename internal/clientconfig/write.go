@@ -119,6 +119,9 @@ func makeDir(path, target string) error {
 			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				break // a live link to a directory (~/.config in dotfiles): make what is missing below it
+			}
 			to, _ := os.Readlink(d)
 			return fmt.Errorf("writing %s: %s is a link to %s, which does not exist; make it or remove the link, and run this again", path, d, to)
 		}

@@ -182,6 +182,22 @@ func TestWriteDanglingDirectory(t *testing.T) {
 	if got, err := os.Readlink(dir); err != nil || got != "dotfiles/codex" {
 		t.Errorf("the link reads %q, %v", got, err)
 	}
+	// A live link to a directory (~/.config in dotfiles) with a directory
+	// missing below it: that one is made, through the link, which stays.
+	if err := os.MkdirAll(filepath.Join(home, "dotfiles", "config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(home, ".config")
+	symlink(t, "dotfiles/config", config)
+	if _, err := Write(filepath.Join(config, "Claude", "claude_desktop_config.json"), []byte("x"), nil, 0o600); err != nil {
+		t.Fatalf("through a live link to a directory: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(home, "dotfiles", "config", "Claude", "claude_desktop_config.json")); err != nil || string(got) != "x" {
+		t.Errorf("the target holds %q, %v", got, err)
+	}
+	if got, err := os.Readlink(config); err != nil || got != "dotfiles/config" {
+		t.Errorf("the link reads %q, %v", got, err)
+	}
 	// Not a link: made, 0700.
 	path := filepath.Join(home, ".cursor", "sub", "mcp.json")
 	if _, err := Write(path, []byte("x"), nil, 0o600); err != nil {
