@@ -112,9 +112,15 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
 	}
+	// OpenClaw writes its file by rename: a link the user made is kept by
+	// pointing it at the link's target.
+	file := fe.path
+	if t, err := clientconfig.Target(fe.path); err == nil {
+		file = t
+	}
 	env := ""
-	if def, err := c.defaultPath(); err != nil || def != fe.path {
-		env = "OPENCLAW_CONFIG_PATH=" + shellQuote(fe.path) + " "
+	if def, err := c.defaultPath(); err != nil || def != file {
+		env = "OPENCLAW_CONFIG_PATH=" + shellQuote(file) + " "
 	}
 	why := fmt.Sprintf("%s:%d:%d: %s: install edits %s in place, byte for byte, only as JSON with comments and trailing commas, "+
 		"not the rest of JSON5 (unquoted keys, single quotes…)", fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.title+"'s file")
@@ -132,7 +138,7 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(bin, args...)
 		if env != "" {
-			cmd.Env = append(os.Environ(), "OPENCLAW_CONFIG_PATH="+fe.path)
+			cmd.Env = append(os.Environ(), "OPENCLAW_CONFIG_PATH="+file)
 		}
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
@@ -155,6 +161,14 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 		}
 	} else if err := json.Unmarshal(out, &have); err != nil {
 		return fmt.Errorf("reading the entry from openclaw mcp show: %w", err)
+	}
+	// openclaw mcp set takes the entry on its command line, which other
+	// local users can read (ps): an entry holding what may be a secret is
+	// the user's to set.
+	if secret := secretMembers(have); len(secret) > 0 {
+		own, _ := json.Marshal(clientconfig.Merge(nil, c.fields(entry)))
+		return fmt.Errorf("%s; the entry there has %s, which may hold secrets that openclaw mcp set would take on its command line, where other users of this machine can read them; "+
+			"add these members to the entry yourself: %s, or write the file as JSON with comments, and run this again", why, strings.Join(secret, ", "), own)
 	}
 	set, _ := json.Marshal(clientconfig.Merge(have, c.fields(entry)))
 	data, err := os.ReadFile(fe.path)
@@ -211,4 +225,19 @@ func (d *doctor) checkOpenClaw() {
 		d.report(statusFail, fmt.Sprintf("OpenClaw: %s has the tairseach entry under %s, a key for which OpenClaw rejects the whole file and runs none of its commands", path, c.misplaced),
 			"tairseach-mcp install openclaw moves it to mcp.servers.tairseach, keeping your settings there")
 	}
+}
+
+// secretMembers names the members of an OpenClaw server entry that may
+// hold secrets: its environment, headers and credentials.
+func secretMembers(entry map[string]any) []string {
+	var names []string
+	for k := range entry {
+		switch l := strings.ToLower(k); {
+		case l == "env", l == "headers", l == "auth", l == "oauth",
+			strings.Contains(l, "token"), strings.Contains(l, "secret"), strings.Contains(l, "key"), strings.Contains(l, "password"):
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	return names
 }

@@ -151,3 +151,47 @@ func TestInstallOpenClawJSON5(t *testing.T) {
 		t.Errorf("--config: %s", stderr)
 	}
 }
+
+// TestInstallOpenClawJSON5Trust: through openclaw mcp set (a stand-in on
+// PATH that records how it was run), a linked file stays a link, OpenClaw
+// being pointed at its target, and an entry that may hold secrets is not
+// put on a command line other users can read.
+func TestInstallOpenClawJSON5Trust(t *testing.T) {
+	home := installHome(t)
+	bin := t.TempDir()
+	record := filepath.Join(home, "openclaw-runs")
+	show := filepath.Join(home, "show.json")
+	script := "#!/bin/sh\necho \"OPENCLAW_CONFIG_PATH=$OPENCLAW_CONFIG_PATH $*\" >> '" + record + "'\n" +
+		"if [ \"$2\" = show ]; then cat '" + show + "'; fi\n"
+	if err := os.WriteFile(filepath.Join(bin, "openclaw"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	path := configPathOf(t, "openclaw")
+	const json5 = "{\n  agents: {defaults: {workspace: '~/work'}},\n}\n"
+	target := filepath.Join(home, "dotfiles", "openclaw.json")
+	writeFixture(t, target, json5)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw"}
+
+	writeFixture(t, show, `{"command":"/old","env":{"TAIRSEACH_MCP_TOKEN":"s3cr3t"}}`)
+	stdout, stderr, code := cli("", args...)
+	runs, _ := os.ReadFile(record)
+	if code != 1 || !strings.Contains(stderr, "has env, which may hold secrets") || strings.Contains(string(runs), "s3cr3t") || strings.Contains(string(runs), " set ") {
+		t.Errorf("an entry with env: exit %d\n%s%s\nruns:\n%s", code, stdout, stderr, runs)
+	}
+
+	writeFixture(t, show, `{"command":"/old"}`)
+	os.Remove(record)
+	stdout, stderr, code = cli("", args...)
+	runs, _ = os.ReadFile(record)
+	if code != 0 || !strings.Contains(string(runs), "OPENCLAW_CONFIG_PATH="+target+" mcp set tairseach ") {
+		t.Errorf("through a link: exit %d\n%s%s\nruns:\n%s", code, stdout, stderr, runs)
+	}
+	if to, err := os.Readlink(path); err != nil || to != target {
+		t.Errorf("the link reads %q, %v", to, err)
+	}
+}
