@@ -212,13 +212,22 @@ func written(prod Producer, args json.RawMessage, path string) bool {
 			}
 		}
 	}
-	var asked struct {
-		Path *string `json:"path"`
-	}
-	if len(args) == 0 || json.Unmarshal(args, &asked) != nil || asked.Path == nil {
+	// The member named exactly "path", the last of equal keys, as the
+	// app's decoder reads it (encoding/json would also take "PATH").
+	var asked *string
+	if len(args) == 0 || args[0] != '{' || jsonscan.Members(args, func(key, value []byte) bool {
+		if jsonscan.KeyIs(key, "path") {
+			var p string
+			asked = nil
+			if json.Unmarshal(value, &p) == nil {
+				asked = &p
+			}
+		}
+		return true
+	}) != nil || asked == nil {
 		return false
 	}
-	return *asked.Path == path && filepath.IsAbs(path)
+	return *asked == path && filepath.IsAbs(path)
 }
 
 // Quote shows a path the backend named on one line, cut to a length a
@@ -232,11 +241,12 @@ var (
 )
 
 // ReadImage reads path if it is a regular file of this user with one link,
-// modified at or after since, no larger than maxBytes, whose whole content
-// is a picture; it returns the bytes and their MIME type. No link is
-// followed and nothing blocks: the file is opened with
-// O_NOFOLLOW|O_NONBLOCK and checked once open, and no more than its size
-// says is read.
+// modified at or after since (and not in the future), no larger than
+// maxBytes, whose whole content is a picture; it returns the bytes and
+// their MIME type. The file itself is no link and nothing blocks: it is
+// opened with O_NOFOLLOW|O_NONBLOCK (which covers the last part of the
+// path: the directories are where the app writes, or the call's own
+// path) and checked once open, and no more than its size says is read.
 func ReadImage(path string, maxBytes int64, since time.Time) ([]byte, string, error) {
 	if !filepath.IsAbs(path) {
 		return nil, "", errors.New("is not an absolute path")
@@ -274,6 +284,8 @@ func ReadImage(path string, maxBytes int64, since time.Time) ([]byte, string, er
 		return nil, "", errors.New("has other hard links, so it may be another file")
 	case fi.ModTime().Before(since):
 		return nil, "", errors.New("was not written by this call (it is older)")
+	case fi.ModTime().After(time.Now().Add(freshness)):
+		return nil, "", errors.New("was not written by this call (its time is in the future)")
 	case fi.Size() > maxBytes:
 		return nil, "", ErrTooLarge
 	case fi.Size() == 0:

@@ -150,6 +150,9 @@ func TestBlock(t *testing.T) {
 	os.Symlink(passport, link)
 	hard := filepath.Join(dir, "hard.png")
 	os.Link(passport, hard)
+	future := filepath.Join(dir, "future.png")
+	os.WriteFile(future, img, 0o600)
+	os.Chtimes(future, sent.Add(time.Hour), sent.Add(time.Hour))
 	own := captured(t, img)
 
 	args := func(path string) json.RawMessage { return result(map[string]string{"path": path}) }
@@ -169,6 +172,9 @@ func TestBlock(t *testing.T) {
 		{"a name like the app's with more after it", "screen.capture", nil, args("/tmp/tairseach_screenshot_1.png/x"), false, "is not where"},
 		{"camera.snap naming the screenshot place", "camera.snap", nil, args(own), false, "is not where"},
 		{"a file older than the call", "screen.capture", args(old), args(old), false, "older"},
+		{"a file of the future (an archive's time)", "screen.capture", args(future), args(future), false, "in the future"},
+		{"PATH is not path", "screen.capture", result(map[string]string{"PATH": asked}), args(asked), false, "is not where"},
+		{"the last of two paths", "screen.capture", json.RawMessage(`{"path":"` + asked + `","path":"/elsewhere.png"}`), args(asked), false, "is not where"},
 		{"html after a png signature", "screen.capture", args(html), args(html), false, "not a whole image/png"},
 		{"too large", "screen.capture", args(big), args(big), false, "over the 1000 bytes left for it by --max-image-bytes"},
 		{"fifo", "camera.snap", args(fifo), args(fifo), false, "FIFO"},
