@@ -211,4 +211,15 @@ func TestUnreadableSettings(t *testing.T) {
 			})
 		}
 	}
+	// A variable of a switch that narrows what is served, set but empty (a
+	// ${VAR} a host left empty), is an error, not that switch off.
+	for _, name := range []string{"read-only", "toolsets", "tools", "exclude-tools", "confirm"} {
+		t.Run(envName(name)+"=", func(t *testing.T) {
+			t.Setenv(envName(name), "")
+			_, stderr, code := cli("", "validate")
+			if code != 2 || !strings.Contains(stderr, envName(name)+" is set but empty") {
+				t.Errorf("exit %d, want 2 and the variable named; stderr:\n%s", code, stderr)
+			}
+		})
+	}
 }

@@ -246,6 +246,11 @@ func envName(name string) string {
 	return "TAIRSEACH_MCP_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
+// narrows are the flags that narrow what is served or ask first: their
+// variable, set but empty, is an error rather than "unset", which would
+// leave that switch off.
+var narrows = map[string]bool{"read-only": true, "toolsets": true, "tools": true, "exclude-tools": true, "confirm": true}
+
 // resolve applies defaults → env → flags, then validates.
 func (o *options) resolve(cmd *cobra.Command) error {
 	var errs []error
@@ -256,7 +261,14 @@ func (o *options) resolve(cmd *cobra.Command) error {
 		if f.Changed || global.Lookup(f.Name) == nil {
 			return
 		}
-		if v, ok := os.LookupEnv(envName(f.Name)); ok && v != "" {
+		v, ok := os.LookupEnv(envName(f.Name))
+		if ok && v == "" && narrows[f.Name] {
+			// An empty value elsewhere means unset; here it would widen
+			// what is served with no sign (a ${VAR} a host left empty).
+			errs = append(errs, usageError{fmt.Errorf("%s is set but empty: give it a value (--%s), or unset it", envName(f.Name), f.Name)})
+			return
+		}
+		if ok && v != "" {
 			if err := placeholder(v); err != nil {
 				errs = append(errs, usageError{fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)})
 			} else if err := f.Value.Set(v); err != nil {
