@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/attached"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/watchable"
 )
@@ -49,7 +49,7 @@ type Set struct {
 	mu      sync.Mutex // guards the fields below
 	files   []*Prompt  // from Dir, as last loaded
 	reg     *manifest.Registry
-	servers []*attachment
+	servers attached.Servers[*attachment]
 
 	loads atomic.Int64 // reads of the directory, for the tests
 }
@@ -68,6 +68,7 @@ func New(cfg Config) *Set {
 		cfg.Debounce = DefaultDebounce
 	}
 	s := &Set{cfg: cfg, log: cfg.Logger, reg: &manifest.Registry{}}
+	s.servers = attached.New(&s.mu, s.sync)
 	s.files = s.load()
 	return s
 }
@@ -103,41 +104,25 @@ func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
 		return s.complete(ctx, a, req)
 	})
 	return func(m *mcp.Server) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		a.m = m
-		(&listed.Gate{Lists: []string{"prompts/list"}, Notify: "notifications/prompts/list_changed"}).Install(m)
-		s.servers = append(s.servers, a)
-		s.sync(a)
+		a.m = m // before any other goroutine can see a
+		s.servers.Attach(m, a, &listed.Gate{Lists: []string{"prompts/list"}, Notify: "notifications/prompts/list_changed"})
 	}
 }
 
 // Resync brings every server's prompts in step with its policy, which
 // changed without a reload.
-func (s *Set) Resync() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, a := range s.servers {
-		s.sync(a)
-	}
-}
+func (s *Set) Resync() { s.servers.Resync() }
 
 // Detach forgets m, a server no longer served: its prompts are no
 // longer kept in step with reloads.
-func (s *Set) Detach(m *mcp.Server) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.servers = slices.DeleteFunc(s.servers, func(a *attachment) bool { return a.m == m })
-}
+func (s *Set) Detach(m *mcp.Server) { s.servers.Detach(m) }
 
 // Update follows a manifest reload.
 func (s *Set) Update(reg *manifest.Registry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reg = reg
-	for _, a := range s.servers {
-		s.sync(a)
-	}
+	s.servers.SyncLocked()
 }
 
 // Reload reads the prompts directory again.
@@ -146,9 +131,7 @@ func (s *Set) Reload() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.files = files
-	for _, a := range s.servers {
-		s.sync(a)
-	}
+	s.servers.SyncLocked()
 }
 
 // wanted are the prompts to serve under hides. s.mu held.

@@ -29,6 +29,7 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/attached"
 )
 
 // Defaults for Config fields left zero.
@@ -77,7 +78,7 @@ type Set struct {
 	log zerolog.Logger
 
 	mu       sync.Mutex // guards the fields below
-	servers  []*attachment
+	servers  attached.Servers[*attachment]
 	reg      *manifest.Registry
 	reloads  int
 	lastErr  string
@@ -114,6 +115,7 @@ func New(cfg Config) *Set {
 		cfg.Timeout = DefaultTimeout
 	}
 	s := &Set{cfg: cfg, log: cfg.Logger, reg: &manifest.Registry{}}
+	s.servers = attached.New(&s.mu, s.sync)
 	s.logFiles = s.scanLogs()
 	return s
 }

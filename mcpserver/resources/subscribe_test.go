@@ -33,7 +33,7 @@ func BenchmarkSubscribe(b *testing.B) {
 	register := s.Attach(opts, backend.View{})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "b"}, opts)
 	register(srv)
-	a := s.servers[0]
+	a := s.servers.List()[0]
 	var ss []*mcp.ServerSession
 	for range sessions {
 		_, st := mcp.NewInMemoryTransports()

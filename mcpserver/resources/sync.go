@@ -36,32 +36,18 @@ func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
 		return s.complete(ctx, a, req)
 	})
 	return func(m *mcp.Server) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		a.m = m
-		(&listed.Gate{Lists: []string{"resources/list", "resources/templates/list"}, Notify: "notifications/resources/list_changed"}).Install(m)
-		s.servers = append(s.servers, a)
-		s.sync(a)
+		a.m = m // before any other goroutine can see a
+		s.servers.Attach(m, a, &listed.Gate{Lists: []string{"resources/list", "resources/templates/list"}, Notify: "notifications/resources/list_changed"})
 	}
 }
 
 // Resync brings every server's resources in step with its policy, which
 // changed without a reload.
-func (s *Set) Resync() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, a := range s.servers {
-		s.sync(a)
-	}
-}
+func (s *Set) Resync() { s.servers.Resync() }
 
 // Detach forgets m, a server no longer served: its resources are no
 // longer kept in step with reloads.
-func (s *Set) Detach(m *mcp.Server) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.servers = slices.DeleteFunc(s.servers, func(a *attachment) bool { return a.m == m })
-}
+func (s *Set) Detach(m *mcp.Server) { s.servers.Detach(m) }
 
 // Update follows a manifest reload: declared resources are registered anew
 // (clients are told the list changed only if it did), and subscribers of
@@ -74,10 +60,8 @@ func (s *Set) Update(reg *manifest.Registry) {
 	if n := len(reg.FileErrors); n > 0 {
 		s.lastErr = reg.FileErrors[n-1].Error()
 	}
-	servers := slices.Clone(s.servers)
-	for _, a := range servers {
-		s.sync(a)
-	}
+	servers := s.servers.List()
+	s.servers.SyncLocked()
 	s.mu.Unlock()
 	uris := []string{StatusURI}
 	for id := range reg.IDs {

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 
@@ -204,11 +203,9 @@ func (s *Set) compareLogs(full bool, touched map[string]bool) {
 	}
 	s.mu.Lock()
 	s.logFiles = now
-	servers := slices.Clone(s.servers)
+	servers := s.servers.List()
 	if listChanged {
-		for _, a := range servers {
-			s.sync(a)
-		}
+		s.servers.SyncLocked()
 	}
 	s.mu.Unlock()
 	s.updated(servers, changed...)
