@@ -291,7 +291,7 @@ func (p *pipeline) resolveMethod(table *routes.Table, c *Request) ([]*routes.Rou
 		if r := table.Internal[c.Method]; r != nil {
 			return []*routes.Route{r}, nil
 		}
-		return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("unknown method: no manifest maps %s", quote.Line(c.Method, quote.Text)))
+		return nil, c.refuse(backend.RuleUnknownMethod, fmt.Sprintf("unknown method: no manifest maps %s", quote.Line(c.Method, quote.Text)))
 	}
 	var found []*routes.Route
 	for _, r := range table.ByMethod[c.Method] {
@@ -316,7 +316,7 @@ func (p *pipeline) resolveMethod(table *routes.Table, c *Request) ([]*routes.Rou
 	if c.Kind == backend.Completion {
 		return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("refused: %s calls %s, which no tool served here calls as read-only without confirmation", what, method))
 	}
-	return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, method))
+	return nil, c.refuse(backend.RuleUnknownMethod, fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, method))
 }
 
 // grantsWait bounds how long the first requests whose answer depends on

@@ -46,15 +46,16 @@ func TestRefusalsAreTyped(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		req  backend.Request
+		want backend.Rule
 	}{
-		{"a method only hidden tools call", backend.Request{Kind: backend.Resource, Target: "tairseach://x", Method: "screen.capture"}},
-		{"a method no tool calls", backend.Request{Kind: backend.Resource, Target: "tairseach://x", Method: "nobody.calls"}},
-		{"a server's own request of a method no manifest maps", backend.Request{Kind: backend.Permissions, Target: "permissions", Method: "nobody.maps"}},
+		{"a method only hidden tools call", backend.Request{Kind: backend.Resource, Target: "tairseach://x", Method: "screen.capture"}, backend.RuleHidden},
+		{"a method no tool calls", backend.Request{Kind: backend.Resource, Target: "tairseach://x", Method: "nobody.calls"}, backend.RuleUnknownMethod},
+		{"a server's own request of a method no manifest maps", backend.Request{Kind: backend.Permissions, Target: "permissions", Method: "nobody.maps"}, backend.RuleUnknownMethod},
 	} {
 		_, err := srv.Do(ctx, &c.req)
 		r, ok := backend.IsRefused(err)
-		if !ok || r.Rule != backend.RuleHidden {
-			t.Errorf("%s: %v, want a refusal by %q", c.name, err, backend.RuleHidden)
+		if !ok || r.Rule != c.want {
+			t.Errorf("%s: %v, want a refusal by %q", c.name, err, c.want)
 		}
 	}
 }

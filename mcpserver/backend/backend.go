@@ -85,6 +85,7 @@ type Rule string
 // The rules a request can be refused by.
 const (
 	RuleHidden           Rule = "hidden"            // the session's policy serves no tool of the method
+	RuleUnknownMethod    Rule = "unknown_method"    // no tool served here calls the method
 	RuleInvalidArguments Rule = "invalid_arguments" // the params do not match the method's inputSchema
 	RuleNotConfirmed     Rule = "not_confirmed"     // the user did not confirm, or could not be asked
 	RuleBusy             Rule = "busy"              // no slot within the timeout

@@ -39,7 +39,8 @@ func jsonContents(uri, mime string, b []byte) *mcp.ReadResourceResult {
 func backendError(uri, method string, err error) error {
 	if r, ok := backend.IsRefused(err); ok {
 		code := int64(jsonrpc.CodeInternalError)
-		if r.Rule == backend.RuleInvalidArguments || r.Rule == backend.RuleHidden {
+		switch r.Rule {
+		case backend.RuleInvalidArguments, backend.RuleHidden, backend.RuleUnknownMethod:
 			code = jsonrpc.CodeInvalidParams
 		}
 		return &jsonrpc.Error{Code: code, Message: r.Message}
