@@ -563,12 +563,15 @@ func TestReadmeCommands(t *testing.T) {
 			continue
 		}
 		if in, ok := readmeDrive[c.key]; ok {
-			// The answers are read until the last request's; stdin stays
-			// open until then (at most 40 s), as a client's would.
-			done := errFile + ".done"
-			fmt.Fprintf(&script, "echo '@@ begin %d'\n{ printf '%%s\\n' %s; for i in $(seq 400); do [ -e %q ] && break; sleep 0.1; done; } | {\n%s\n} 2>%q |\n"+
-				"  awk '{ print } /\"id\":%s,/ { system(\"touch %s\"); exit }'\necho \"@@ end %d ${PIPESTATUS[2]}\"\n",
-				n, shellWords(in), done, c.run, errFile, lastID(in), done, n)
+			// As a client does, the rest is sent once initialize (the
+			// first) is answered: a proxy such as mcp-remote learns the
+			// session from that answer. The answers are read until the
+			// last request's; stdin stays open until then (at most 40 s).
+			first, done := errFile+".first", errFile+".done"
+			fmt.Fprintf(&script, "echo '@@ begin %d'\n{ printf '%%s\\n' %s; for i in $(seq 400); do [ -e %q ] && break; sleep 0.1; done; "+
+				"printf '%%s\\n' %s; for i in $(seq 400); do [ -e %q ] && break; sleep 0.1; done; } | {\n%s\n} 2>%q |\n"+
+				"  awk '{ print } /\"id\":%s,/ { system(\"touch %s\") } /\"id\":%s,/ { system(\"touch %s\"); exit }'\necho \"@@ end %d ${PIPESTATUS[2]}\"\n",
+				n, shellWords(in[:1]), first, shellWords(in[1:]), done, c.run, errFile, lastID(in[:1]), first, lastID(in), done, n)
 			continue
 		}
 		fmt.Fprintf(&script, "echo '@@ begin %d'\n{\n%s\n} 2>%q\necho \"@@ end %d $?\"\n", n, c.run, errFile, n)
