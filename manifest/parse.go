@@ -411,13 +411,6 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 	return slices.Clip(c), nil
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
 func tooLarge(size, limit int64) error {
 	return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, size, limit)
 }

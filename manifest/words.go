@@ -29,3 +29,11 @@ func PlainWord(s string) bool {
 
 // quoteClip shows a word that is not plain, quoted on one line and cut.
 func quoteClip(s string) string { return quote.Line(s, 80) }
+
+// clip cuts s to n bytes, marking the cut with "...".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
