@@ -9,56 +9,6 @@ import (
 	"strings"
 )
 
-// Resource is a resource a manifest declares in its top-level "resources"
-// array: reading it calls Method, and the reply is the content. It is plain
-// data; mcpserver/resources serves it.
-type Resource struct {
-	// URI is a fixed URI, or "" when URITemplate is set.
-	URI string
-	// URITemplate is an RFC 6570 level-1 template such as
-	// tairseach://contacts/{id}; its variables become the call's params.
-	URITemplate string
-	Name        string
-	Title       string
-	Description string
-	MIMEType    string
-	// Method is the socket method, one of the manifest's own.
-	Method string
-	// Complete maps a template variable to the read-only method of the
-	// manifest whose reply completes it.
-	Complete map[string]string
-	// Enum maps a template variable to its allowed values, for completion.
-	Enum map[string][]string
-	// Socket is the manifest's implementation.socket.
-	Socket     string
-	File       string
-	ManifestID string
-}
-
-// Prompt is a prompt a manifest declares in its top-level "prompts" array.
-type Prompt struct {
-	Name        string
-	Title       string
-	Description string
-	Arguments   []PromptArgument
-	// Template is the message text, with {{argument}} placeholders.
-	Template   string
-	Socket     string
-	File       string
-	ManifestID string
-}
-
-// PromptArgument is one argument of a Prompt.
-type PromptArgument struct {
-	Name        string   `json:"name" yaml:"name"`
-	Description string   `json:"description,omitempty" yaml:"description"`
-	Required    bool     `json:"required,omitempty" yaml:"required"`
-	Enum        []string `json:"enum,omitempty" yaml:"enum"`
-	// Complete names a read-only method of the manifest whose reply
-	// completes the argument.
-	Complete string `json:"complete,omitempty" yaml:"complete"`
-}
-
 type resourceJSON struct {
 	URI         string              `json:"uri"`
 	URITemplate string              `json:"uriTemplate"`
@@ -107,32 +57,11 @@ func TemplateVars(tmpl string) ([]string, error) {
 	return vars, nil
 }
 
-// manifestMethods are the socket methods a manifest's tools call, and
-// whether each is read-only (every tool calling it has readOnlyHint true).
-func (f *File) manifestMethods(impl implJSON) map[string]bool {
-	m := map[string]bool{}
-	for _, meth := range impl.Methods {
-		if meth != "" {
-			m[meth] = false
-		}
-	}
-	if impl.bound() {
-		for name := range impl.ToolBindings {
-			m[name] = false
-		}
-	}
-	for _, t := range f.Tools {
-		if _, ok := m[t.Method]; ok {
-			m[t.Method] = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
-		}
-	}
-	return m
-}
-
 // addDeclared parses the optional "resources" and "prompts" arrays; a bad
-// entry is left out with an Error problem naming its position.
-func (f *File) addDeclared(data []byte, res []resourceJSON, prompts []promptJSON, impl implJSON) {
-	methods := f.manifestMethods(impl)
+// entry is left out with an Error problem naming its position. methods are
+// the manifest's socket methods, as manifestMethods returns them, and socket
+// its implementation.socket.
+func (f *File) addDeclared(data []byte, res []resourceJSON, prompts []promptJSON, methods map[string]bool, socket string) {
 	where := func(key string, i int) string {
 		if off, ok := valueOffset(data, key, i); ok {
 			l, c := lineCol(data, off)
@@ -194,7 +123,7 @@ func (f *File) addDeclared(data []byte, res []resourceJSON, prompts []promptJSON
 		}
 		f.Resources = append(f.Resources, Resource{URI: r.URI, URITemplate: r.URITemplate, Name: r.Name, Title: r.Title,
 			Description: r.Description, MIMEType: r.MIMEType, Method: r.Method, Complete: r.Complete, Enum: r.Enum,
-			Socket: impl.Socket, File: f.Path, ManifestID: f.ID})
+			Socket: socket, File: f.Path, ManifestID: f.ID})
 	}
 	for i, p := range prompts {
 		if !ValidName(p.Name) && !validPromptName(p.Name) {
@@ -218,7 +147,7 @@ func (f *File) addDeclared(data []byte, res []resourceJSON, prompts []promptJSON
 			continue
 		}
 		f.Prompts = append(f.Prompts, Prompt{Name: p.Name, Title: p.Title, Description: p.Description,
-			Arguments: p.Arguments, Template: p.Template, Socket: impl.Socket, File: f.Path, ManifestID: f.ID})
+			Arguments: p.Arguments, Template: p.Template, Socket: socket, File: f.Path, ManifestID: f.ID})
 	}
 }
 
@@ -238,8 +167,9 @@ type declared struct {
 }
 
 // parseDeclared reads the optional arrays; a wrong type is an Error problem
-// and leaves both out, as the tools still load.
-func (f *File) parseDeclared(data []byte, impl implJSON) {
+// and leaves both out, as the tools still load. methods and socket are as
+// addDeclared takes them.
+func (f *File) parseDeclared(data []byte, methods map[string]bool, socket string) {
 	var d declared
 	if err := json.Unmarshal(data, &d); err != nil {
 		f.Problems = append(f.Problems, Problem{File: f.Path, Severity: Error,
@@ -247,6 +177,6 @@ func (f *File) parseDeclared(data []byte, impl implJSON) {
 		return
 	}
 	if len(d.Resources)+len(d.Prompts) > 0 {
-		f.addDeclared(data, d.Resources, d.Prompts, impl)
+		f.addDeclared(data, d.Resources, d.Prompts, methods, socket)
 	}
 }

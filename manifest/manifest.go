@@ -122,6 +122,56 @@ type File struct {
 	idAt   Position   // where ID is
 }
 
+// Resource is a resource a manifest declares in its top-level "resources"
+// array: reading it calls Method, and the reply is the content. It is plain
+// data; mcpserver/resources serves it.
+type Resource struct {
+	// URI is a fixed URI, or "" when URITemplate is set.
+	URI string
+	// URITemplate is an RFC 6570 level-1 template such as
+	// tairseach://contacts/{id}; its variables become the call's params.
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+	// Method is the socket method, one of the manifest's own.
+	Method string
+	// Complete maps a template variable to the read-only method of the
+	// manifest whose reply completes it.
+	Complete map[string]string
+	// Enum maps a template variable to its allowed values, for completion.
+	Enum map[string][]string
+	// Socket is the manifest's implementation.socket.
+	Socket     string
+	File       string
+	ManifestID string
+}
+
+// Prompt is a prompt a manifest declares in its top-level "prompts" array.
+type Prompt struct {
+	Name        string
+	Title       string
+	Description string
+	Arguments   []PromptArgument
+	// Template is the message text, with {{argument}} placeholders.
+	Template   string
+	Socket     string
+	File       string
+	ManifestID string
+}
+
+// PromptArgument is one argument of a Prompt.
+type PromptArgument struct {
+	Name        string   `json:"name" yaml:"name"`
+	Description string   `json:"description,omitempty" yaml:"description"`
+	Required    bool     `json:"required,omitempty" yaml:"required"`
+	Enum        []string `json:"enum,omitempty" yaml:"enum"`
+	// Complete names a read-only method of the manifest whose reply
+	// completes the argument.
+	Complete string `json:"complete,omitempty" yaml:"complete"`
+}
+
 // SkipReason says why a tool is not exposed.
 type SkipReason int
 

@@ -3,8 +3,6 @@ package manifest
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -151,7 +149,7 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 		warnOrphans(f, loc, "tool binding", "toolBindings", impl.ToolBindings, names)
 	}
 	if bytes.Contains(data, []byte(`"resources"`)) || bytes.Contains(data, []byte(`"prompts"`)) {
-		f.parseDeclared(data, impl)
+		f.parseDeclared(data, f.manifestMethods(impl), impl.Socket)
 	}
 	return f, nil
 }
@@ -167,6 +165,28 @@ func warnOrphans[V any](f *File, loc *locator, what, key string, entries map[str
 			})
 		}
 	}
+}
+
+// manifestMethods are the socket methods a manifest's tools call, and
+// whether each is read-only (every tool calling it has readOnlyHint true).
+func (f *File) manifestMethods(impl implJSON) map[string]bool {
+	m := map[string]bool{}
+	for _, meth := range impl.Methods {
+		if meth != "" {
+			m[meth] = false
+		}
+	}
+	if impl.bound() {
+		for name := range impl.ToolBindings {
+			m[name] = false
+		}
+	}
+	for _, t := range f.Tools {
+		if _, ok := m[t.Method]; ok {
+			m[t.Method] = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+		}
+	}
+	return m
 }
 
 // addTool normalises t and appends it to f.Tools, or records why it is
@@ -315,54 +335,6 @@ func validUTF8(schema json.RawMessage) json.RawMessage {
 	return bytes.ToValidUTF8(schema, []byte("\uFFFD"))
 }
 
-// MCPName returns the MCP name of the manifest tool toolName under prefix:
-// prefix + toolName with every character outside [A-Za-z0-9_-] replaced by
-// '_'. A result longer than MaxNameLen is cut and ends in '_' and 8 hex
-// characters of a hash of prefix + toolName, so that it is exactly
-// MaxNameLen long and stays unique. renamed reports whether sanitising or
-// truncation changed toolName.
-func MCPName(prefix, toolName string) (name string, renamed bool) {
-	sp := sanitise(prefix)
-	name = sp + sanitise(toolName)
-	if len(name) > MaxNameLen {
-		sum := sha256.Sum256([]byte(prefix + toolName))
-		name = name[:MaxNameLen-9] + "_" + hex.EncodeToString(sum[:4])
-	}
-	return name, name != sp+toolName
-}
-
-// sanitise replaces every rune outside [A-Za-z0-9_-] with '_'.
-func sanitise(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if validNameRune(r) {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
-func validNameRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
-}
-
-// ValidName reports whether name is a possible MCP name from this package:
-// 1 to MaxNameLen characters from [A-Za-z0-9_-].
-func ValidName(name string) bool {
-	if name == "" || len(name) > MaxNameLen {
-		return false
-	}
-	for _, r := range name {
-		if !validNameRune(r) {
-			return false
-		}
-	}
-	return true
-}
-
 // normaliseSchema compacts a schema and checks it is an object schema whose
 // "type" is "object", adding that "type" first when it is missing. An absent
 // or null schema gives nil, nil. The error text says what is wrong.
@@ -473,98 +445,4 @@ func goKindName(t reflect.Type) string {
 		return goKindName(t.Elem())
 	}
 	return t.String()
-}
-
-// valueStart returns the index where the JSON value whose last byte (or, for
-// an object or array, opening delimiter) is at end begins. encoding/json
-// reports type errors at the end of scalars.
-func valueStart(data []byte, end int64) int64 {
-	if end < 0 || end >= int64(len(data)) {
-		return end
-	}
-	switch data[end] {
-	case '{', '[':
-		return end
-	case '"':
-		// Walk back to the opening quote: the first quote not escaped by an
-		// odd number of backslashes.
-		for i := end - 1; i >= 0; i-- {
-			if data[i] != '"' {
-				continue
-			}
-			n := 0
-			for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
-				n++
-			}
-			if n%2 == 0 {
-				return i
-			}
-		}
-		return end
-	}
-	i := end
-	for i > 0 && isScalarByte(data[i-1]) {
-		i--
-	}
-	return i
-}
-
-func isScalarByte(b byte) bool {
-	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '.' || b == '+' || b == '-'
-}
-
-// valueOffset returns the index where the value at path starts; path
-// elements are object keys (string, matched like encoding/json does,
-// ignoring case) or array indexes (int).
-func valueOffset(data []byte, path ...any) (int64, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for _, p := range path {
-		tok, err := dec.Token()
-		if err != nil {
-			return 0, false
-		}
-		found := false
-		switch p := p.(type) {
-		case string:
-			if tok != json.Delim('{') {
-				return 0, false
-			}
-			for !found && dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return 0, false
-				}
-				if ks, _ := k.(string); strings.EqualFold(ks, p) {
-					found = true
-				} else if decodeSkip(dec) != nil {
-					return 0, false
-				}
-			}
-		case int:
-			if tok != json.Delim('[') {
-				return 0, false
-			}
-			for i := 0; !found && dec.More(); i++ {
-				if i == p {
-					found = true
-				} else if decodeSkip(dec) != nil {
-					return 0, false
-				}
-			}
-		}
-		if !found {
-			return 0, false
-		}
-	}
-	// The decoder stops after the previous token; skip separators to the value.
-	off := dec.InputOffset()
-	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
-		off++
-	}
-	return off, true
-}
-
-func decodeSkip(dec *json.Decoder) error {
-	var v json.RawMessage
-	return dec.Decode(&v)
 }

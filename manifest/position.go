@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -163,4 +164,98 @@ func pointerPath(ptr string) []string {
 		steps[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(s)
 	}
 	return steps
+}
+
+// valueStart returns the index where the JSON value whose last byte (or, for
+// an object or array, opening delimiter) is at end begins. encoding/json
+// reports type errors at the end of scalars.
+func valueStart(data []byte, end int64) int64 {
+	if end < 0 || end >= int64(len(data)) {
+		return end
+	}
+	switch data[end] {
+	case '{', '[':
+		return end
+	case '"':
+		// Walk back to the opening quote: the first quote not escaped by an
+		// odd number of backslashes.
+		for i := end - 1; i >= 0; i-- {
+			if data[i] != '"' {
+				continue
+			}
+			n := 0
+			for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+				n++
+			}
+			if n%2 == 0 {
+				return i
+			}
+		}
+		return end
+	}
+	i := end
+	for i > 0 && isScalarByte(data[i-1]) {
+		i--
+	}
+	return i
+}
+
+func isScalarByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '.' || b == '+' || b == '-'
+}
+
+// valueOffset returns the index where the value at path starts; path
+// elements are object keys (string, matched like encoding/json does,
+// ignoring case) or array indexes (int).
+func valueOffset(data []byte, path ...any) (int64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for _, p := range path {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		found := false
+		switch p := p.(type) {
+		case string:
+			if tok != json.Delim('{') {
+				return 0, false
+			}
+			for !found && dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return 0, false
+				}
+				if ks, _ := k.(string); strings.EqualFold(ks, p) {
+					found = true
+				} else if decodeSkip(dec) != nil {
+					return 0, false
+				}
+			}
+		case int:
+			if tok != json.Delim('[') {
+				return 0, false
+			}
+			for i := 0; !found && dec.More(); i++ {
+				if i == p {
+					found = true
+				} else if decodeSkip(dec) != nil {
+					return 0, false
+				}
+			}
+		}
+		if !found {
+			return 0, false
+		}
+	}
+	// The decoder stops after the previous token; skip separators to the value.
+	off := dec.InputOffset()
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	return off, true
+}
+
+func decodeSkip(dec *json.Decoder) error {
+	var v json.RawMessage
+	return dec.Decode(&v)
 }

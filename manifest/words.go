@@ -1,6 +1,9 @@
 package manifest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -36,4 +39,52 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// MCPName returns the MCP name of the manifest tool toolName under prefix:
+// prefix + toolName with every character outside [A-Za-z0-9_-] replaced by
+// '_'. A result longer than MaxNameLen is cut and ends in '_' and 8 hex
+// characters of a hash of prefix + toolName, so that it is exactly
+// MaxNameLen long and stays unique. renamed reports whether sanitising or
+// truncation changed toolName.
+func MCPName(prefix, toolName string) (name string, renamed bool) {
+	sp := sanitise(prefix)
+	name = sp + sanitise(toolName)
+	if len(name) > MaxNameLen {
+		sum := sha256.Sum256([]byte(prefix + toolName))
+		name = name[:MaxNameLen-9] + "_" + hex.EncodeToString(sum[:4])
+	}
+	return name, name != sp+toolName
+}
+
+// sanitise replaces every rune outside [A-Za-z0-9_-] with '_'.
+func sanitise(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if validNameRune(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func validNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+}
+
+// ValidName reports whether name is a possible MCP name from this package:
+// 1 to MaxNameLen characters from [A-Za-z0-9_-].
+func ValidName(name string) bool {
+	if name == "" || len(name) > MaxNameLen {
+		return false
+	}
+	for _, r := range name {
+		if !validNameRune(r) {
+			return false
+		}
+	}
+	return true
 }
