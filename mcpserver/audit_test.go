@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 )
 
@@ -46,7 +47,7 @@ func TestAuditRotatesBySize(t *testing.T) {
 	const calls = 12
 	for i := range calls {
 		if res := srv.Call(context.Background(), "tairseach_demo_echo", json.RawMessage(`{"i":`+string(rune('0'+i%10))+`}`)); res.IsError {
-			t.Fatal(ResultText(res))
+			t.Fatal(check.ResultText(res))
 		}
 	}
 	cur, old := auditLines(t, path), auditLines(t, path+".1")

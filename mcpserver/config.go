@@ -1,6 +1,9 @@
 package mcpserver
 
 import (
+	"fmt"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,9 +130,37 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// replyMargin is how far past MaxResultBytes a backend's reply line is
-// read: compacting may shrink a reply, escaping only grows it.
-const replyMargin = 64 << 10
+// ParseConfirm checks the values of --confirm: "none", "destructive" (the
+// tools annotated destructiveHint: true), or globs matched against a tool's
+// MCP name and its manifest (dotted) name, such as "contacts.*" or
+// "tairseach_mail_send". Values may be comma lists. It returns the rules
+// for Config.Confirm: empty when nothing is confirmed.
+func ParseConfirm(values []string) ([]string, error) {
+	var rules []string
+	none := false
+	for _, v := range values {
+		for _, r := range strings.Split(v, ",") {
+			r = strings.TrimSpace(r)
+			switch r {
+			case "":
+				continue
+			case "none":
+				none = true
+				continue
+			case "destructive":
+			default:
+				if _, err := path.Match(r, ""); err != nil {
+					return nil, fmt.Errorf("--confirm %q: not a valid glob: %v", r, err)
+				}
+			}
+			rules = append(rules, r)
+		}
+	}
+	if none && len(rules) > 0 {
+		return nil, fmt.Errorf("--confirm none cannot be combined with %q", strings.Join(rules, ","))
+	}
+	return rules, nil
+}
 
 // A Feature adds what is not a tool (resources, prompts, completion) to
 // each go-sdk server New makes: the server's own, and one per HTTP header
@@ -166,7 +197,3 @@ const (
 	ToolModeAll      = "all"
 	ToolModeDiscover = "discover"
 )
-
-// decodeDiscoveryArgs decodes the arguments of a discovery tool into v.
-// Members it does not know are ignored, as the tools' schemas allow them
-// (clients add some of their own, such as Gemini CLI's wait_for_previous).

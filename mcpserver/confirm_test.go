@@ -10,8 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/geilt/tairseach-mcp/internal/quote"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 )
 
 // The question shows what an accept sends: every argument's name, the
@@ -94,7 +95,7 @@ func TestConfirmShowsWhatAnAcceptSends(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.refuse != "" {
-				text := ResultText(res)
+				text := check.ResultText(res)
 				if len(questions) != 0 || !res.IsError || !strings.HasPrefix(text, observe.PrefixConfirmRefused) ||
 					!strings.Contains(text, tt.refuse) || !strings.Contains(text, "call it again with fewer or shorter arguments") {
 					t.Fatalf("asked %d times; result %q; want no question and a refusal saying %q", len(questions), text, tt.refuse)
@@ -132,16 +133,16 @@ func TestConfirmShowsWhatAnAcceptSends(t *testing.T) {
 					t.Errorf("argument %s not shown:\n%s", key, q)
 				}
 			}
-			if len(args) > maxConfirmArgs+200 {
+			if len(args) > pipeline.MaxConfirmArgs+200 {
 				t.Errorf("the arguments take %d bytes of the question", len(args))
 			}
 			// The accept sent the arguments in full.
 			if res.IsError {
-				t.Fatalf("accepted call: %q", ResultText(res))
+				t.Fatalf("accepted call: %q", check.ResultText(res))
 			}
 			var echoed, sent any
-			if err := json.Unmarshal([]byte(ResultText(res)), &echoed); err != nil {
-				t.Fatalf("echo %q: %v", ResultText(res), err)
+			if err := json.Unmarshal([]byte(check.ResultText(res)), &echoed); err != nil {
+				t.Fatalf("echo %q: %v", check.ResultText(res), err)
 			}
 			_ = json.Unmarshal([]byte(tt.args), &sent)
 			if a, b := fmt.Sprint(echoed), fmt.Sprint(sent); a != b {
@@ -149,45 +150,4 @@ func TestConfirmShowsWhatAnAcceptSends(t *testing.T) {
 			}
 		})
 	}
-}
-
-// Whatever the model sends, the question is bounded, shows every
-// top-level argument's name on a line of its own, and has no line the
-// words could have written: or the call is refused with why.
-func FuzzConfirmArgs(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":1}`, `{"note":"` + strings.Repeat("x", 5000) + `","target":"EVERYTHING"}`,
-		`{"a\nb":"c\u2028d"}`, `[1,[2,[3]]]`, `"s"`, `{"a":{"b":{"c":{"d":[{"e":null}]}}}}`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) {
-			return
-		}
-		root, err := parseArgs(data)
-		if err != nil {
-			t.Fatalf("parseArgs(%s): %v", data, err)
-		}
-		text, _, why := showArgs(root)
-		if why != "" {
-			return
-		}
-		if len(text) > maxConfirmArgs {
-			t.Fatalf("%d bytes shown", len(text))
-		}
-		if root.kind != '{' {
-			return
-		}
-		lines := strings.Split(text, "\n")
-		i := 0
-		for _, k := range root.kids {
-			key := quote.Line(k.key, maxConfirmKey) + ": "
-			for i < len(lines) && !strings.HasPrefix(lines[i], "  "+key) {
-				i++
-			}
-			if i == len(lines) {
-				t.Fatalf("argument %s not shown in order:\n%s", key, text)
-			}
-			i++
-		}
-	})
 }

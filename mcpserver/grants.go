@@ -25,7 +25,7 @@ func (s *Server) TrackPermissions(ctx context.Context) {
 	s.grants.Start(ctx)
 	select {
 	case <-s.grants.FirstRead():
-		s.pipe.grantsRead.Open()
+		s.pipe.GrantsRead().Open()
 	case <-ctx.Done():
 	}
 	<-ctx.Done()
@@ -37,7 +37,7 @@ func (s *Server) TrackPermissions(ctx context.Context) {
 // what a client would be offered. A read that fails returns its error and
 // the grants read before it, if any.
 func (s *Server) ReadPermissions(ctx context.Context) (permissions.Grants, error) {
-	defer s.pipe.grantsRead.Open()
+	defer s.pipe.GrantsRead().Open()
 	st := s.grants.Read(ctx)
 	return st.Grants, st.Err
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/internal/demo"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
@@ -121,9 +123,9 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 		t.Fatalf("tools listed: %s", got)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_screen_capture"})
-	if err != nil || !res.IsError || !strings.Contains(ResultText(res), `"screen_recording", which is denied`) ||
-		!strings.Contains(ResultText(res), "Screen") {
-		t.Fatalf("a call of a tool left out for a permission: %v %q", err, ResultText(res))
+	if err != nil || !res.IsError || !strings.Contains(check.ResultText(res), `"screen_recording", which is denied`) ||
+		!strings.Contains(check.ResultText(res), "Screen") {
+		t.Fatalf("a call of a tool left out for a permission: %v %q", err, check.ResultText(res))
 	}
 	if !strings.Contains(srv.unavailable(), `"screen_recording" (denied): 1 tool`) {
 		t.Fatalf("instructions: %q", srv.unavailable())
@@ -139,7 +141,7 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 	waitFor("the tool to be listed once granted", func() bool { return strings.Contains(listed(), "tairseach_screen_capture") })
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_screen_capture"})
 	if err != nil || res.IsError {
-		t.Fatalf("a call once granted: %v %q", err, ResultText(res))
+		t.Fatalf("a call once granted: %v %q", err, check.ResultText(res))
 	}
 }
 
@@ -169,8 +171,8 @@ func TestFirstListWaitsForGrants(t *testing.T) {
 	if slices.Contains(names, "tairseach_screen_capture") || !slices.Contains(names, "tairseach_contacts_list") {
 		t.Errorf("the first tools/list: %v; want contacts_list and not screen_capture", names)
 	}
-	if d := time.Since(start); d > grantsWait {
-		t.Errorf("the first tools/list took %s, more than the wait's bound %s", d, grantsWait)
+	if d := time.Since(start); d > pipeline.GrantsWait {
+		t.Errorf("the first tools/list took %s, more than the wait's bound %s", d, pipeline.GrantsWait)
 	}
 }
 
@@ -191,8 +193,8 @@ func TestNotDeterminedAsksTheUser(t *testing.T) {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ask": true}}
 	})
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"})
-	if err != nil || !strings.Contains(asked, "contacts") || !strings.Contains(ResultText(res), "macOS is asking the user") {
-		t.Fatalf("asked %q; result %v %q", asked, err, ResultText(res))
+	if err != nil || !strings.Contains(asked, "contacts") || !strings.Contains(check.ResultText(res), "macOS is asking the user") {
+		t.Fatalf("asked %q; result %v %q", asked, err, check.ResultText(res))
 	}
 	if n := d.PermissionRequests("contacts"); n != 1 {
 		t.Fatalf("permissions.request reached the socket %d times, want once", n)
@@ -284,7 +286,7 @@ func TestGrantsReadsAreBounded(t *testing.T) {
 		// the checks of a call: an error, not what is counted here.)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_contacts_list"})
 		if err == nil && status == demo.Denied && !res.IsError {
-			t.Fatalf("call %d with contacts denied: %q", i, ResultText(res))
+			t.Fatalf("call %d with contacts denied: %q", i, check.ResultText(res))
 		}
 		// A new header selection each time.
 		c, err := srv.useSelection(policy.Policy{Tools: []string{"tairseach_contacts_list", fmt.Sprintf("x%d", i)}})
@@ -433,9 +435,9 @@ func TestDiscoverSearchNamesToolsLeftOut(t *testing.T) {
 		t.Helper()
 		res := srv.Call(context.Background(), "tairseach_search_tools", json.RawMessage(`{"query":"`+query+`"}`))
 		if res == nil || res.IsError {
-			t.Fatalf("search %q: %q", query, ResultText(res))
+			t.Fatalf("search %q: %q", query, check.ResultText(res))
 		}
-		if err := json.Unmarshal([]byte(ResultText(res)), &out); err != nil {
+		if err := json.Unmarshal([]byte(check.ResultText(res)), &out); err != nil {
 			t.Fatal(err)
 		}
 		return out

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 )
 
 // boundMessages is the go-sdk's outermost receiving middleware: whatever
@@ -26,26 +27,26 @@ import (
 func (s *Server) boundMessages(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		limit := s.cfg.MaxResultBytes - envelopeReserve
+		limit := s.cfg.MaxResultBytes - pipeline.EnvelopeReserve
 		if err != nil {
 			return res, boundError(method, err, limit, s.cfg.MaxResultBytes)
 		}
 		switch r := res.(type) {
 		case *mcp.CallToolResult:
 			if r != nil {
-				return boundTool(r, limit, s.cfg.MaxResultBytes), nil
+				return pipeline.Bound(r, s.cfg.MaxResultBytes), nil
 			}
 		case check.Typed:
 			if r.CallToolResult != nil {
-				return check.Typed{CallToolResult: boundTool(r.CallToolResult, limit, s.cfg.MaxResultBytes)}, nil
+				return check.Typed{CallToolResult: pipeline.Bound(r.CallToolResult, s.cfg.MaxResultBytes)}, nil
 			}
 		case *mcp.ReadResourceResult, *mcp.GetPromptResult, *mcp.CompleteResult:
 			b, merr := encode(res)
 			if merr == nil && len(b) > limit {
-				s.log.Warn().Str("method", method).Int("bytes", len(b)+envelopeReserve).Int("limit", s.cfg.MaxResultBytes).Msg("result too large for one message")
+				s.log.Warn().Str("method", method).Int("bytes", len(b)+pipeline.EnvelopeReserve).Int("limit", s.cfg.MaxResultBytes).Msg("result too large for one message")
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
 					"result too large: the answer to %s would make a message of over %d bytes, over the limit of %d (--max-result-bytes); %s",
-					method, len(b)+envelopeReserve, s.cfg.MaxResultBytes, narrower[method])}
+					method, len(b)+pipeline.EnvelopeReserve, s.cfg.MaxResultBytes, narrower[method])}
 			}
 		}
 		return res, err
@@ -57,21 +58,6 @@ var narrower = map[string]string{
 	"resources/read":      "read a narrower resource (a template's variables), or call the tool of its method with a smaller request",
 	"prompts/get":         "get the prompt with shorter arguments",
 	"completion/complete": "type more of the value",
-}
-
-// boundTool returns res, or an isError result that fits when the message
-// carrying res would be over the limit.
-func boundTool(res *mcp.CallToolResult, limit, max int) *mcp.CallToolResult {
-	size, ok := check.Size(res, limit)
-	if ok {
-		return res
-	}
-	what := "result"
-	if res.IsError {
-		what = "error"
-	}
-	return check.ErrorResult(fmt.Sprintf("result too large: the %s would make a message of %d bytes, over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
-		what, size+envelopeReserve, max))
 }
 
 // boundError returns err, or a short error with its code when err, as the
@@ -93,7 +79,7 @@ func boundError(method string, err error, limit, max int) error {
 	}
 	start := []byte(we.Message[:min(len(we.Message), 256)])
 	return &jsonrpc.Error{Code: we.Code, Message: fmt.Sprintf("the error of %s is too large to send: it would make a message of over %d bytes, over the limit of %d (--max-result-bytes); its start: %s",
-		method, len(b)+envelopeReserve, max, check.Excerpt(start))}
+		method, len(b)+pipeline.EnvelopeReserve, max, check.Excerpt(start))}
 }
 
 // encode marshals v as the go-sdk writes a message's result or error:

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -196,19 +197,19 @@ func TestEveryRoadEveryRule(t *testing.T) {
 
 			t.Run("policy", func(t *testing.T) {
 				res, err := e.call(ctx, cs, "demo.fail", nil, nil)
-				if err != nil || !res.IsError || !strings.Contains(ResultText(res), "hidden") {
-					t.Errorf("a hidden tool: %v %q", err, ResultText(res))
+				if err != nil || !res.IsError || !strings.Contains(check.ResultText(res), "hidden") {
+					t.Errorf("a hidden tool: %v %q", err, check.ResultText(res))
 				}
 			})
 
 			t.Run("confirmation asked", func(t *testing.T) {
-				if rd.stateless && rd.protocol < newProtocol {
+				if rd.stateless && rd.protocol < stdio.NewProtocol {
 					t.Skip("a stateless 2025 session cannot ask its client anything")
 				}
 				for i := range 2 {
 					res, err := e.call(ctx, cs, "demo.echo", map[string]any{"n": i}, nil)
 					if err != nil || res.IsError {
-						t.Fatalf("confirmed call %d: %v %q", i, err, ResultText(res))
+						t.Fatalf("confirmed call %d: %v %q", i, err, check.ResultText(res))
 					}
 					if got := asked.Load(); got != int32(i+1) {
 						t.Errorf("after call %d the user was asked %d times, want %d", i, got, i+1)
@@ -219,8 +220,8 @@ func TestEveryRoadEveryRule(t *testing.T) {
 			t.Run("confirmation refused", func(t *testing.T) {
 				plain := e.connect(nil, nil)
 				res, err := e.call(ctx, plain, "demo.echo", map[string]any{"x": 1}, nil)
-				if err != nil || !res.IsError || !strings.Contains(ResultText(res), observe.PrefixConfirmRefused) {
-					t.Errorf("a client that cannot ask: %v %q", err, ResultText(res))
+				if err != nil || !res.IsError || !strings.Contains(check.ResultText(res), observe.PrefixConfirmRefused) {
+					t.Errorf("a client that cannot ask: %v %q", err, check.ResultText(res))
 				}
 				if a := e.lastAudit(); a["outcome"] != "refused" {
 					t.Errorf("audit outcome %v, want refused", a["outcome"])
@@ -231,7 +232,7 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				before := progress.Load()
 				res, err := e.call(ctx, cs, "demo.slow", map[string]any{"ms": 200}, mcp.Meta{"progressToken": "p1"})
 				if err != nil || res.IsError {
-					t.Fatalf("%v %q", err, ResultText(res))
+					t.Fatalf("%v %q", err, check.ResultText(res))
 				}
 				if progress.Load() == before {
 					t.Error("no notifications/progress for a call that asked for them")
@@ -244,7 +245,7 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				}
 				a := e.lastAudit()
 				client, _ := a["client"].(map[string]any)
-				if rd.stateless && rd.protocol < newProtocol {
+				if rd.stateless && rd.protocol < stdio.NewProtocol {
 					// No session: the request does not say who sent it.
 					client = map[string]any{"name": "road-client"}
 				}
@@ -252,7 +253,7 @@ func TestEveryRoadEveryRule(t *testing.T) {
 					a["tool"] != "tairseach_server_status" || a["outcome"] != "ok" {
 					t.Errorf("audit line %v", a)
 				}
-				if rd.transport == "http" && !rd.stateless && rd.protocol < newProtocol && a["session"] == nil {
+				if rd.transport == "http" && !rd.stateless && rd.protocol < stdio.NewProtocol && a["session"] == nil {
 					t.Errorf("audit line of a stateful HTTP session names none: %v", a)
 				}
 			})
@@ -262,18 +263,18 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				// schema forbids extra arguments.
 				res, err := e.call(ctx, cs, "contacts.search", map[string]any{"query": "anna", "limit": 1, "wait_for_previous": true}, nil)
 				if err != nil || res.IsError {
-					t.Errorf("a call carrying wait_for_previous: %v %q", err, ResultText(res))
+					t.Errorf("a call carrying wait_for_previous: %v %q", err, check.ResultText(res))
 				}
 				res, err = e.call(ctx, cs, "contacts.search", map[string]any{"query": "anna", "limit": 1, "other": true}, nil)
-				if err != nil || !res.IsError || !strings.Contains(ResultText(res), "other") {
-					t.Errorf("a call with an argument nobody declares: %v %q", err, ResultText(res))
+				if err != nil || !res.IsError || !strings.Contains(check.ResultText(res), "other") {
+					t.Errorf("a call with an argument nobody declares: %v %q", err, check.ResultText(res))
 				}
 			})
 
 			t.Run("size limit", func(t *testing.T) {
 				res, err := e.call(ctx, cs, "demo.blob", map[string]any{"bytes": 8000}, nil)
-				if err != nil || !res.IsError || !strings.Contains(ResultText(res), "too large") {
-					t.Errorf("%v %q", err, ResultText(res))
+				if err != nil || !res.IsError || !strings.Contains(check.ResultText(res), "too large") {
+					t.Errorf("%v %q", err, check.ResultText(res))
 				}
 			})
 
@@ -286,7 +287,7 @@ func TestEveryRoadEveryRule(t *testing.T) {
 				}
 				res, err := e.call(ctx, cs, "server.status", nil, nil)
 				if err != nil || res.IsError {
-					t.Errorf("after a cancellation: %v %q", err, ResultText(res))
+					t.Errorf("after a cancellation: %v %q", err, check.ResultText(res))
 				}
 			})
 		})

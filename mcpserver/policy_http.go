@@ -137,7 +137,7 @@ func (s *Server) selectionServer(h policy.Policy) (_ *Server, closing []*mcp.Ser
 	// Its requests take s's pipeline under c's policy: one set of slots,
 	// one confirmation key, one checker of results, one owner of the
 	// grants. A new selection reads nothing: the grants are s's.
-	c.pipe.checks.stop()
+	c.pipe.Close()
 	c.clients, c.pipe, c.grants = s.clients, s.pipe, s.grants
 	c.apply(s.reg)
 	c.selectionKey = key

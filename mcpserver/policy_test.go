@@ -16,18 +16,6 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
-func TestSearchRanking(t *testing.T) {
-	if got := tokens("Contacts.search, calendar_LIST"); strings.Join(got, " ") != "contacts search calendar list" {
-		t.Errorf("tokens: %q", got)
-	}
-	if got := firstLine("List events. Then more.\nSecond line"); got != "List events." {
-		t.Errorf("firstLine: %q", got)
-	}
-	if got := firstLine(strings.Repeat("é", 200)); len(got) > 163 || !strings.HasSuffix(got, "...") || !strings.HasPrefix(got, "é") {
-		t.Errorf("firstLine cut: %q", got)
-	}
-}
-
 // rpc posts one JSON-RPC message to /mcp with header, in session (when
 // not ""); it returns the status, the session the response names, and the
 // body.

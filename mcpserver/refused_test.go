@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 )
 
@@ -34,12 +35,12 @@ func TestRefusalsAreTyped(t *testing.T) {
 		var got backend.Rule
 		if refused != nil {
 			got = refused.Rule
-			if !res.IsError || refused.Message != ResultText(res) {
-				t.Errorf("%s %s: the refusal says %q, the client reads %q", c.tool, c.args, refused.Message, ResultText(res))
+			if !res.IsError || refused.Message != check.ResultText(res) {
+				t.Errorf("%s %s: the refusal says %q, the client reads %q", c.tool, c.args, refused.Message, check.ResultText(res))
 			}
 		}
 		if got != c.want {
-			t.Errorf("%s %s: refused by %q, want %q (%s)", c.tool, c.args, got, c.want, ResultText(res))
+			t.Errorf("%s %s: refused by %q, want %q (%s)", c.tool, c.args, got, c.want, check.ResultText(res))
 		}
 	}
 

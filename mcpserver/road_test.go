@@ -22,6 +22,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
+	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
 // notesManifest declares resources, a template and a prompt whose methods
@@ -237,7 +238,7 @@ func TestEveryKindTakesTheRoad(t *testing.T) {
 				if err == nil || slices.Contains(e.backend.called(), "notes.purge") {
 					t.Fatalf("a destructive method read as a resource was not refused: err %v, calls %v", err, e.backend.called())
 				}
-				if canElicit := rd.protocol < newProtocol && !rd.stateless; canElicit && asked != 1 {
+				if canElicit := rd.protocol < stdio.NewProtocol && !rd.stateless; canElicit && asked != 1 {
 					t.Fatalf("the user was asked %d times, want once", asked)
 				}
 				lines := e.auditLines()
@@ -326,7 +327,7 @@ func TestSelectionHoldsForEveryKind(t *testing.T) {
 			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tairseach://notes/big"}); err == nil {
 				t.Fatal("a session narrowed to notes.get read a resource of notes.big")
 			}
-			if !rd.stateless && rd.protocol < newProtocol {
+			if !rd.stateless && rd.protocol < stdio.NewProtocol {
 				if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "tairseach://notes/big"}); err == nil {
 					t.Fatal("a session subscribed to a resource it cannot read")
 				}

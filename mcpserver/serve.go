@@ -18,6 +18,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
@@ -89,42 +90,60 @@ func (s *Server) callMeta(raw []byte) *directMeta {
 	return m
 }
 
+// directMeta is what CallDirect reads of a request's _meta. It is shared
+// by the requests whose _meta has the same bytes, and never changed.
+type directMeta struct {
+	raw      []byte
+	ok       bool
+	allOnce  sync.Once
+	allMeta  map[string]any          // all of it, for OpenTelemetry; read only
+	Progress json.RawMessage         `json:"progressToken"` // as it came: a number may not survive a float64
+	Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+	Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+}
+
+// all returns the whole _meta decoded, once.
+func (m *directMeta) all() map[string]any {
+	m.allOnce.Do(func() { _ = json.Unmarshal(m.raw, &m.allMeta) })
+	return m.allMeta
+}
+
 // CallDirect implements CallHandler: it fills in the Request from the
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
-	c := &Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, routes: &s.routes}
+	c := &pipeline.Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, Routes: &s.routes}
 	if ss := d.Session; ss != nil {
 		c.Peer = ss
 		if p := ss.InitializeParams(); p != nil {
 			c.Info.Client, c.Info.Protocol, c.Caps = p.ClientInfo, p.ProtocolVersion, p.Capabilities
 		}
 	}
-	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.pipe.obs.On() || s.cfg.ProgressInterval > 0 || s.pipe.confirms != nil) {
+	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.cfg.Audit != nil || s.cfg.Telemetry != nil || s.cfg.ProgressInterval > 0 || len(s.cfg.Confirm) > 0) {
 		if m := s.callMeta(d.Meta); m.ok {
 			if len(m.Progress) > 0 && string(m.Progress) != "null" {
 				c.ProgressToken = m.Progress
 			}
 			if d.NewProtocol {
 				// A 2026-07-28 request carries its client in its own _meta.
-				c.Info.Protocol, c.Caps = newProtocol, m.Caps
+				c.Info.Protocol, c.Caps = stdio.NewProtocol, m.Caps
 				if m.Client != nil {
 					c.Info.Client = m.Client
 				}
 			}
 		}
-		if s.pipe.obs.Telemetry != nil {
+		if s.cfg.Telemetry != nil {
 			c.Info.Meta = s.callMeta(d.Meta).all() // its traceparent and tracestate
 		}
 	}
-	res := s.pipe.run(ctx, c)
+	res := s.pipe.Run(ctx, c)
 	if res == nil {
 		return nil
 	}
 	b := check.Encode(res)
-	if limit := s.cfg.MaxResultBytes - envelopeReserve; len(b) > limit {
+	if len(b) > s.cfg.MaxResultBytes-pipeline.EnvelopeReserve {
 		// A result made without a reply (discovery, a refusal quoting
 		// the client) has not been bounded yet.
-		b = check.Encode(boundTool(res, limit, s.cfg.MaxResultBytes))
+		b = check.Encode(pipeline.Bound(res, s.cfg.MaxResultBytes))
 	}
 	if d.NewProtocol {
 		b = newProtocolResult(s.info, b, res.InputRequests != nil)

@@ -26,6 +26,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdkadd"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
@@ -45,14 +46,14 @@ type Server struct {
 	mcp  *mcp.Server
 	info []byte // serverInfo as JSON
 
-	lastMeta atomic.Pointer[directMeta] // CallDirect's last _meta decoded
+	lastMeta atomic.Pointer[directMeta] // CallDirect's last _meta decoded (serve.go)
 
 	routes atomic.Pointer[routes.Table] // read on every call
 	// grants owns the macOS permissions as last read (grants.go); the
 	// servers of header selections share their parent's.
 	grants *permissions.Tracker
-	ready  *gate.Gate // "the manifests are ready": opened by the first Apply
-	pipe   *pipeline  // the one road of every request that reaches the backend
+	ready  *gate.Gate         // "the manifests are ready": opened by the first Apply
+	pipe   *pipeline.Pipeline // the one road of every request that reaches the backend
 
 	mu         sync.Mutex // serialises Apply; guards the fields below
 	clients    map[string]*socketrpc.Client
@@ -88,23 +89,22 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		attached: make(map[stdio.Notifier]struct{}),
 	}
 	s.grants = s.newGrants()
-	s.pipe = &pipeline{
-		cfg:    &s.cfg,
-		log:    s.log,
-		routes: &s.routes,
-		ready:  s.ready,
-		slots:  make(chan struct{}, cfg.MaxInFlight),
-		obs:    observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
-
-		grants:     s.grants,
-		grantsRead: gate.New(),
-	}
-	if !cfg.HideUngranted {
-		s.pipe.grantsRead.Open()
-	}
-	if len(cfg.Confirm) > 0 {
-		s.pipe.confirms = newConfirmations()
-	}
+	s.pipe = pipeline.New(pipeline.Options{
+		MaxResultBytes:   cfg.MaxResultBytes,
+		CallTimeout:      cfg.CallTimeout,
+		MaxInFlight:      cfg.MaxInFlight,
+		ProgressInterval: cfg.ProgressInterval,
+		Confirm:          cfg.Confirm,
+		Prefix:           cfg.Prefix,
+		InsecureSocket:   cfg.InsecureSocket,
+		Media:            cfg.Media,
+		Logger:           s.log,
+		Observer:         observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
+		Routes:           &s.routes,
+		Ready:            s.ready,
+		Grants:           s.grants,
+		HideUngranted:    cfg.HideUngranted,
+	})
 	s.routes.Store(routes.Empty())
 	impl := &mcp.Implementation{Name: cfg.Name, Title: "Tairseach", Version: cfg.Version}
 	s.info, _ = json.Marshal(impl)
@@ -148,13 +148,13 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 				// What is offered depends on the grants too: a client
 				// that lists as it starts, and ignores list_changed, would
 				// otherwise keep offering what cannot work.
-				s.pipe.waitGrants(ctx)
+				s.pipe.WaitGrants(ctx)
 			}
 			if (method == "initialize" || method == "server/discover") && s.cfg.HideUngranted {
 				// The first answer tells the model what is not offered for
 				// want of a permission: it waits for the first read of the
 				// grants, with tools/list's bound.
-				s.pipe.waitGrants(ctx)
+				s.pipe.WaitGrants(ctx)
 			}
 			res, err := next(ctx, method, req)
 			if err != nil || !s.cfg.HideUngranted {
@@ -212,7 +212,7 @@ func (s *Server) MCP() *mcp.Server {
 // Close closes the backend connections and stops the background checks of
 // results.
 func (s *Server) Close() error {
-	s.pipe.checks.stop()
+	s.pipe.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.clients {
@@ -229,7 +229,7 @@ func (s *Server) Apply(reg *manifest.Registry) routes.Change {
 		f.Update(reg) // first: see Feature.Update
 	}
 	ch := s.apply(reg)
-	s.pipe.nudgeGrants() // new manifests may map permissions.list anew
+	s.grants.Refresh() // new manifests may map permissions.list anew
 	return ch
 }
 
@@ -315,7 +315,7 @@ func (s *Server) pooled(use, path string, size int) *socketrpc.Client {
 			// A reply's result or error cannot make a message smaller than
 			// itself, so a reply over the message limit is refused as it is
 			// read; the margin is the reply's own envelope.
-			MaxResponseBytes: s.cfg.MaxResultBytes + replyMargin,
+			MaxResponseBytes: s.cfg.MaxResultBytes + pipeline.ReplyMargin,
 			Insecure:         s.cfg.InsecureSocket,
 			Logger:           s.log,
 		})
@@ -335,9 +335,9 @@ func (s *Server) Lookup(name string) (manifest.Tool, bool) {
 
 // handle is the go-sdk handler of every tool it lists.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c := sdkCall(req)
-	c.routes = &s.routes
-	if res := s.pipe.run(ctx, c); res != nil {
+	c := pipeline.SDKCall(req)
+	c.Routes = &s.routes
+	if res := s.pipe.Run(ctx, c); res != nil {
 		return res, nil
 	}
 	// Cancelled by the client: the transport drops the response.
@@ -356,8 +356,8 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *m
 // the call was made (whatever its result). The CLI's exit status tells
 // them apart.
 func (s *Server) Try(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, *backend.Refused) {
-	c := &Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, routes: &s.routes}
-	return s.pipe.run(ctx, c), c.refused
+	c := &pipeline.Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, Routes: &s.routes}
+	return s.pipe.Run(ctx, c), c.Refused()
 }
 
 // notRegistered answers, for the go-sdk, a tools/call of a tool it does not
@@ -384,13 +384,13 @@ func (s *Server) notRegistered(ctx context.Context, method string, req mcp.Reque
 	if !hidden && !(table.Discover != nil && served) && !discovery {
 		return nil
 	}
-	c := sdkCall(call)
-	c.routes = &s.routes
-	res := s.pipe.run(ctx, c)
+	c := pipeline.SDKCall(call)
+	c.Routes = &s.routes
+	res := s.pipe.Run(ctx, c)
 	if res == nil {
 		return nil // cancelled: the go-sdk's own handler answers
 	}
-	if call.ProtocolVersion() >= newProtocol {
+	if call.ProtocolVersion() >= stdio.NewProtocol {
 		return check.Typed{CallToolResult: res}
 	}
 	return res
@@ -438,29 +438,29 @@ func (s *Server) RegisterWithSDK() {
 // pipeline of every tool call, under this server's policy (a header
 // selection's, for the sessions of its selection).
 func (s *Server) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
-	c := &Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, routes: &s.routes}
+	c := &pipeline.Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, Routes: &s.routes}
 	if br.From != nil {
 		var meta map[string]any
 		if p := br.From.GetParams(); p != nil {
 			meta = p.GetMeta()
 		}
-		from(c, br.From, meta)
+		pipeline.From(c, br.From, meta)
 	} else {
-		c.self = br.Kind == backend.Permissions
+		c.Own = br.Kind == backend.Permissions
 		c.Info.Transport, c.Info.Kind = "internal", string(br.Kind)
 	}
-	res := s.pipe.run(ctx, c)
+	res := s.pipe.Run(ctx, c)
 	switch {
 	case res == nil:
 		return nil, cmp.Or(ctx.Err(), context.Canceled)
-	case c.failure != nil:
-		return nil, c.failure
-	case c.refused != nil:
-		return nil, c.refused
+	case c.Failure() != nil:
+		return nil, c.Failure()
+	case c.Refused() != nil:
+		return nil, c.Refused()
 	case res.IsError:
-		return nil, &backend.Refused{Rule: backend.RuleOther, Message: ResultText(res)}
+		return nil, &backend.Refused{Rule: backend.RuleOther, Message: check.ResultText(res)}
 	}
-	return json.RawMessage(ResultText(res)), nil
+	return json.RawMessage(check.ResultText(res)), nil
 }
 
 // hides says why s leaves t out, by the rule of its route table: the
@@ -476,7 +476,7 @@ func (s *Server) hides(t manifest.Tool) policy.Reason {
 // changed. The tracker calls it at most once per settle period
 // (Config.PermissionsSettle).
 func (s *Server) regrant() {
-	s.pipe.asks.forget(s.grants.Grants()) // what the user answered holds until the permission changes
+	s.pipe.ForgetAsks(s.grants.Grants()) // what the user answered holds until the permission changes
 	s.mu.Lock()
 	reg := s.reg
 	s.mu.Unlock()

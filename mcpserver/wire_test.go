@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
@@ -267,7 +268,7 @@ func TestEveryLimitCountsTheWrittenBytes(t *testing.T) {
 		case err != nil:
 			msg = err.Error()
 		case res != nil && res.IsError:
-			msg = ResultText(res)
+			msg = check.ResultText(res)
 		}
 		if !strings.Contains(msg, "over the limit of 16384 (--max-result-bytes)") {
 			t.Errorf("%s: %v %v; want a refusal naming the limit", what, err, res)
@@ -303,7 +304,7 @@ func TestEveryLimitCountsTheWrittenBytes(t *testing.T) {
 				{"tools/call within the limit", func() (*mcp.CallToolResult, error) {
 					res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "t_lt_text", Arguments: map[string]any{"n": 2000}})
 					if err == nil && res.IsError {
-						t.Errorf("a result of 12 KB written was refused: %s", ResultText(res))
+						t.Errorf("a result of 12 KB written was refused: %s", check.ResultText(res))
 					}
 					return nil, nil
 				}},

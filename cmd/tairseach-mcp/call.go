@@ -19,7 +19,6 @@ import (
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
-	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 )
@@ -137,9 +136,9 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	}
 	switch rule {
 	case backend.RuleHidden:
-		return usageError{errors.New(mcpserver.ResultText(res))}
+		return usageError{errors.New(check.ResultText(res))}
 	case backend.RuleInvalidArguments:
-		return usageError{fmt.Errorf("%s%s", mcpserver.ResultText(res), describeParams(tool.InputSchema))}
+		return usageError{fmt.Errorf("%s%s", check.ResultText(res), describeParams(tool.InputSchema))}
 	}
 	if res.IsError && !f.raw {
 		// Said once, on stderr; stdout stays empty. --raw prints the whole

@@ -290,3 +290,13 @@ func MarkInputRequired(b []byte) []byte {
 	out = append(out, `,"resultType":"input_required"`...)
 	return append(out, b[i:]...)
 }
+
+// ResultText is the text of a result's first block.
+func ResultText(res *mcp.CallToolResult) string {
+	if res != nil && len(res.Content) > 0 {
+		if t, ok := res.Content[0].(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}

@@ -1,4 +1,4 @@
-package mcpserver
+package pipeline
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 // argument's name, and the start of every value, with the cut marked; a
 // long value never pushes a later argument out of sight.
 const (
-	// maxConfirmArgs bounds the arguments' part of the question, in bytes.
-	maxConfirmArgs = 4000
+	// MaxConfirmArgs bounds the arguments' part of the question, in bytes.
+	MaxConfirmArgs = 4000
 	// maxConfirmKey bounds an argument's name, quoted: a longer top-level
 	// name cannot be shown whole, and the call is not offered.
 	maxConfirmKey = 200
@@ -137,15 +137,15 @@ func showArgs(root *argNode) (text string, cut bool, why string) {
 		return text, cut, ""
 	}
 	if root.kind != '{' {
-		return "", false, fmt.Sprintf("the arguments make more than %d bytes even with each value cut", maxConfirmArgs)
+		return "", false, fmt.Sprintf("the arguments make more than %d bytes even with each value cut", MaxConfirmArgs)
 	}
-	return "", false, fmt.Sprintf("%d arguments make more than %d bytes even with each value cut to its first %d", len(root.kids), maxConfirmArgs, minConfirmValue)
+	return "", false, fmt.Sprintf("%d arguments make more than %d bytes even with each value cut to its first %d", len(root.kids), MaxConfirmArgs, minConfirmValue)
 }
 
 // renderArgs shows root down to depth levels of containers (the
 // arguments' object is the first), each string and number cut to share
 // bytes; cut says whether anything was cut or summed up; ok is false as
-// soon as the text passes maxConfirmArgs.
+// soon as the text passes MaxConfirmArgs.
 func renderArgs(root *argNode, depth, share int) (text string, cut, ok bool) {
 	w := &argWriter{share: share}
 	switch {
@@ -164,14 +164,14 @@ type argWriter struct {
 	b     strings.Builder
 	share int
 	cut   bool // something was cut or summed up
-	over  bool // the text passed maxConfirmArgs
+	over  bool // the text passed MaxConfirmArgs
 }
 
 func (w *argWriter) line(indent int, s string) {
 	if w.over {
 		return
 	}
-	if w.b.Len()+2*indent+len(s)+1 > maxConfirmArgs {
+	if w.b.Len()+2*indent+len(s)+1 > MaxConfirmArgs {
 		w.over = true
 		return
 	}

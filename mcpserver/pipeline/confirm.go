@@ -1,11 +1,10 @@
-package mcpserver
+package pipeline
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/geilt/tairseach-mcp/internal/quote"
@@ -16,42 +15,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ParseConfirm checks the values of --confirm: "none", "destructive" (the
-// tools annotated destructiveHint: true), or globs matched against a tool's
-// MCP name and its manifest (dotted) name, such as "contacts.*" or
-// "tairseach_mail_send". Values may be comma lists. It returns the rules
-// for Config.Confirm: empty when nothing is confirmed.
-func ParseConfirm(values []string) ([]string, error) {
-	var rules []string
-	none := false
-	for _, v := range values {
-		for _, r := range strings.Split(v, ",") {
-			r = strings.TrimSpace(r)
-			switch r {
-			case "":
-				continue
-			case "none":
-				none = true
-				continue
-			case "destructive":
-			default:
-				if _, err := path.Match(r, ""); err != nil {
-					return nil, fmt.Errorf("--confirm %q: not a valid glob: %v", r, err)
-				}
-			}
-			rules = append(rules, r)
-		}
-	}
-	if none && len(rules) > 0 {
-		return nil, fmt.Errorf("--confirm none cannot be combined with %q", strings.Join(rules, ","))
-	}
-	return rules, nil
-}
-
 // confirmID names the one input request of a confirmation.
 const confirmID = "confirm"
 
-// confirm asks the user before a call of a tool that needs it, on every
+// confirmer asks the user before a call of a tool that needs it (the
+// --confirm rules), and redeems a 2026-07-28 client's answers.
+type confirmer struct {
+	rules  string // the --confirm rules, as the refusals name them
+	issued *confirmations
+}
+
+func newConfirmer(rules []string) *confirmer {
+	return &confirmer{rules: strings.Join(rules, ","), issued: newConfirmations()}
+}
+
+// ask asks the user before a call of a tool that needs it, on every
 // road a call takes. It returns nil when the call may go ahead; otherwise
 // the result to send, and for a refusal its outcome for the audit log.
 //
@@ -61,11 +39,11 @@ const confirmID = "confirm"
 // an input request (input_required) and answers it when it calls again:
 // the answer counts once, for this tool and these exact arguments (the
 // request state carries a single-use nonce, bound to both by an HMAC).
-func (p *pipeline) confirm(ctx context.Context, c *Request, r *routes.Route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
+func (f *confirmer) ask(ctx context.Context, c *Request, r *routes.Route, args json.RawMessage) (res *mcp.CallToolResult, outcome string) {
 	if c.Info.Protocol >= newProtocol && !c.isTool() {
 		// Only a tool call can carry an input request back to the client.
 		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("%s %s %s calls %s, which needs the user's confirmation (--confirm %s); this revision asks the user only in a tool call: call the tool %s instead",
-			observe.PrefixConfirmRefused, c.Kind, shownName(c), quote.Line(r.Tool.Method, quote.Text), strings.Join(p.cfg.Confirm, ","), r.Tool.Name)), "refused"
+			observe.PrefixConfirmRefused, c.Kind, shownName(c), quote.Line(r.Tool.Method, quote.Text), f.rules, r.Tool.Name)), "refused"
 	}
 	question, why := confirmParams(c, r, args)
 	if why != "" {
@@ -74,27 +52,27 @@ func (p *pipeline) confirm(ctx context.Context, c *Request, r *routes.Route, arg
 		return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), and its arguments cannot be shown to the user in full: %s. "+
 			"The question shows every argument's name and the start of every value in at most %d bytes; the call was not made and the user was not asked: "+
 			"call it again with fewer or shorter arguments (split the work into several calls)",
-			observe.PrefixConfirmRefused, shownName(c), strings.Join(p.cfg.Confirm, ","), why, maxConfirmArgs)), "refused"
+			observe.PrefixConfirmRefused, shownName(c), f.rules, why, MaxConfirmArgs)), "refused"
 	}
 	if c.Info.Protocol >= newProtocol {
 		if resp, ok := c.InputResponses[confirmID]; ok && c.RequestState != "" {
 			er, _ := resp.(*mcp.ElicitResult)
-			if er != nil && p.confirms.redeem(c.RequestState, c.Name, args) {
+			if er != nil && f.issued.redeem(c.RequestState, c.Name, args) {
 				return answered(c, er)
 			}
 			// Not the answer to our question about these arguments, or an
 			// answer used already: ask again.
 		}
 		if !c.canAsk() {
-			return p.cannotAsk(c), "refused"
+			return f.cannotAsk(c), "refused"
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{confirmID: question},
-			RequestState:  p.confirms.issue(c.Name, args),
+			RequestState:  f.issued.issue(c.Name, args),
 		}, ""
 	}
 	if !c.canAsk() || c.Peer == nil {
-		return p.cannotAsk(c), "refused"
+		return f.cannotAsk(c), "refused"
 	}
 	er, err := c.Peer.Elicit(ctx, question)
 	if err != nil {
@@ -131,10 +109,10 @@ func answered(c *Request, er *mcp.ElicitResult) (*mcp.CallToolResult, string) {
 
 // cannotAsk refuses a call that needs confirmation from a client that
 // cannot ask its user.
-func (p *pipeline) cannotAsk(c *Request) *mcp.CallToolResult {
+func (f *confirmer) cannotAsk(c *Request) *mcp.CallToolResult {
 	return c.refuse(backend.RuleNotConfirmed, fmt.Sprintf("%s %s needs the user's confirmation (--confirm %s), but this client cannot ask the user (it does not support form elicitation); "+
 		"the call was not made: use a client that supports elicitation, or start tairseach-mcp with --confirm none (or a --confirm that does not cover this tool)",
-		observe.PrefixConfirmRefused, shownName(c), strings.Join(p.cfg.Confirm, ",")))
+		observe.PrefixConfirmRefused, shownName(c), f.rules))
 }
 
 // confirmParams is the question put to the user; why is not "" when the

@@ -1,4 +1,4 @@
-package mcpserver
+package pipeline
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // result turns a backend result into an MCP result: its JSON as text and,
 // when the tool's outputSchema is advertised (--output-schemas=strict), as
 // structuredContent, which must then match the schema.
-func (p *pipeline) result(r *routes.Route, out json.RawMessage) (*mcp.CallToolResult, []byte) {
+func (p *Pipeline) result(r *routes.Route, out json.RawMessage) (*mcp.CallToolResult, []byte) {
 	if !utf8.Valid(out) {
 		// Text content is repaired as it is encoded, but structuredContent is
 		// copied as it is, and a strict UTF-8 reader refuses the whole stream.
@@ -77,7 +77,7 @@ func mismatch(r *routes.Route, o *check.Output, text []byte, redact bool) string
 // logged. The result is sent either way: the real server's replies do not
 // always match its manifests, and a success must not reach the model as a
 // failure.
-func (p *pipeline) checkQuietly(r *routes.Route, text []byte) {
+func (p *Pipeline) checkQuietly(r *routes.Route, text []byte) {
 	if _, done := p.warned.Load(r.Tool.Name); done {
 		return
 	}
@@ -85,7 +85,7 @@ func (p *pipeline) checkQuietly(r *routes.Route, text []byte) {
 }
 
 // checkNow checks a result and logs its tool's first mismatch.
-func (p *pipeline) checkNow(j checkJob) {
+func (p *Pipeline) checkNow(j checkJob) {
 	if _, done := p.warned.Load(j.r.Tool.Name); done {
 		return
 	}
@@ -102,15 +102,33 @@ func (p *pipeline) checkNow(j checkJob) {
 		Msg("a result does not match the tool's outputSchema; it was sent as it is (the schema is not advertised); further mismatches of this tool are not logged")
 }
 
-// envelopeReserve is the part of Config.MaxResultBytes kept for the JSON-RPC
+// EnvelopeReserve is the part of Options.MaxResultBytes kept for the JSON-RPC
 // envelope around a result: "jsonrpc", the request's id, and the _meta and
 // resultType of a 2026-07-28 result.
-const envelopeReserve = 1 << 10
+const EnvelopeReserve = 1 << 10
+
+// Bound returns res, or an isError result that fits when the message
+// carrying res would be over maxBytes (--max-result-bytes): for a result
+// made without a reply (discovery, a refusal that quotes the client), or
+// one an entry point measures again as it is written.
+func Bound(res *mcp.CallToolResult, maxBytes int) *mcp.CallToolResult {
+	limit := maxBytes - EnvelopeReserve
+	size, ok := check.Size(res, limit)
+	if ok {
+		return res
+	}
+	what := "result"
+	if res.IsError {
+		what = "error"
+	}
+	return check.ErrorResult(fmt.Sprintf("result too large: the %s would make a message of %d bytes, over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
+		what, size+EnvelopeReserve, maxBytes))
+}
 
 // bounded returns res, or an isError result when the message carrying res
 // would be over the limit.
-func (p *pipeline) bounded(r *routes.Route, res *mcp.CallToolResult) *mcp.CallToolResult {
-	limit := p.cfg.MaxResultBytes - envelopeReserve
+func (p *Pipeline) bounded(r *routes.Route, res *mcp.CallToolResult) *mcp.CallToolResult {
+	limit := p.cfg.MaxResultBytes - EnvelopeReserve
 	size, ok := check.Size(res, limit)
 	if ok {
 		return res
@@ -124,15 +142,15 @@ func (p *pipeline) bounded(r *routes.Route, res *mcp.CallToolResult) *mcp.CallTo
 			start = []byte(t.Text[:min(len(t.Text), 1000)])
 		}
 		return check.ErrorResult(fmt.Sprintf("the error %s returned is too large to send: it would make a message of %d bytes, over the limit of %d (--max-result-bytes); its start: %s",
-			r.Tool.Method, size+envelopeReserve, p.cfg.MaxResultBytes, check.Excerpt(start)))
+			r.Tool.Method, size+EnvelopeReserve, p.cfg.MaxResultBytes, check.Excerpt(start)))
 	}
 	return check.ErrorResult(fmt.Sprintf("result too large: %s returned a result that would make a message of %d bytes, over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
-		r.Tool.Method, size+envelopeReserve, p.cfg.MaxResultBytes))
+		r.Tool.Method, size+EnvelopeReserve, p.cfg.MaxResultBytes))
 }
 
 // callError turns a failed socket call into a result the model (and the
 // person reading over its shoulder) can act on.
-func (p *pipeline) callError(r *routes.Route, err error) *mcp.CallToolResult {
+func (p *Pipeline) callError(r *routes.Route, err error) *mcp.CallToolResult {
 	var (
 		rpcErr    *socketrpc.Error
 		callErr   *socketrpc.CallError
@@ -187,11 +205,11 @@ const imageFrame = 128
 // is within the limit, if the message has room for it; else the sentence
 // saying why there is none, if that fits. The text result is kept either
 // way.
-func (p *pipeline) withMedia(r *routes.Route, args json.RawMessage, text []byte, sent time.Time, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (p *Pipeline) withMedia(r *routes.Route, args json.RawMessage, text []byte, sent time.Time, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if p.cfg.Media == nil || res.IsError {
 		return res
 	}
-	limit := p.cfg.MaxResultBytes - envelopeReserve
+	limit := p.cfg.MaxResultBytes - EnvelopeReserve
 	size, _ := check.Size(res, 0)               // exact: a limit of 0 is never met
 	room := (limit - size - imageFrame) / 4 * 3 // base64
 	block, why := p.cfg.Media(media.Call{Method: r.Tool.Method, Args: args, Result: text, Sent: sent, Room: int64(room)})

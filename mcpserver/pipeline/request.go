@@ -1,54 +1,19 @@
-package mcpserver
+package pipeline
 
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
-	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
-	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
-
-// pipeline is the one road every request that reaches the backend goes
-// through, whatever its kind and whichever policy it is served under
-// (pipeline.go). There is one per process: the servers of HTTP header
-// selections share their parent's, and a request names the route table
-// of its policy (Request.routes). It owns what only requests use: the slots
-// of requests in flight, the observer, the confirmations asked (one key),
-// the background checks of results.
-type pipeline struct {
-	cfg      *Config
-	log      zerolog.Logger
-	routes   *atomic.Pointer[routes.Table]
-	ready    *gate.Gate    // the server's: the manifests are ready
-	slots    chan struct{} // one token per request in flight
-	obs      observe.Observer
-	confirms *confirmations // the input requests asked of 2026-07-28 clients
-	asks     permissionAsks // what the user answered about asking macOS for a permission
-	checks   checker        // checks results against unadvertised outputSchemas
-	warned   sync.Map       // tool name → struct{}: its result mismatch was logged
-	// grants is the owner of the macOS permissions (Server.grants): a call
-	// refused for a permission has them read again.
-	grants *permissions.Tracker
-	// grantsRead is closed once the grants were first read, or a wait for
-	// that gave up (grants.go, waitGrants); closed at once when they are
-	// not needed (Config.HideUngranted off).
-	grantsRead *gate.Gate
-}
-
-// own reports whether c is the server's own read of the grants: nobody's
-// request, it is not recorded and takes no slot of the calls in flight.
-func (c *Request) own() bool { return c.self }
 
 // newProtocol is the revision whose requests carry their client in _meta
 // and whose input requests the client answers by calling again.
@@ -84,19 +49,28 @@ type Request struct {
 	InputResponses mcp.InputResponseMap
 	RequestState   string
 
-	// routes is the route table of the policy the request is served under:
-	// a header selection's; nil is the server's own.
-	routes *atomic.Pointer[routes.Table]
+	// Routes is the route table of the policy the request is served
+	// under: a header selection's; nil is the pipeline's own.
+	Routes *atomic.Pointer[routes.Table]
+	// Own marks the server's own request of the backend (its read of the
+	// grants, with no client's request behind it): nobody asked, so it is
+	// not recorded, and it takes no slot of the calls in flight.
+	Own bool
 
 	// failure is the socket call's error, kept for a feature request,
 	// whose answer is the backend's own error.
 	failure error
 	// refused is the rule that stopped the request, if one did (refuse).
 	refused *backend.Refused
-	// self marks the server's own request of the backend (Server.Do with
-	// no client's request behind it): nobody asked, so it is not recorded.
-	self bool
 }
+
+// Refused is the rule that stopped the request, if one did: nil when the
+// request was made (whatever its result).
+func (c *Request) Refused() *backend.Refused { return c.refused }
+
+// Failure is a feature request's failed socket call: its answer is the
+// backend's own error.
+func (c *Request) Failure() error { return c.failure }
 
 // isTool reports whether r is a tools/call.
 func (r *Request) isTool() bool { return r.Kind == "" || r.Kind == backend.Tool }
@@ -116,8 +90,8 @@ type Peer interface {
 	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 }
 
-// sdkCall is the Request of a tools/call request the go-sdk received.
-func sdkCall(req *mcp.CallToolRequest) *Request {
+// SDKCall is the Request of a tools/call request the go-sdk received.
+func SDKCall(req *mcp.CallToolRequest) *Request {
 	p := req.Params
 	c := &Request{
 		Kind:           backend.Tool,
@@ -127,7 +101,7 @@ func sdkCall(req *mcp.CallToolRequest) *Request {
 		InputResponses: p.InputResponses,
 		RequestState:   p.RequestState,
 	}
-	from(c, req, p.Meta)
+	From(c, req, p.Meta)
 	return c
 }
 
@@ -140,8 +114,8 @@ type sdkRequest interface {
 	ProtocolVersion() string
 }
 
-// from fills in who asked from the go-sdk's request.
-func from(c *Request, req mcp.Request, meta mcp.Meta) {
+// From fills in who asked from the go-sdk's request.
+func From(c *Request, req mcp.Request, meta mcp.Meta) {
 	c.Info.Transport, c.Info.Kind, c.Info.Meta = "stdio", string(c.Kind), meta
 	r, ok := req.(sdkRequest)
 	if !ok {
@@ -159,7 +133,7 @@ func from(c *Request, req mcp.Request, meta mcp.Meta) {
 
 // refuse is the answer to c when a rule stopped it: msg is what the
 // client reads, and the rule stays on c as a typed value for whoever asked
-// (Server.Do, Server.Try) and the audit log.
+// (Refused) and the audit log.
 func (c *Request) refuse(rule backend.Rule, msg string) *mcp.CallToolResult {
 	c.refused = &backend.Refused{Rule: rule, Message: msg}
 	return check.ErrorResult(msg)
@@ -174,34 +148,6 @@ func auditOutcome(rule backend.Rule) string {
 		return string(rule)
 	}
 	return ""
-}
-
-// ResultText is the text of a result's first block.
-func ResultText(res *mcp.CallToolResult) string {
-	if res != nil && len(res.Content) > 0 {
-		if t, ok := res.Content[0].(*mcp.TextContent); ok {
-			return t.Text
-		}
-	}
-	return ""
-}
-
-// directMeta is what CallDirect reads of a request's _meta. It is shared
-// by the requests whose _meta has the same bytes, and never changed.
-type directMeta struct {
-	raw      []byte
-	ok       bool
-	allOnce  sync.Once
-	allMeta  map[string]any          // all of it, for OpenTelemetry; read only
-	Progress json.RawMessage         `json:"progressToken"` // as it came: a number may not survive a float64
-	Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
-	Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-}
-
-// all returns the whole _meta decoded, once.
-func (m *directMeta) all() map[string]any {
-	m.allOnce.Do(func() { _ = json.Unmarshal(m.raw, &m.allMeta) })
-	return m.allMeta
 }
 
 // refuseHidden refuses c's call of tool name, which why hides: a rule of

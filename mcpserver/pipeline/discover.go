@@ -1,4 +1,4 @@
-package mcpserver
+package pipeline
 
 import (
 	"bytes"
@@ -20,6 +20,9 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
+// decodeDiscoveryArgs decodes the arguments of a discovery tool into v.
+// Members it does not know are ignored, as the tools' schemas allow them
+// (clients add some of their own, such as Gemini CLI's wait_for_previous).
 func decodeDiscoveryArgs(args json.RawMessage, v any) string {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")

@@ -1,4 +1,4 @@
-package mcpserver
+package pipeline
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
@@ -18,13 +20,10 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
-// run is the pipeline every request that reaches the backend goes
+// Run is the road every request that reaches the backend goes
 // through, whatever its kind, in this order: resolve (the policy: hidden
 // tools, the discovery tools, call_tool's target; a feature request's
 // method among the tools served) → argument check against the tool's
@@ -34,15 +33,15 @@ import (
 // cancelled by the caller: nobody is waiting for a result.
 //
 // A feature request's answer is its reply as the text of the result
-// (Server.Do hands it on); a refusal is an isError result as a tool call's.
-func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult) {
+// (the server hands it on); a refusal is an isError result as a tool call's.
+func (p *Pipeline) Run(ctx context.Context, c *Request) (res *mcp.CallToolResult) {
 	if c.Info.Kind == "" {
 		c.Info.Kind = string(cmp.Or(c.Kind, backend.Tool))
 	}
 	var o *observe.Call
 	// The server's own reads of the grants, every minute, are not a
 	// request of anybody's: they are not recorded.
-	if p.obs.On() && !c.own() {
+	if p.obs.On() && !c.Own {
 		// Deferred first, so that it sees the result of a recovered panic.
 		ctx, o = p.obs.Start(ctx, c.Info, c.Name, c.Args)
 		defer func() {
@@ -51,7 +50,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 					o.Refused(out)
 				}
 			}
-			p.obs.End(o, res, p.cfg.MaxResultBytes+replyMargin)
+			p.obs.End(o, res, p.cfg.MaxResultBytes+ReplyMargin)
 		}()
 	}
 	defer func() {
@@ -64,8 +63,8 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		return nil
 	}
 	table := p.routes.Load()
-	if c.routes != nil {
-		table = c.routes.Load()
+	if c.Routes != nil {
+		table = c.Routes.Load()
 	}
 	var (
 		r       *routes.Route
@@ -115,14 +114,14 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		o.Resolved(r.Tool.Name, args)
 	}
 	if r.Tool.Method == permissions.MethodRequest {
-		if res := p.requestDeclined(c, args); res != nil {
+		if res := p.asker.declined(c, args); res != nil {
 			return res // the user said no to asking macOS for it (ask.go)
 		}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	if confirm {
-		res, outcome := p.confirm(callCtx, c, r, args)
+		res, outcome := p.confirm.ask(callCtx, c, r, args)
 		if res != nil {
 			if outcome != "" {
 				p.log.Info().Str("tool", r.Tool.Name).Str("kind", c.Info.Kind).Str("outcome", outcome).Msg("request not confirmed; not sent")
@@ -138,7 +137,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 	}
 	// The server's own read of the grants has a slot and a connection of
 	// its own (grants.go): calls busy on all of them cannot starve it.
-	if !c.own() {
+	if !c.Own {
 		if !p.acquire(callCtx) {
 			if ctx.Err() != nil {
 				return nil
@@ -163,10 +162,10 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		p.log.Debug().Str("request", c.Name).Str("method", r.Tool.Method).Dur("took", time.Since(start)).Err(err).Msg("call failed")
 		if errors.Is(err, socketrpc.ErrTooLarge) {
 			return c.refuse(backend.RuleTooLarge, fmt.Sprintf("result too large: %s sent a reply of over %d bytes, which would make a message over the limit of %d (--max-result-bytes); narrow the request (a smaller limit, a filter, a page)",
-				r.Tool.Method, p.cfg.MaxResultBytes+replyMargin, p.cfg.MaxResultBytes))
+				r.Tool.Method, p.cfg.MaxResultBytes+ReplyMargin, p.cfg.MaxResultBytes))
 		}
 		if _, denied := permissions.FromError(err); denied {
-			p.nudgeGrants() // the app refused for a permission: read them again
+			p.grants.Refresh() // the app refused for a permission: read them again
 		}
 		if !c.isTool() {
 			c.failure = err
@@ -188,7 +187,7 @@ func (p *pipeline) run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 // six times. What the feature adds around it is measured as it is written
 // (boundMessages). A completion's answer is not its reply but values taken
 // from it, measured as they are written alone.
-func (p *pipeline) reply(c *Request, r *routes.Route, out json.RawMessage) *mcp.CallToolResult {
+func (p *Pipeline) reply(c *Request, r *routes.Route, out json.RawMessage) *mcp.CallToolResult {
 	if !utf8.Valid(out) {
 		out = check.ValidUTF8(out)
 	}
@@ -197,7 +196,7 @@ func (p *pipeline) reply(c *Request, r *routes.Route, out json.RawMessage) *mcp.
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 	}
 	size := check.QuotedLen(text)
-	if size > p.cfg.MaxResultBytes-envelopeReserve {
+	if size > p.cfg.MaxResultBytes-EnvelopeReserve {
 		return c.refuse(backend.RuleTooLarge, fmt.Sprintf("result too large: %s sent a reply that makes a message of over %d bytes, over the limit of %d (--max-result-bytes); call its tool %s with a narrower request (a smaller limit, a filter, a page)",
 			r.Tool.Method, size, p.cfg.MaxResultBytes, r.Tool.Name))
 	}
@@ -209,12 +208,12 @@ func (p *pipeline) reply(c *Request, r *routes.Route, out json.RawMessage) *mcp.
 // offering to ask macOS for it); a discovery tool's search and describe are answered here; a
 // call_tool call becomes a call of its target, which then goes through the
 // rest of the pipeline as a call of it by name would.
-func (p *pipeline) resolve(ctx context.Context, table *routes.Table, c *Request) (*routes.Route, *mcp.CallToolResult) {
+func (p *Pipeline) resolve(ctx context.Context, table *routes.Table, c *Request) (*routes.Route, *mcp.CallToolResult) {
 	if b, ok := table.Blocked[c.Name]; ok {
 		p.log.Debug().Str("tool", c.Name).Str("permission", b.Perm).Msg("call of a tool left out for a permission")
 		ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 		defer cancel()
-		return nil, p.askForPermission(ctx, c, table, b)
+		return nil, p.asker.ask(ctx, c, table, b)
 	}
 	if why, ok := table.Hidden[c.Name]; ok {
 		p.log.Debug().Str("tool", c.Name).Str("reason", why.Text).Msg("call of a hidden tool refused")
@@ -249,7 +248,7 @@ func (p *pipeline) resolve(ctx context.Context, table *routes.Table, c *Request)
 }
 
 // acquire takes a slot for a call in flight, waiting until ctx ends.
-func (p *pipeline) acquire(ctx context.Context) bool {
+func (p *Pipeline) acquire(ctx context.Context) bool {
 	select {
 	case p.slots <- struct{}{}:
 		return true
@@ -271,7 +270,7 @@ func (p *pipeline) acquire(ctx context.Context) bool {
 
 // forward makes the socket call of a route, recording it for the audit log
 // and the traces when o is not nil.
-func (p *pipeline) forward(ctx context.Context, r *routes.Route, o *observe.Call, args json.RawMessage) (json.RawMessage, error) {
+func (p *Pipeline) forward(ctx context.Context, r *routes.Route, o *observe.Call, args json.RawMessage) (json.RawMessage, error) {
 	if o == nil {
 		return r.Client.Call(ctx, r.Tool.Method, args)
 	}
@@ -286,7 +285,7 @@ func (p *pipeline) forward(ctx context.Context, r *routes.Route, o *observe.Call
 // tools call is refused with their reason, one no tool calls as unknown.
 // A completion runs while the user types: it takes only a tool annotated
 // readOnlyHint whose calls need no confirmation.
-func (p *pipeline) resolveMethod(table *routes.Table, c *Request) ([]*routes.Route, *mcp.CallToolResult) {
+func (p *Pipeline) resolveMethod(table *routes.Table, c *Request) ([]*routes.Route, *mcp.CallToolResult) {
 	if c.Kind == backend.Permissions {
 		if r := table.Internal[c.Method]; r != nil {
 			return []*routes.Route{r}, nil
@@ -318,22 +317,3 @@ func (p *pipeline) resolveMethod(table *routes.Table, c *Request) ([]*routes.Rou
 	}
 	return nil, c.refuse(backend.RuleUnknownMethod, fmt.Sprintf("unknown method: %s calls %s, which no tool served here calls", what, method))
 }
-
-// grantsWait bounds how long the first requests whose answer depends on
-// what is offered (tools/list, the resource and prompt lists) wait for the
-// first read of the grants: a Tairseach app that does not answer within it
-// leaves every tool offered until it does.
-const grantsWait = 3 * time.Second
-
-// waitGrants waits until the grants were first read, at most grantsWait;
-// once one wait gives up, none waits again.
-func (p *pipeline) waitGrants(ctx context.Context) {
-	if p.grantsRead.WaitAtMost(ctx, grantsWait) {
-		p.log.Warn().Dur("waited", grantsWait).Msg("the macOS permissions are not read yet; every tool is offered until they are")
-		p.grantsRead.Open()
-	}
-}
-
-// nudgeGrants has the grants read again soon, when they are tracked: at
-// once, or at the end of the settle period of the last read.
-func (p *pipeline) nudgeGrants() { p.grants.Refresh() }
