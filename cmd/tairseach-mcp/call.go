@@ -333,27 +333,6 @@ func unknownToolError(reg *manifest.Registry, prefix, name string) error {
 	return fmt.Errorf("unknown tool %q; did you mean %s? (tairseach-mcp tools lists them all)", name, strings.Join(names, ", "))
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 // describeParams lists a tool's top-level arguments as a hint:
 // "; it takes query (string, required), limit (integer)".
 func describeParams(schema json.RawMessage) string {
@@ -496,4 +475,12 @@ func errorSummary(res *mcp.CallToolResult) string {
 		return short + " (--raw shows the whole result)"
 	}
 	return line
+}
+
+// callArgs are call's positional arguments: a tool, then its arguments.
+func callArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usageError{errors.New("usage: tairseach-mcp call NAME [JSON | key=value...]; name the tool to call (tairseach-mcp tools lists them)")}
+	}
+	return nil
 }

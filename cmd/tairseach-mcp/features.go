@@ -39,14 +39,11 @@ func (f *featureOptions) resolve(home string) error {
 		f.promptsDir = filepath.Join(home, ".tairseach", "prompts")
 	}
 	f.logsDir, f.promptsDir = expandHome(f.logsDir, home), expandHome(f.promptsDir, home)
-	switch f.media {
-	case "on", "true":
-		f.media = "on"
-	case "off", "false":
-		f.media = "off"
-	default:
-		return usageError{fmt.Errorf("--media %q: want on or off", f.media)}
+	media, err := onOff("media", f.media)
+	if err != nil {
+		return err
 	}
+	f.media = media
 	if f.resourceMaxBytes <= 0 || f.maxImageBytes <= 0 {
 		return usageError{fmt.Errorf("--resource-max-bytes and --max-image-bytes must be positive")}
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -143,11 +142,6 @@ func logManifestNotes(log zerolog.Logger, dir string, reg *manifest.Registry) {
 		log.Info().Str("dir", dir).Int("errors", errs).Msgf("%s; tairseach-mcp doctor or validate lists them", plural(notes, "manifest note"))
 	}
 }
-
-// defaultShutdownGrace is --shutdown-grace: a client that stops a server
-// (close stdin, SIGTERM, then SIGKILL) usually waits a few seconds between
-// the signals.
-const defaultShutdownGrace = 2 * time.Second
 
 // applyReload hands a reloaded registry to the server and logs the outcome
 // as one line.

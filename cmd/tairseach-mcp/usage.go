@@ -44,14 +44,6 @@ func flagError(cmd *cobra.Command, err error) error {
 	return usageError{fmt.Errorf("%w (%s --help lists the flags)", err, cmd.CommandPath())}
 }
 
-// callArgs are call's positional arguments: a tool, then its arguments.
-func callArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return usageError{errors.New("usage: tairseach-mcp call NAME [JSON | key=value...]; name the tool to call (tairseach-mcp tools lists them)")}
-	}
-	return nil
-}
-
 // shorten cuts a one-line message to about most characters at a space,
 // never inside a word.
 func shorten(s string, most int) string {
@@ -64,4 +56,57 @@ func shorten(s string, most int) string {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " ,;:") + " …"
+}
+
+// usageArgs makes what the positional-argument checks of c and its
+// subcommands refuse (cobra.NoArgs's "unknown command", say) a usageError,
+// as the flags' are (flagError).
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			if err != nil && !errors.As(err, new(usageError)) {
+				return usageError{err}
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
+}
+
+// unknownCommand refuses arguments to a command that takes none but has
+// subcommands, suggesting the
+// commands closest to a mistyped one.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	hint := cmd.CommandPath() + " --help lists the commands"
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		hint = "did you mean " + strings.Join(s, " or ") + "? (" + hint + ")"
+	}
+	return usageError{fmt.Errorf("unknown command %q; %s", args[0], hint)}
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

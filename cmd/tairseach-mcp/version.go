@@ -2,6 +2,10 @@ package main
 
 import "runtime/debug"
 
+// version is stamped at build time with -ldflags "-X main.version=…";
+// versionString falls back to what Go recorded in the binary.
+var version = "dev"
+
 // versionString is the stamped version (make build, make dist and
 // goreleaser stamp what scripts/version.sh prints), else the version Go
 // recorded in the binary, which is the same string for the same commit:
