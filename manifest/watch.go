@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -39,26 +38,6 @@ func (o WatchOptions) debounce() time.Duration {
 		return DefaultDebounce
 	}
 	return o.Debounce
-}
-
-// Reload describes one applied reload of a watched directory.
-type Reload struct {
-	// Registry is the new current registry, as Watcher.Registry returns it.
-	Registry *Registry
-	// Changed lists, sorted, the files that loaded new content: new files,
-	// edited files and files whose error cleared.
-	Changed []string
-	// Removed lists, sorted, the files that are gone, together with their tools.
-	Removed []string
-	// Failed lists, sorted by path, the files rejected with an error not
-	// reported before. A file that loaded earlier keeps its last good tools.
-	Failed []*FileError
-	// ToolsChanged reports whether Registry.Tools differs from the previous
-	// registry's; when false, clients need not be told.
-	ToolsChanged bool
-	// Full reports a rescan of the whole directory rather than of the paths
-	// that had events: on Reload, a lost event, or the directory appearing.
-	Full bool
 }
 
 // A Watcher keeps a Registry up to date with a manifests directory.
@@ -298,12 +277,4 @@ func (q *queue) take() (names []string, full bool) {
 	clear(q.names)
 	q.full = false
 	return names, full
-}
-
-// within reports whether name is dir or inside it.
-func within(name, dir string) bool {
-	if len(name) < len(dir) || name[:len(dir)] != dir {
-		return false
-	}
-	return len(name) == len(dir) || os.IsPathSeparator(name[len(dir)]) || os.IsPathSeparator(dir[len(dir)-1])
 }
