@@ -9,13 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -24,8 +21,8 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/attached"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/dirwatch"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
-	"github.com/geilt/tairseach-mcp/mcpserver/internal/watchable"
 )
 
 // DefaultDebounce is how long the directory must be quiet before a reload.
@@ -257,61 +254,16 @@ func (s *Set) Run(ctx context.Context) error {
 	if s.cfg.Dir == "" {
 		return nil
 	}
-	w, err := fsnotify.NewWatcher()
+	w, err := dirwatch.New(dirwatch.Config{Dir: s.cfg.Dir, Delay: s.cfg.Debounce, Quiet: true, ByModTime: true,
+		Errors: func(err error) { s.log.Debug().Err(err).Msg("prompts watcher") }})
 	if err != nil {
 		return fmt.Errorf("watching prompts: %w", err)
 	}
 	defer w.Close()
-	watching := false
-	var looked time.Time // the modification time of a directory too large to watch
-	retry := time.NewTicker(time.Second)
-	defer retry.Stop()
-	debounce := time.NewTimer(time.Hour)
-	debounce.Stop()
-	watch := func() {
-		if watching {
-			return
-		}
-		if watchable.TooLarge(s.cfg.Dir) {
-			// Looked at every second instead: read again when files came,
-			// went or were replaced (an editor's save).
-			if fi, err := os.Stat(s.cfg.Dir); err == nil && !fi.ModTime().Equal(looked) {
-				looked = fi.ModTime()
-				debounce.Reset(s.cfg.Debounce)
-			}
-			return
-		}
-		if err := w.Add(s.cfg.Dir); err == nil {
-			watching = true
-			retry.Stop()
-			debounce.Reset(s.cfg.Debounce) // it may have changed while unwatched
-		}
-	}
-	watch()
 	for {
-		select {
-		case <-ctx.Done():
+		if _, ok := w.Next(ctx); !ok {
 			return nil
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			if filepath.Clean(ev.Name) == filepath.Clean(s.cfg.Dir) && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-				_ = w.Remove(s.cfg.Dir)
-				watching = false
-				retry.Reset(time.Second)
-			}
-			debounce.Reset(s.cfg.Debounce)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			s.log.Debug().Err(err).Msg("prompts watcher")
-			debounce.Reset(s.cfg.Debounce)
-		case <-retry.C:
-			watch()
-		case <-debounce.C:
-			s.Reload()
 		}
+		s.Reload()
 	}
 }

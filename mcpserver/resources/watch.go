@@ -4,18 +4,11 @@ import (
 	"context"
 	"maps"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
-	"github.com/geilt/tairseach-mcp/mcpserver/internal/watchable"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/dirwatch"
 )
-
-// maxTouched bounds the files remembered between two looks; past it the
-// next look is of the whole directory.
-const maxTouched = 1024
 
 // Run watches the log directory until ctx ends: an append or a rewrite of
 // a file tells its subscribers, a file appearing or vanishing changes the
@@ -34,96 +27,21 @@ func (s *Set) Run(ctx context.Context) error {
 	if dir == "" {
 		return nil
 	}
-	w, err := fsnotify.NewWatcher()
+	w, err := dirwatch.New(dirwatch.Config{Dir: dir, Delay: s.cfg.Poll,
+		Errors: func(err error) { s.log.Debug().Err(err).Msg("log directory watcher") }})
 	if err != nil {
 		s.log.Warn().Err(err).Msg("cannot watch the log directory; looking at it every poll")
 		return s.poll(ctx)
 	}
 	defer w.Close()
-	var (
-		watching bool
-		polling  bool // the directory is too large to watch here
-		full     bool
-		touched  = map[string]bool{}
-		retry    = time.NewTicker(time.Second)
-		look     = time.NewTimer(time.Hour)
-		pending  bool // look is set
-	)
-	defer retry.Stop()
-	look.Stop()
-	later := func() {
-		if !pending {
-			pending = true
-			look.Reset(s.cfg.Poll)
-		}
-	}
-	watch := func() {
-		if watching {
-			return
-		}
-		if watchable.TooLarge(dir) {
-			polling = true
-			later()
-			return
-		}
-		polling = false
-		if err := w.Add(dir); err == nil {
-			watching = true
-			retry.Stop()
-			full = true // it may have changed while unwatched
-			later()
-		}
-	}
-	watch()
 	for {
-		select {
-		case <-ctx.Done():
+		ch, ok := w.Next(ctx)
+		if !ok {
 			return nil
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			switch {
-			case filepath.Clean(ev.Name) == dir:
-				if ev.Has(fsnotify.Remove | fsnotify.Rename) {
-					watching = false
-					_ = w.Remove(dir)
-					retry.Reset(time.Second)
-					full = true
-				}
-			case ev.Has(fsnotify.Create | fsnotify.Remove | fsnotify.Rename):
-				full = true
-			case len(touched) < maxTouched:
-				touched[filepath.Clean(ev.Name)] = true
-			default:
-				full = true
-			}
-			later()
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			s.log.Debug().Err(err).Msg("log directory watcher")
-			full = true // an overflow loses events
-			later()
-		case <-retry.C:
-			watch()
-		case <-look.C:
-			pending = false
-			if polling {
-				full = true
-				watching = false
-				watch() // still too large? then again after Poll
-			}
-			s.compareLogs(full, touched)
-			full = false
-			clear(touched)
-			if watching && len(s.files()) >= MaxLogFiles && watchable.TooLarge(dir) {
-				// Grown past what kqueue should hold open.
-				_ = w.Remove(dir)
-				watching = false
-				watch()
-			}
+		}
+		s.compareLogs(ch.Full, ch.Files)
+		if len(s.files()) >= MaxLogFiles {
+			w.Recheck() // grown past what kqueue should hold open?
 		}
 	}
 }
