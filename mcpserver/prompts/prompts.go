@@ -160,30 +160,17 @@ func (s *Set) wanted(hides func(manifest.Tool) string) map[string]*Prompt {
 // list changed when it did. s.mu held.
 func (s *Set) sync(a *attachment) {
 	want := s.wanted(a.hides)
-	var gone []string
-	for name := range a.served {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-			delete(a.served, name)
-			delete(a.defs, name)
-		}
-	}
-	if len(gone) > 0 {
-		a.m.RemovePrompts(gone...)
-	}
-	for name, p := range want {
-		def := p.def()
+	attached.Register(a.defs, want, func(p *Prompt) string {
 		b, _ := json.Marshal(struct {
 			D *mcp.Prompt
 			T string
-		}{def, p.Template})
-		if a.defs[name] == string(b) {
-			a.served[name] = p
-			continue
-		}
-		a.served[name], a.defs[name] = p, string(b)
-		a.m.AddPrompt(def, s.get(p))
-	}
+		}{p.def(), p.Template})
+		return string(b)
+	}, a.m.RemovePrompts, func(_ string, p *Prompt) error {
+		a.m.AddPrompt(p.def(), s.get(p))
+		return nil
+	})
+	a.served = want
 }
 
 // def is p's definition as prompts/list shows it.

@@ -10,6 +10,7 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/completion"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/attached"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/listed"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdkadd"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
@@ -116,72 +117,54 @@ func (s *Set) sync(a *attachment) {
 		fixed[u] = entry{&mcp.Resource{URI: u, Name: "manifest " + id, Description: "the manifest " + file,
 			MIMEType: "application/json"}, s.readManifest(file), file}
 	}
-	tmpls := map[string]*mcp.ResourceTemplate{}
-	decl := map[string]manifest.Resource{}
+	decl := map[string]manifest.Resource{} // URI template → its declaration
 	for _, d := range s.reg.Resources {
 		if !served[[2]string{d.File, d.Method}] { // as visible as the tools of its method
 			continue
 		}
-		mime := d.MIMEType
-		if mime == "" {
-			mime = "application/json"
-		}
 		if d.URI != "" {
-			fixed[d.URI] = entry{&mcp.Resource{URI: d.URI, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}, s.readDeclared(a, d), d.File + " " + d.Method}
+			fixed[d.URI] = entry{&mcp.Resource{URI: d.URI, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: declaredMIME(d)}, s.readDeclared(a, d), d.File + " " + d.Method}
 			continue
 		}
-		tmpls[d.URITemplate] = &mcp.ResourceTemplate{URITemplate: d.URITemplate, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: mime}
 		decl[d.URITemplate] = d
 	}
 	a.decl = decl
 
-	var gone []string
-	for u := range a.fixed {
-		if _, ok := fixed[u]; !ok {
-			gone = append(gone, u)
-			delete(a.fixed, u)
-		}
-	}
-	if len(gone) > 0 {
-		a.m.RemoveResources(gone...)
-	}
-	for u, e := range fixed {
+	attached.Register(a.fixed, fixed, func(e entry) string {
 		b, _ := json.Marshal(e.res)
-		key := string(b) + "\x00" + e.via
-		if a.fixed[u] == key {
-			continue
-		}
-		if err := sdkadd.Add(func() { a.m.AddResource(e.res, e.h) }); err != nil {
+		return string(b) + "\x00" + e.via
+	}, a.m.RemoveResources, func(u string, e entry) error {
+		err := sdkadd.Add(func() { a.m.AddResource(e.res, e.h) })
+		if err != nil {
 			s.log.Warn().Str("uri", u).Err(err).Msg("skipping resource")
-			continue
 		}
-		a.fixed[u] = key
-	}
-	gone = gone[:0]
-	for u := range a.tmpls {
-		if _, ok := tmpls[u]; !ok {
-			gone = append(gone, u)
-			delete(a.tmpls, u)
-		}
-	}
-	if len(gone) > 0 {
-		a.m.RemoveResourceTemplates(gone...)
-	}
-	for u, t := range tmpls {
-		b, _ := json.Marshal(t)
-		d := decl[u]
+		return err
+	})
+	attached.Register(a.tmpls, decl, func(d manifest.Resource) string {
+		b, _ := json.Marshal(templateOf(d))
 		vars, _ := json.Marshal([]any{d.File, d.Method, d.Complete, d.Enum})
-		key := string(b) + "\x00" + string(vars)
-		if a.tmpls[u] == key {
-			continue
-		}
-		h := s.readTemplate(a, decl[u])
-		if err := sdkadd.Add(func() { a.m.AddResourceTemplate(t, h) }); err != nil {
+		return string(b) + "\x00" + string(vars)
+	}, a.m.RemoveResourceTemplates, func(u string, d manifest.Resource) error {
+		h := s.readTemplate(a, d)
+		err := sdkadd.Add(func() { a.m.AddResourceTemplate(templateOf(d), h) })
+		if err != nil {
 			s.log.Warn().Str("uriTemplate", u).Err(err).Msg("skipping resource template")
-			continue
 		}
-		a.tmpls[u] = key
+		return err
+	})
+}
+
+// templateOf is the template d declares.
+func templateOf(d manifest.Resource) *mcp.ResourceTemplate {
+	return &mcp.ResourceTemplate{URITemplate: d.URITemplate, Name: d.Name, Title: d.Title, Description: d.Description, MIMEType: declaredMIME(d)}
+}
+
+// declaredMIME is the type of a declared resource's content.
+func declaredMIME(d manifest.Resource) string {
+	if d.MIMEType == "" {
+		return "application/json"
 	}
+	return d.MIMEType
 }
 
 // subscribe accepts a session's subscription to a fixed resource its

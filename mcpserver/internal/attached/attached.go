@@ -1,6 +1,7 @@
 // Package attached keeps the go-sdk servers a feature (the resources, the
 // prompts) is served onto, each with the feature's state of it, and brings
-// them in step: the attach, resync and detach the features share.
+// them in step: the attach, resync and detach the features share, and the
+// bookkeeping of what each server has registered.
 package attached
 
 import (
@@ -71,4 +72,34 @@ func (s *Servers[A]) List() []A {
 		out[i] = e.a
 	}
 	return out
+}
+
+// Register brings the definitions of one kind registered on a server in
+// step with want, by name. reg is the key of each as registered: its JSON
+// and what its handler depends on. The names no longer wanted are removed,
+// in one call of remove when there are any (the go-sdk tells clients the
+// list changed once); a name whose key changed is added again. One whose
+// add fails is not kept in reg, and is tried again at the next sync.
+func Register[V any](reg map[string]string, want map[string]V, key func(V) string,
+	remove func(names ...string), add func(name string, v V) error) {
+	var gone []string
+	for name := range reg {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(reg, name)
+		}
+	}
+	if len(gone) > 0 {
+		remove(gone...)
+	}
+	for name, v := range want {
+		k := key(v)
+		if reg[name] == k {
+			continue
+		}
+		if add(name, v) != nil {
+			continue
+		}
+		reg[name] = k
+	}
 }
