@@ -117,7 +117,7 @@ func (d *doctor) checkToken() {
 		d.report(statusWarn, "HTTP bearer token: none (--no-auth): every local user can call the tools", "drop --no-auth")
 		return
 	}
-	path, _, _, source, err := d.o.loadToken(false)
+	path, _, _, source, err := d.o.http.loadToken(false)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && d.o.http.authTokenFile == "":
 		d.report(statusWarn, fmt.Sprintf("HTTP bearer token file %s does not exist yet", streamable.DefaultTokenPath()),

@@ -1,15 +1,15 @@
 package main
 
+// The flags of --transport http and the bearer token they lead to;
+// serveHTTP (serve.go) serves on them.
+
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
 	"github.com/geilt/tairseach-mcp/mcpserver"
@@ -42,7 +42,7 @@ type httpOptions struct {
 	maxSessions     int
 	readTimeout     time.Duration
 
-	// Filled in by resolveHTTP.
+	// Filled in by resolve.
 	token       string
 	tokenSource string // --auth-token-file, TAIRSEACH_MCP_TOKEN or the default file
 	tokenPath   string // the file the token is in, "" when from the environment
@@ -60,11 +60,10 @@ func (h *httpOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&h.maxSessions, "max-sessions", defaultMaxSessions, "with --transport http: most live sessions; over it, the one idle the longest is closed (0: no cap)")
 }
 
-// resolveHTTP checks the HTTP flags and reads (or, the first time, makes)
+// resolve checks the HTTP flags and reads (or, the first time, makes)
 // the token. Every local user can reach a loopback port, so a token is
 // needed there too; --no-auth waives it on loopback only.
-func (o *options) resolveHTTP() error {
-	h := &o.http
+func (h *httpOptions) resolve() error {
 	host, port, err := net.SplitHostPort(h.listen)
 	if err != nil {
 		return usageError{fmt.Errorf("--listen %q: want host:port, such as 127.0.0.1:8765", h.listen)}
@@ -98,7 +97,7 @@ func (o *options) resolveHTTP() error {
 		}
 		return nil
 	}
-	path, token, made, source, err := o.loadToken(true)
+	path, token, made, source, err := h.loadToken(true)
 	if err != nil {
 		return usageError{err}
 	}
@@ -110,8 +109,7 @@ func (o *options) resolveHTTP() error {
 // else TAIRSEACH_MCP_TOKEN, else the default file, which is created when
 // missing and create is set. It returns the file ("" for the environment),
 // the token, whether the file was created, and where the token came from.
-func (o *options) loadToken(create bool) (path, token string, made bool, source string, err error) {
-	h := &o.http
+func (h *httpOptions) loadToken(create bool) (path, token string, made bool, source string, err error) {
 	switch {
 	case h.authTokenFile != "":
 		home, _ := os.UserHomeDir()
@@ -135,68 +133,4 @@ func (o *options) loadToken(create bool) (path, token string, made bool, source 
 		return "", "", false, "", err
 	}
 	return path, token, made, source, nil
-}
-
-// clientToken returns what an HTTP client of this server needs: the token
-// and the file it is in (path is "" when the token comes from
-// TAIRSEACH_MCP_TOKEN; both are "" with --no-auth). It creates the default
-// token file when missing, as the server's first start would, so that a
-// client can be configured before the server ever ran.
-func clientToken(o *options) (path, token string, err error) {
-	if o.http.noAuth {
-		return "", "", nil
-	}
-	path, token, _, _, err = o.loadToken(true)
-	return path, token, err
-}
-
-// serveHTTP serves srv over streamable HTTP until o.end drains it (a stop
-// signal).
-func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerolog.Logger) error {
-	h := &o.http
-	host, _, _ := net.SplitHostPort(h.listen) // checked by resolveHTTP
-	switch {
-	case h.noAuth:
-		log.Warn().Msg("--no-auth: every user and process on this machine can call the tools")
-	case h.tokenMade:
-		log.Info().Str("token_file", h.tokenPath).Msg("made a new bearer token; clients send it as Authorization: Bearer <token>")
-	}
-	ln, err := net.Listen("tcp", h.listen)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", h.listen, err)
-	}
-	addr := ln.Addr().(*net.TCPAddr)
-	if h.token == "" && !addr.IP.IsLoopback() {
-		// A name such as "localhost" resolved to something else.
-		ln.Close()
-		return fmt.Errorf("--no-auth --listen %s bound %s, which is not loopback; drop --no-auth, or listen on 127.0.0.1", h.listen, addr)
-	}
-	ev := log.Info().Bool("stateless", h.stateless).Bool("auth", h.token != "")
-	if h.token != "" {
-		ev = ev.Str("token_from", h.tokenSource)
-	}
-	if !h.stateless {
-		ev = ev.Stringer("session_timeout", h.sessionTimeout).Int("max_sessions", h.maxSessions)
-	}
-	// Log the host asked for (0.0.0.0 rather than Go's [::]) with the port bound.
-	shown := net.JoinHostPort(host, fmt.Sprint(addr.Port))
-	if host == "" {
-		shown = addr.String()
-	}
-	ev.Msgf("listening on http://%s%s", shown, mcpserver.MCPPath)
-	err = srv.ServeHTTPListener(ctx, ln, mcpserver.HTTPConfig{
-		Stateless:       h.stateless,
-		Token:           h.token,
-		MaxRequestBytes: h.maxRequestBytes,
-		SessionTimeout:  h.sessionTimeout,
-		MaxSessions:     h.maxSessions,
-		ReadTimeout:     h.readTimeout,
-		End:             o.end,
-		Manifests:       o.manifests,
-		TokenHint:       streamable.TokenHint(h.tokenPath),
-	})
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
 }

@@ -157,7 +157,7 @@ func entryToken(o *options, print bool) (path, token string, err error) {
 	if o.http.noAuth {
 		return "", "", nil
 	}
-	path, token, _, _, err = o.loadToken(false)
+	path, token, _, _, err = o.http.loadToken(false)
 	if err != nil && errors.Is(err, fs.ErrNotExist) && o.http.authTokenFile == "" && os.Getenv(tokenEnv) == "" {
 		return streamable.DefaultTokenPath(), "", nil
 	}
@@ -241,4 +241,17 @@ func absPath(p string) string {
 		return abs
 	}
 	return p
+}
+
+// clientToken returns what an HTTP client of this server needs: the token
+// and the file it is in (path is "" when the token comes from
+// TAIRSEACH_MCP_TOKEN; both are "" with --no-auth). It creates the default
+// token file when missing, as the server's first start would, so that a
+// client can be configured before the server ever ran.
+func clientToken(o *options) (path, token string, err error) {
+	if o.http.noAuth {
+		return "", "", nil
+	}
+	path, token, _, _, err = o.http.loadToken(true)
+	return path, token, err
 }

@@ -177,7 +177,7 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	case "http":
 		// Only serving listens; the other commands ignore the HTTP flags.
 		if cmd == cmd.Root() {
-			if err := o.resolveHTTP(); err != nil {
+			if err := o.http.resolve(); err != nil {
 				return err
 			}
 		}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -18,6 +20,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // serve runs the MCP server on stdio until stdin ends, or on HTTP, until
@@ -174,4 +177,55 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// serveHTTP serves srv over streamable HTTP until o.end drains it (a stop
+// signal).
+func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerolog.Logger) error {
+	h := &o.http
+	host, _, _ := net.SplitHostPort(h.listen) // checked by httpOptions.resolve
+	switch {
+	case h.noAuth:
+		log.Warn().Msg("--no-auth: every user and process on this machine can call the tools")
+	case h.tokenMade:
+		log.Info().Str("token_file", h.tokenPath).Msg("made a new bearer token; clients send it as Authorization: Bearer <token>")
+	}
+	ln, err := net.Listen("tcp", h.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", h.listen, err)
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	if h.token == "" && !addr.IP.IsLoopback() {
+		// A name such as "localhost" resolved to something else.
+		ln.Close()
+		return fmt.Errorf("--no-auth --listen %s bound %s, which is not loopback; drop --no-auth, or listen on 127.0.0.1", h.listen, addr)
+	}
+	ev := log.Info().Bool("stateless", h.stateless).Bool("auth", h.token != "")
+	if h.token != "" {
+		ev = ev.Str("token_from", h.tokenSource)
+	}
+	if !h.stateless {
+		ev = ev.Stringer("session_timeout", h.sessionTimeout).Int("max_sessions", h.maxSessions)
+	}
+	// Log the host asked for (0.0.0.0 rather than Go's [::]) with the port bound.
+	shown := net.JoinHostPort(host, fmt.Sprint(addr.Port))
+	if host == "" {
+		shown = addr.String()
+	}
+	ev.Msgf("listening on http://%s%s", shown, mcpserver.MCPPath)
+	err = srv.ServeHTTPListener(ctx, ln, mcpserver.HTTPConfig{
+		Stateless:       h.stateless,
+		Token:           h.token,
+		MaxRequestBytes: h.maxRequestBytes,
+		SessionTimeout:  h.sessionTimeout,
+		MaxSessions:     h.maxSessions,
+		ReadTimeout:     h.readTimeout,
+		End:             o.end,
+		Manifests:       o.manifests,
+		TokenHint:       streamable.TokenHint(h.tokenPath),
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }
