@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
+	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
@@ -47,44 +47,6 @@ socket a manifest names. Exit status 1 when a check fails, else 0.`,
 	}
 }
 
-// doctor runs the checks and prints each result as it goes.
-type doctor struct {
-	o      *options
-	log    zerolog.Logger
-	out    io.Writer
-	colour bool
-	failed bool
-	srv    *mcpserver.Server // as a client finds it; nil without manifests to serve
-}
-
-// Check outcomes.
-const (
-	statusOK   = "OK"
-	statusWarn = "WARN"
-	statusFail = "FAIL"
-)
-
-// report prints one check: its status, what was found and, when not OK,
-// the fix (already part of what when fix is "").
-func (d *doctor) report(status, what, fix string) {
-	if status == statusFail {
-		d.failed = true
-	}
-	label := fmt.Sprintf("%-4s", status)
-	if d.colour {
-		code := map[string]string{statusOK: "32", statusWarn: "33", statusFail: "31"}[status]
-		label = "\x1b[" + code + "m" + label + "\x1b[0m"
-	}
-	line := label + "  " + what
-	if fix != "" {
-		line += "; fix: " + fix
-	}
-	fmt.Fprintln(d.out, line)
-}
-
-// detail prints an indented line under the last check.
-func (d *doctor) detail(s string) { fmt.Fprintln(d.out, "      "+s) }
-
 func (d *doctor) run(ctx context.Context) {
 	reg := d.checkManifests()
 	if d.srv = d.openServer(ctx, reg); d.srv != nil {
@@ -103,8 +65,8 @@ func (d *doctor) run(ctx context.Context) {
 		}
 	}
 	d.checkBackends(ctx, reg)
-	d.checkFeatureDirs() // features.go
-	d.checkOpenClaw()    // install_openclaw.go
+	d.checkFeatureDirs()
+	d.checkOpenClaw() // install_openclaw.go
 	if d.o.transport == "http" {
 		d.checkToken()
 	}
@@ -438,4 +400,37 @@ func (d *doctor) checkBudget() {
 		return
 	}
 	d.report(statusOK, line, "")
+}
+
+// checkFeatureDirs reports the logs and prompts directories: how many
+// resources and prompts they give, and the prompt files that are broken.
+func (d *doctor) checkFeatureDirs() {
+	logs, dir := d.o.features.logsDir, d.o.features.promptsDir
+	switch entries, err := os.ReadDir(logs); {
+	case errors.Is(err, fs.ErrNotExist):
+		d.report(statusOK, fmt.Sprintf("logs directory %s does not exist yet: no log resources until the Tairseach server writes its logs there", logs), "")
+	case err != nil:
+		d.report(statusWarn, fmt.Sprintf("logs directory %s: %v", logs, err), "make it readable, or pass --logs-dir / set TAIRSEACH_LOGS")
+	default:
+		n := 0
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				n++
+			}
+		}
+		d.report(statusOK, fmt.Sprintf("logs directory %s: %d files served as resources", logs, n), "")
+	}
+	ps, errs := prompts.LoadDir(dir)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		d.report(statusOK, fmt.Sprintf("prompts directory %s does not exist: no prompt files (create it and add NAME.md files)", dir), "")
+		return
+	}
+	if len(errs) > 0 {
+		d.report(statusWarn, fmt.Sprintf("prompts directory %s: %d prompts, %d files left out", dir, len(ps), len(errs)), "fix the files below")
+		for _, err := range errs {
+			d.detail(err.Error())
+		}
+		return
+	}
+	d.report(statusOK, fmt.Sprintf("prompts directory %s: %d prompts", dir, len(ps)), "")
 }
