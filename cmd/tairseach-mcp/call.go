@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
-	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
@@ -422,59 +421,6 @@ func formatJSON(b []byte, pretty bool) []byte {
 		return b
 	}
 	return buf.Bytes()
-}
-
-// backendError is the text of an isError result that carries the
-// backend's JSON-RPC error.
-type backendError struct {
-	Error *struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-		// Data may hold a remediation, what the Tairseach server says to
-		// do about a refusal (the permission to grant).
-		Data json.RawMessage `json:"data"`
-	} `json:"error"`
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var text strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
-	return text.String()
-}
-
-// isBackendError reports whether res is an error the backend answered,
-// rather than a failure to reach it.
-func isBackendError(res *mcp.CallToolResult) bool {
-	var body backendError
-	return json.Unmarshal([]byte(resultText(res)), &body) == nil && body.Error != nil
-}
-
-// errorSummary is one line about an isError result: the backend's code and
-// message, or the first line of the text.
-func errorSummary(res *mcp.CallToolResult) string {
-	text := resultText(res)
-	var body backendError
-	if json.Unmarshal([]byte(text), &body) == nil && body.Error != nil {
-		// The server's words, quoted on one line.
-		summary := fmt.Sprintf("the server answered error %d: %s", body.Error.Code, quote.Line(body.Error.Message, quote.Text))
-		var data struct{ Remediation string }
-		if json.Unmarshal(body.Error.Data, &data) == nil && data.Remediation != "" {
-			summary += "; " + quote.Line(data.Remediation, quote.Text)
-		}
-		return summary
-	}
-	line, rest, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	switch short := shorten(line, 500); {
-	case line == "":
-		return "the tool returned an error without text"
-	case short != line || rest != "":
-		return short + " (--raw shows the whole result)"
-	}
-	return line
 }
 
 // callArgs are call's positional arguments: a tool, then its arguments.

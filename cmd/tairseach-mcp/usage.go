@@ -44,20 +44,6 @@ func flagError(cmd *cobra.Command, err error) error {
 	return usageError{fmt.Errorf("%w (%s --help lists the flags)", err, cmd.CommandPath())}
 }
 
-// shorten cuts a one-line message to about most characters at a space,
-// never inside a word.
-func shorten(s string, most int) string {
-	r := []rune(s)
-	if len(r) <= most {
-		return s
-	}
-	cut := string(r[:most])
-	if i := strings.LastIndexByte(cut, ' '); i > most/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " ,;:") + " …"
-}
-
 // usageArgs makes what the positional-argument checks of c and its
 // subcommands refuse (cobra.NoArgs's "unknown command", say) a usageError,
 // as the flags' are (flagError).
