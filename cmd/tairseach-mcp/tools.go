@@ -308,3 +308,14 @@ func printToolsJSON(o *options, l toolListing, all bool, outputUse func(string) 
 	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
 }
+
+// hiddenCount is the number of reg's tools the policy hides.
+func hiddenCount(srv *mcpserver.Server, reg *manifest.Registry) int {
+	n := 0
+	for _, t := range reg.Tools {
+		if _, ok := srv.Hidden(t.Name); ok {
+			n++
+		}
+	}
+	return n
+}
