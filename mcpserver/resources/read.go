@@ -377,15 +377,15 @@ func ReadTail(path string, limit int64) (data []byte, skipped, size int64, err e
 // backend's server.status reply where a manifest maps it.
 func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		st := Status{Version: s.cfg.Version, Hidden: map[string]string{}, Served: []string{}, LogsDir: s.logsDir()}
+		st := Status{Version: s.cfg.Version, Served: []string{}, LogsDir: s.logsDir()}
 		if s.cfg.Socket != nil {
 			st.Socket = s.cfg.Socket()
 		}
 		s.mu.Lock()
-		for _, t := range s.reg.Tools {
-			if why := a.hides(t); why != "" {
-				st.Hidden[t.Name] = why
-			} else {
+		ts := s.toolsOf(a)
+		st.Hidden = ts.hidden
+		for _, of := range ts.served {
+			for _, t := range of {
 				st.Served = append(st.Served, t.Name)
 			}
 		}
@@ -401,7 +401,7 @@ func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 			st.Notes = append(st.Notes, p.String())
 		}
 		st.Reloads, st.LastErr = max(0, s.reloads-1), s.lastErr
-		_, mapped := s.methodTool(a, statusMethod)
+		mapped := ts.serves(statusMethod, "")
 		s.mu.Unlock()
 		slices.Sort(st.Served)
 		if s.cfg.Ping != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/attached"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/served"
 )
 
 // Defaults for Config fields left zero.
@@ -127,14 +128,34 @@ type entry struct {
 	via string // what the handler calls, when it depends on the registry
 }
 
-// methodTool returns a tool a's policy serves that calls method.
-func (s *Set) methodTool(a *attachment, method string) (manifest.Tool, bool) {
+// tools is the registry's tools as a's policy sees them; the policy is
+// asked once per tool, not once per tool and resource.
+type tools struct {
+	served     map[string][]manifest.Tool // the tools a serves, by method
+	hidden     map[string]string          // name → why a hides it
+	hiddenFile map[string]bool            // a manifest with a tool a hides
+}
+
+// toolsOf sorts the registry's tools by a's policy. s.mu held.
+func (s *Set) toolsOf(a *attachment) tools {
+	ts := tools{served: map[string][]manifest.Tool{}, hidden: map[string]string{}, hiddenFile: map[string]bool{}}
 	for _, t := range s.reg.Tools {
-		if t.Method == method && a.hides(t) == "" {
-			return t, true
+		if why := a.hides(t); why != "" {
+			ts.hidden[t.Name] = why
+			ts.hiddenFile[t.File] = true
+		} else {
+			ts.served[t.Method] = append(ts.served[t.Method], t)
 		}
 	}
-	return manifest.Tool{}, false
+	return ts
+}
+
+// serves reports whether a request of method, of the manifest file ("" for
+// any), has a tool served to answer it. A resource of method is as visible
+// as the tools of its method: it is listed when serves says so, and the
+// road that reads it takes the same tools (served.By).
+func (ts tools) serves(method, file string) bool {
+	return served.Any(ts.served[method], method, file)
 }
 
 // call asks a's road for r, with the Set's timeout.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -347,6 +348,66 @@ func TestPolicyHides(t *testing.T) {
 	json.Unmarshal([]byte(res.Contents[0].Text), &st)
 	if st.Hidden["t_contacts_get"] != "hidden by --tools" || len(st.Served) != 1 || st.Version != "test" {
 		t.Fatalf("status: %s", res.Contents[0].Text)
+	}
+}
+
+// A declared resource is as visible as the tools of its method in the
+// manifest that declares it: listed and read exactly when one of them is
+// served, whatever another manifest serves of the same method.
+func TestResourceAsVisibleAsItsTools(t *testing.T) {
+	parse := func(name, text string) *manifest.File {
+		f, err := manifest.ParseFile(name, []byte(text), manifest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	reg := manifest.Build([]*manifest.File{
+		parse("a.json", `{"id": "a", "tools": [{"name": "a.list", "inputSchema": {"type": "object"}}],
+		 "implementation": {"methods": {"a.list": "x.list"}}}`),
+		parse("b.json", `{"id": "b", "tools": [{"name": "b.list", "inputSchema": {"type": "object"}}],
+		 "implementation": {"methods": {"b.list": "x.list"}},
+		 "resources": [{"uri": "tairseach://b", "name": "b", "method": "x.list"},
+		  {"uriTemplate": "tairseach://b/{id}", "name": "b-one", "method": "x.list"}]}`),
+	})
+	if len(reg.Resources) != 2 {
+		t.Fatalf("declared %+v", reg.Resources)
+	}
+	for _, c := range []struct {
+		hidden  string // the manifest whose tools are hidden
+		visible bool
+	}{{"", true}, {"a.json", true}, {"b.json", false}} {
+		t.Run("hidden="+c.hidden, func(t *testing.T) {
+			h := start(t, "", func(tl manifest.Tool) string {
+				if tl.File == c.hidden {
+					return "hidden by --tools"
+				}
+				return ""
+			})
+			h.set.Update(reg)
+			ctx := context.Background()
+			rs, err := h.cs.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := slices.ContainsFunc(rs.Resources, func(r *mcp.Resource) bool { return r.URI == "tairseach://b" })
+			ts, err := h.cs.ListResourceTemplates(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed != c.visible || (len(ts.ResourceTemplates) == 1) != c.visible {
+				t.Fatalf("listed %v and %d templates, want visible %v", listed, len(ts.ResourceTemplates), c.visible)
+			}
+			for _, uri := range []string{"tairseach://b", "tairseach://b/1"} {
+				_, err := h.read(uri)
+				if c.visible && err != nil {
+					t.Errorf("%s: %v", uri, err)
+				}
+				if !c.visible && !notFound(err) {
+					t.Errorf("%s: %v, want not found as it is not listed", uri, err)
+				}
+			}
+		})
 	}
 }
 

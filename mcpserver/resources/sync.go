@@ -85,17 +85,7 @@ func (s *Set) updated(servers []*attachment, uris ...string) {
 
 // sync makes a's registered resources what they should be now. s.mu held.
 func (s *Set) sync(a *attachment) {
-	// a's policy is asked once per tool, not once per tool and resource.
-	served := map[[2]string]bool{} // file, method → a tool of them is served
-	hiddenFile := map[string]bool{}
-	for _, t := range s.reg.Tools {
-		if a.hides(t) == "" {
-			served[[2]string{t.File, t.Method}] = true
-			served[[2]string{"", t.Method}] = true
-		} else {
-			hiddenFile[t.File] = true
-		}
-	}
+	ts := s.toolsOf(a)
 	fixed := map[string]entry{}
 	for path, st := range s.logFiles {
 		r := s.logResource(path, st)
@@ -104,13 +94,13 @@ func (s *Set) sync(a *attachment) {
 	fixed[StatusURI] = entry{&mcp.Resource{URI: StatusURI, Name: "status", Title: "Tairseach bridge status",
 		Description: "version, socket and whether it answers, tools served and hidden, manifest reloads, and the server's own status",
 		MIMEType:    "application/json"}, s.readStatus(a), ""}
-	if served[[2]string{"", permissions.MethodList}] {
+	if ts.serves(permissions.MethodList, "") {
 		fixed[PermissionsURI] = entry{&mcp.Resource{URI: PermissionsURI, Name: "permissions", Title: "macOS permissions",
 			Description: "the Tairseach server's permissions.list reply: which macOS permissions it holds",
 			MIMEType:    "application/json"}, s.readMethod(a, permissions.MethodList), ""}
 	}
 	for id, file := range s.reg.IDs {
-		if hiddenFile[file] { // its text would show what the policy hides
+		if ts.hiddenFile[file] { // its text would show what the policy hides
 			continue
 		}
 		u := ManifestPrefix + id
@@ -119,7 +109,7 @@ func (s *Set) sync(a *attachment) {
 	}
 	decl := map[string]manifest.Resource{} // URI template → its declaration
 	for _, d := range s.reg.Resources {
-		if !served[[2]string{d.File, d.Method}] { // as visible as the tools of its method
+		if !ts.serves(d.Method, d.File) { // as visible as the tools of its method
 			continue
 		}
 		if d.URI != "" {
