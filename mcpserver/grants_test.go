@@ -127,8 +127,8 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 		!strings.Contains(check.ResultText(res), "Screen") {
 		t.Fatalf("a call of a tool left out for a permission: %v %q", err, check.ResultText(res))
 	}
-	if !strings.Contains(srv.unavailable(), `"screen_recording" (denied): 1 tool`) {
-		t.Fatalf("instructions: %q", srv.unavailable())
+	if !strings.Contains(unavailable(srv.own.routes.Load()), `"screen_recording" (denied): 1 tool`) {
+		t.Fatalf("instructions: %q", unavailable(srv.own.routes.Load()))
 	}
 
 	// (A list_changed for leaving it out reached this session only if the
@@ -289,7 +289,7 @@ func TestGrantsReadsAreBounded(t *testing.T) {
 			t.Fatalf("call %d with contacts denied: %q", i, check.ResultText(res))
 		}
 		// A new header selection each time.
-		c, err := srv.useSelection(policy.Policy{Tools: []string{"tairseach_contacts_list", fmt.Sprintf("x%d", i)}})
+		c, err := srv.sel.use(policy.Policy{Tools: []string{"tairseach_contacts_list", fmt.Sprintf("x%d", i)}})
 		if err != nil {
 			t.Fatal(err)
 		}

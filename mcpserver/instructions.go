@@ -2,12 +2,17 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 )
@@ -26,49 +31,55 @@ const instructionsWait = time.Second
 
 // keywordsFirst is the receiving middleware that begins the instructions
 // of initialize and server/discover with what the tools served are about:
-// the toolsets (the manifests' ids, as words), and the tools' prefix. A
-// client that defers tools behind its own search sees only the
-// instructions and the names until it searches; the key words come first
-// so that no cut loses them.
-func (s *Server) keywordsFirst(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "initialize" && method != "server/discover" {
-			return next(ctx, method, req)
+// the toolsets (the manifests' ids, as words) of the route table t, and the
+// tools' prefix. A client that defers tools behind its own search sees only
+// the instructions and the names until it searches; the key words come
+// first so that no cut loses them.
+func keywordsFirst(ready *gate.Gate, t *atomic.Pointer[routes.Table], prefix string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "initialize" && method != "server/discover" {
+				return next(ctx, method, req)
+			}
+			ready.WaitAtMost(ctx, instructionsWait)
+			res, err := next(ctx, method, req)
+			if err != nil || !ready.IsOpen() {
+				// Before the first registry, the rest alone.
+				return res, err
+			}
+			table := t.Load()
+			return withInstructions(res, func(rest string) string { return withKeywords(table, prefix, rest) }), nil
 		}
-		s.ready.WaitAtMost(ctx, instructionsWait)
-		res, err := next(ctx, method, req)
-		if err != nil {
-			return res, err
-		}
-		switch r := res.(type) {
-		case *mcp.InitializeResult:
-			cp := *r
-			cp.Instructions = s.withKeywords(r.Instructions)
-			res = &cp
-		case *mcp.DiscoverResult:
-			cp := *r
-			cp.Instructions = s.withKeywords(r.Instructions)
-			res = &cp
-		}
-		return res, err
 	}
 }
 
-// withKeywords puts before rest the sentence that names the toolsets the
-// server serves now, as many as fit within MaxInstructionsBytes; rest
-// alone before the first registry.
-func (s *Server) withKeywords(rest string) string {
-	if !s.ready.IsOpen() {
-		return rest
+// withInstructions returns res with its instructions rewritten by edit
+// when res is the result of initialize or server/discover; else res.
+func withInstructions(res mcp.Result, edit func(string) string) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		cp := *r
+		cp.Instructions = edit(r.Instructions)
+		return &cp
+	case *mcp.DiscoverResult:
+		cp := *r
+		cp.Instructions = edit(r.Instructions)
+		return &cp
 	}
-	words := toolsetWords(s.routes.Load())
+	return res
+}
+
+// withKeywords puts before rest the sentence that names the toolsets t
+// serves, as many as fit within MaxInstructionsBytes.
+func withKeywords(t *routes.Table, prefix, rest string) string {
+	words := toolsetWords(t)
 	if len(words) == 0 {
 		return rest
 	}
 	const head = "Tairseach tools for the user's own Mac and accounts: "
 	tail := ". Search these tools whenever the user asks about any of them. "
-	if s.cfg.Prefix != "" {
-		tail = ". Search these tools (named " + s.cfg.Prefix + "…) whenever the user asks about any of them. "
+	if prefix != "" {
+		tail = ". Search these tools (named " + prefix + "…) whenever the user asks about any of them. "
 	}
 	const more = ", and more"
 	budget := MaxInstructionsBytes - len(head) - len(tail) - len(rest)
@@ -110,4 +121,27 @@ func toolsetWords(t *routes.Table) []string {
 	}
 	slices.Sort(words)
 	return words
+}
+
+// unavailable is the line the instructions of initialize add when t
+// leaves tools out for permissions, or "".
+func unavailable(t *routes.Table) string {
+	by := map[string][]string{}
+	for _, h := range t.Blocked {
+		k := quote.Line(h.Perm, quote.Name) + " (" + string(h.Status) + ")"
+		by[k] = append(by[k], h.Name)
+	}
+	if len(by) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		tools := "tools"
+		if len(by[k]) == 1 {
+			tools = "tool"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d %s", k, len(by[k]), tools))
+	}
+	return " Some capabilities are unavailable because macOS has not granted Tairseach the permission they need, so their tools are not offered: " +
+		strings.Join(parts, "; ") + ". If the user asks for one, tell them which permission it needs: they can give it in the Tairseach app's Permissions view, or in System Settings › Privacy & Security."
 }

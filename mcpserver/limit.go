@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
@@ -17,39 +18,41 @@ import (
 // boundMessages is the go-sdk's outermost receiving middleware: whatever
 // method a request is of, the result or error the go-sdk is about to write
 // is measured as it will be written, and one that would make a message
-// over Config.MaxResultBytes is replaced by an error that fits and says
+// over maxBytes (Config.MaxResultBytes) is replaced by an error that fits and says
 // so. A feature's answer is not its backend's reply: a resource's text and
 // a prompt are written as JSON strings with '<', '>' and '&' escaped to
 // six bytes each (completion values are written without that), so
 // counting the reply let through messages several times the limit. Tool
 // results are bounded in the pipeline already; this also holds for those
 // it makes without a reply (discovery, refusals that quote the client).
-func (s *Server) boundMessages(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		limit := s.cfg.MaxResultBytes - pipeline.EnvelopeReserve
-		if err != nil {
-			return res, boundError(method, err, limit, s.cfg.MaxResultBytes)
+func boundMessages(maxBytes int, log zerolog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			limit := maxBytes - pipeline.EnvelopeReserve
+			if err != nil {
+				return res, boundError(method, err, limit, maxBytes)
+			}
+			switch r := res.(type) {
+			case *mcp.CallToolResult:
+				if r != nil {
+					return pipeline.Bound(r, maxBytes), nil
+				}
+			case check.Typed:
+				if r.CallToolResult != nil {
+					return check.Typed{CallToolResult: pipeline.Bound(r.CallToolResult, maxBytes)}, nil
+				}
+			case *mcp.ReadResourceResult, *mcp.GetPromptResult, *mcp.CompleteResult:
+				b, merr := encode(res)
+				if merr == nil && len(b) > limit {
+					log.Warn().Str("method", method).Int("bytes", len(b)+pipeline.EnvelopeReserve).Int("limit", maxBytes).Msg("result too large for one message")
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+						"result too large: the answer to %s would make a message of over %d bytes, over the limit of %d (--max-result-bytes); %s",
+						method, len(b)+pipeline.EnvelopeReserve, maxBytes, narrower[method])}
+				}
+			}
+			return res, err
 		}
-		switch r := res.(type) {
-		case *mcp.CallToolResult:
-			if r != nil {
-				return pipeline.Bound(r, s.cfg.MaxResultBytes), nil
-			}
-		case check.Typed:
-			if r.CallToolResult != nil {
-				return check.Typed{CallToolResult: pipeline.Bound(r.CallToolResult, s.cfg.MaxResultBytes)}, nil
-			}
-		case *mcp.ReadResourceResult, *mcp.GetPromptResult, *mcp.CompleteResult:
-			b, merr := encode(res)
-			if merr == nil && len(b) > limit {
-				s.log.Warn().Str("method", method).Int("bytes", len(b)+pipeline.EnvelopeReserve).Int("limit", s.cfg.MaxResultBytes).Msg("result too large for one message")
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-					"result too large: the answer to %s would make a message of over %d bytes, over the limit of %d (--max-result-bytes); %s",
-					method, len(b)+pipeline.EnvelopeReserve, s.cfg.MaxResultBytes, narrower[method])}
-			}
-		}
-		return res, err
 	}
 }
 

@@ -93,14 +93,14 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 		t.Fatalf("initialized: %d", code)
 	}
 	srv.mu.Lock()
-	before := len(srv.selections)
+	before := len(srv.sel.faces)
 	srv.mu.Unlock()
 	code, _, body = rpc(t, url, fresh, toolsListBody, map[string]string{policy.HeaderTools: "tairseach_contacts_get"})
 	if code != http.StatusOK || !strings.Contains(body, "tairseach_server_status") || strings.Contains(body, "tairseach_contacts_get") {
 		t.Errorf("a session's request with other headers: %d %s", code, body)
 	}
 	srv.mu.Lock()
-	after := len(srv.selections)
+	after := len(srv.sel.faces)
 	srv.mu.Unlock()
 	if after != before {
 		t.Errorf("a session's own request took a selection's place: %d selections, then %d", before, after)
@@ -111,7 +111,7 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 
 	// Every selection has a request running: a new one is refused.
 	srv.mu.Lock()
-	for _, c := range srv.selections {
+	for _, c := range srv.sel.faces {
 		c.busy.Add(1)
 	}
 	srv.mu.Unlock()
@@ -144,28 +144,28 @@ func TestSelectionsLetGo(t *testing.T) {
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
 	for i := range MaxSelections + 8 {
-		c, err := srv.useSelection(policy.Policy{Tools: []string{fmt.Sprintf("x%d", i)}})
+		c, err := srv.sel.use(policy.Policy{Tools: []string{fmt.Sprintf("x%d", i)}})
 		if err != nil {
 			t.Fatalf("selection %d: %v", i, err)
 		}
 		c.busy.Add(-1)
 	}
-	if n := len(srv.selections); n > MaxSelections {
+	if n := len(srv.sel.faces); n > MaxSelections {
 		t.Fatalf("%d selections kept, more than %d", n, MaxSelections)
 	}
-	if f.attached-f.detached != len(srv.selections)+1 {
-		t.Fatalf("features attached %d, detached %d, for %d selections and the server", f.attached, f.detached, len(srv.selections))
+	if f.attached-f.detached != len(srv.sel.faces)+1 {
+		t.Fatalf("features attached %d, detached %d, for %d selections and the server", f.attached, f.detached, len(srv.sel.faces))
 	}
 	// Idle past selectionIdle: let go at the next new selection.
-	for _, c := range srv.selections {
+	for _, c := range srv.sel.faces {
 		c.lastUsed.Store(time.Now().Add(-2 * selectionIdle).UnixNano())
 	}
-	if c, err := srv.useSelection(policy.Policy{Tools: []string{"fresh"}}); err != nil {
+	if c, err := srv.sel.use(policy.Policy{Tools: []string{"fresh"}}); err != nil {
 		t.Fatal(err)
 	} else {
 		c.busy.Add(-1)
 	}
-	if n := len(srv.selections); n != 1 {
+	if n := len(srv.sel.faces); n != 1 {
 		t.Fatalf("%d selections kept after they were idle, want the new one", n)
 	}
 }

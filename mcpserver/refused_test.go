@@ -53,7 +53,7 @@ func TestRefusalsAreTyped(t *testing.T) {
 		{"a method no tool calls", backend.Request{Kind: backend.Resource, Target: "tairseach://x", Method: "nobody.calls"}, backend.RuleUnknownMethod},
 		{"a server's own request of a method no manifest maps", backend.Request{Kind: backend.Permissions, Target: "permissions", Method: "nobody.maps"}, backend.RuleUnknownMethod},
 	} {
-		_, err := srv.Do(ctx, &c.req)
+		_, err := srv.own.Do(ctx, &c.req)
 		r, ok := backend.IsRefused(err)
 		if !ok || r.Rule != c.want {
 			t.Errorf("%s: %v, want a refusal by %q", c.name, err, c.want)

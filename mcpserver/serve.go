@@ -1,9 +1,7 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,7 +34,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 		t.Calls = s
 	}
 	// The session ends through t.End, never by the go-sdk seeing ctx done.
-	ss, err := s.mcp.Connect(context.WithoutCancel(ctx), t, nil)
+	ss, err := s.own.mcp.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
@@ -75,43 +73,10 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	return nil
 }
 
-// callMeta decodes a direct call's _meta, or returns the last one decoded
-// when the bytes are the same: a 2026-07-28 client sends the same _meta
-// (its capabilities and name) with every request.
-func (s *Server) callMeta(raw []byte) *directMeta {
-	if m := s.lastMeta.Load(); m != nil && bytes.Equal(m.raw, raw) {
-		return m
-	}
-	m := &directMeta{raw: bytes.Clone(raw)}
-	m.ok = json.Unmarshal(raw, m) == nil
-	if len(raw) <= 4<<10 {
-		s.lastMeta.Store(m)
-	}
-	return m
-}
-
-// directMeta is what CallDirect reads of a request's _meta. It is shared
-// by the requests whose _meta has the same bytes, and never changed.
-type directMeta struct {
-	raw      []byte
-	ok       bool
-	allOnce  sync.Once
-	allMeta  map[string]any          // all of it, for OpenTelemetry; read only
-	Progress json.RawMessage         `json:"progressToken"` // as it came: a number may not survive a float64
-	Client   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
-	Caps     *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-}
-
-// all returns the whole _meta decoded, once.
-func (m *directMeta) all() map[string]any {
-	m.allOnce.Do(func() { _ = json.Unmarshal(m.raw, &m.allMeta) })
-	return m.allMeta
-}
-
 // CallDirect implements CallHandler: it fills in the Request from the
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
-	c := &pipeline.Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, Routes: &s.routes}
+	c := &pipeline.Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, Routes: &s.own.routes}
 	if ss := d.Session; ss != nil {
 		c.Peer = ss
 		if p := ss.InitializeParams(); p != nil {
@@ -119,7 +84,7 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 		}
 	}
 	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.cfg.Audit != nil || s.cfg.Telemetry != nil || s.cfg.ProgressInterval > 0 || len(s.cfg.Confirm) > 0) {
-		if m := s.callMeta(d.Meta); m.ok {
+		if m := s.meta.decode(d.Meta); m.ok {
 			if len(m.Progress) > 0 && string(m.Progress) != "null" {
 				c.ProgressToken = m.Progress
 			}
@@ -132,7 +97,7 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 			}
 		}
 		if s.cfg.Telemetry != nil {
-			c.Info.Meta = s.callMeta(d.Meta).all() // its traceparent and tracestate
+			c.Info.Meta = s.meta.decode(d.Meta).all() // its traceparent and tracestate
 		}
 	}
 	res := s.pipe.Run(ctx, c)
@@ -200,7 +165,7 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 	// A request's server is the shared one, or one narrowed to the tools its
 	// X-MCP-* headers select.
 	s.MCP()
-	getServer := s.serverFor
+	getServer := s.sel.serverFor
 	logger := slog.New(newSlogHandler(s.log))
 	// DisableLocalhostProtection stays false in both: the go-sdk refuses a
 	// request that reached a loopback address with a Host that is not
@@ -228,7 +193,7 @@ func (s *Server) newHTTPHandler(cfg HTTPConfig) *httpHandler {
 		}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(streamable.SlowBodyGuard(cfg.ReadTimeout, s.selectByHeaders(streamable.ExactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
+	mux.Handle(MCPPath, h.counting(streamable.SlowBodyGuard(cfg.ReadTimeout, s.sel.handler(streamable.ExactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
 	mux.Handle(HealthPath, streamable.LocalhostOnly(s.log, http.HandlerFunc(h.serveHealth)))
 
 	var handler http.Handler = mux

@@ -109,7 +109,7 @@ func TestCorpusRegistersEveryTool(t *testing.T) {
 		if tool.OutputSchema == nil {
 			t.Errorf("%s lost its outputSchema", tool.Name)
 		}
-		r, ok := srv.routes.Load().ByName[tool.Name]
+		r, ok := srv.own.routes.Load().ByName[tool.Name]
 		if !ok {
 			t.Fatalf("%s listed but not routed", tool.Name)
 		}
@@ -128,7 +128,7 @@ func TestCheckArgs(t *testing.T) {
 		"filter":{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}},"additionalProperties":false}}],
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
-	in := srv.routes.Load().ByName["tairseach_q"].Input
+	in := srv.own.routes.Load().ByName["tairseach_q"].Input
 	tests := []struct {
 		args string
 		want []string // substrings of the message; none means valid

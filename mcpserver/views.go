@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
@@ -35,7 +36,7 @@ type Budget struct {
 // Budget measures the tools/list result the server sends now.
 func (s *Server) Budget() Budget {
 	<-s.ready.Opened()
-	t := s.routes.Load()
+	t := s.own.routes.Load()
 	b := Budget{Tools: t.Listed, Bytes: len(t.List)}
 	b.Tokens = (b.Bytes + 3) / 4
 	for _, c := range KnownClientCaps {
@@ -58,7 +59,7 @@ func (b Budget) String() string {
 
 // Hidden reports why the policy hides tool name, if it does.
 func (s *Server) Hidden(name string) (reason string, hidden bool) {
-	why, hidden := s.routes.Load().Hidden[name]
+	why, hidden := s.own.routes.Load().Hidden[name]
 	return why.Text, hidden
 }
 
@@ -73,7 +74,7 @@ type ServedTool struct {
 // tool mode lists.
 func (s *Server) Served() []ServedTool {
 	<-s.ready.Opened()
-	t := s.routes.Load()
+	t := s.own.routes.Load()
 	out := make([]ServedTool, 0, len(t.Order))
 	for _, n := range t.Order {
 		if r, ok := t.ByName[n]; ok {
@@ -100,7 +101,7 @@ type OutputSchemaUse struct {
 // OutputSchemaUse reports what the server does with the outputSchema of the
 // exposed tool name.
 func (s *Server) OutputSchemaUse(name string) OutputSchemaUse {
-	r, ok := s.routes.Load().ByName[name]
+	r, ok := s.own.routes.Load().ByName[name]
 	if !ok || len(r.Tool.OutputSchema) == 0 {
 		return OutputSchemaUse{}
 	}
@@ -188,7 +189,7 @@ func (s *Server) Health(ctx context.Context) Health {
 func (s *Server) backends() (int, []*socketrpc.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	table := s.routes.Load()
+	table := s.own.routes.Load()
 	seen := map[string]*socketrpc.Client{}
 	def := s.client("")
 	seen[def.Path()] = def
@@ -219,8 +220,8 @@ var knownReplies = map[string]struct{ reply, shape string }{
 // selections'.
 func (s *Server) allSessions() iter.Seq[*mcp.ServerSession] {
 	s.mu.Lock()
-	servers := []*mcp.Server{s.mcp}
-	for _, c := range s.selections {
+	servers := []*mcp.Server{s.own.mcp}
+	for _, c := range s.sel.faces {
 		servers = append(servers, c.mcp)
 	}
 	s.mu.Unlock()
@@ -264,4 +265,47 @@ func ListBytes(sizes ...int) int {
 		}
 	}
 	return n
+}
+
+// Grants returns the macOS permissions as last read; the zero Grants when
+// they have not been read yet. A read that failed keeps those before it.
+func (s *Server) Grants() permissions.Grants { return s.grants.Grants() }
+
+// Permission is one macOS permission the served tools need.
+type Permission struct {
+	Name        string
+	Status      permissions.Status // unknown when the grants could not be read
+	Remediation string             // how to grant it; "" when granted
+	Tools       []string           // the tools that need it
+}
+
+// Permissions lists the permissions the registry's tools the flags serve
+// need, with their status as last read, in name order.
+func (s *Server) Permissions() []Permission {
+	<-s.ready.Opened()
+	s.mu.Lock()
+	reg := s.reg
+	s.mu.Unlock()
+	g := s.grants.Grants()
+	by := map[string]*Permission{}
+	for _, t := range reg.Tools {
+		if s.cfg.Policy.Hides(t) != "" {
+			continue
+		}
+		for _, perm := range t.Permissions {
+			p := by[perm]
+			if p == nil {
+				st := g.Status(perm)
+				p = &Permission{Name: perm, Status: st, Remediation: permissions.Remediation(perm, st)}
+				by[perm] = p
+			}
+			p.Tools = append(p.Tools, t.Name)
+		}
+	}
+	out := make([]Permission, 0, len(by))
+	for _, p := range by {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b Permission) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -14,8 +14,10 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/internal/quote"
+	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/served"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
@@ -294,7 +296,7 @@ func (p *Pipeline) resolveMethod(table *routes.Table, c *Request) ([]*routes.Rou
 	}
 	var found []*routes.Route
 	for _, r := range table.ByMethod[c.Method] {
-		if c.Manifest != "" && r.Tool.File != c.Manifest {
+		if !served.By(r.Tool, c.Method, c.Manifest) { // as the lists decide
 			continue
 		}
 		if c.Kind == backend.Completion && (!policy.ReadOnly(r.Tool) || r.Confirm) {
@@ -308,7 +310,7 @@ func (p *Pipeline) resolveMethod(table *routes.Table, c *Request) ([]*routes.Rou
 	// The target and the method are words of the client and the manifest.
 	what, method := fmt.Sprintf("%s %s", c.Kind, shownName(c)), quote.Line(c.Method, quote.Text)
 	for _, h := range table.HiddenByMethod[c.Method] {
-		if c.Manifest == "" || h.File == c.Manifest {
+		if served.By(manifest.Tool{Method: c.Method, File: h.File}, c.Method, c.Manifest) {
 			return nil, c.refuse(backend.RuleHidden, fmt.Sprintf("refused: %s calls %s, whose tool %s is %s", what, method, h.Name, h.Why.Text))
 		}
 	}

@@ -1,0 +1,274 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
+)
+
+// MaxSelections bounds the distinct header selections served at once:
+// each has a face, with a go-sdk server of its own. A new selection past the bound takes
+// the place of the one used least recently that has no request running,
+// whose sessions are closed (their next request gets 404 and they begin
+// again); only when every one has a request running is it refused with
+// 503. A session's own requests never take a place: it keeps the
+// selection of its initialize. See docs/http.md.
+const MaxSelections = 32
+
+type selectionCtxKey struct{}
+
+// selections are the faces of HTTP header selections (X-MCP-* headers):
+// a request that narrows the flags' policy is served by the face of its
+// selection, made on first use, shared by every request of the same
+// selection and let go when idle or to make room. s.mu guards them, but
+// bound.
+type selections struct {
+	core  *core
+	own   *face            // the server's own: a request of no selection's
+	faces map[string]*face // by Policy.Key
+	// bySession are the faces by the sessions they began; kept, how many
+	// were left at the last pruning.
+	bySession map[string]*face
+	kept      int
+	bound     atomic.Int64 // len(bySession), read without s.mu
+}
+
+// handler serves a request that carries X-MCP-* headers with the face of
+// its selection, whose tools are the server's, narrowed by them; a
+// session keeps the face of its initialize request, whatever the headers
+// of its later requests say. Bad headers are a 400 that says why.
+func (sl *selections) handler(next http.Handler) http.Handler {
+	s := sl.core
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, err := policy.FromHeaders(r.Header)
+		if err != nil {
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		// Counted while served, so that its place is not given away under
+		// it; a stream that lasts as long as its session does not count.
+		counts := r.Method == http.MethodPost && r.Header.Get("Mcp-Method") != "subscriptions/listen"
+		if id := r.Header.Get(streamable.SessionIDHeader); id != "" {
+			// A session's request is served by the server that began it;
+			// it keeps its selection's place by using it.
+			if c := sl.useOf(id, counts); c != nil && counts {
+				defer c.busy.Add(-1)
+			}
+			next.ServeHTTP(w, r)
+			if r.Method == http.MethodDelete {
+				sl.forget(id)
+			}
+			return
+		}
+		if h.IsAll() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		<-s.ready.Opened()
+		s.mu.Lock()
+		reg := s.reg
+		s.mu.Unlock()
+		if unknown, known := policy.UnknownToolsets(reg, h.Toolsets); len(unknown) > 0 {
+			http.Error(w, fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
+				policy.HeaderToolsets, strings.Join(unknown, ","), strings.Join(known, ",")), http.StatusBadRequest)
+			return
+		}
+		sel, err := sl.use(h)
+		if err != nil {
+			s.log.Warn().Err(err).Msg("refused a request")
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Service Unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		defer sel.busy.Add(-1)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), selectionCtxKey{}, sel)))
+		// The go-sdk names a session it began in the response.
+		if id := w.Header().Get(streamable.SessionIDHeader); id != "" && r.Method == http.MethodPost {
+			sl.bind(id, sel)
+		}
+	})
+}
+
+// serverFor is the go-sdk server of a request: its header selection's
+// face's, or the server's own.
+func (sl *selections) serverFor(r *http.Request) *mcp.Server {
+	f, ok := r.Context().Value(selectionCtxKey{}).(*face)
+	if !ok {
+		f = sl.own
+	}
+	f.sync()
+	return f.mcp
+}
+
+// use returns the face of the flags' policy narrowed by h, making it on
+// first use, with one more request counted on it (the caller ends it with
+// busy.Add(-1)).
+func (sl *selections) use(h policy.Policy) (*face, error) {
+	c, closing, err := sl.face(h)
+	for _, ss := range closing {
+		_ = ss.Close()
+	}
+	return c, err
+}
+
+// face returns the face of the flags' policy narrowed by h, making it on
+// first use, with its use counted (busy). It follows the server's reloads
+// until it is let go. At the bound, the selection used least recently
+// with no request running is let go to make room: the sessions it began
+// are returned, for the caller to close without s.mu.
+func (sl *selections) face(h policy.Policy) (_ *face, closing []*mcp.ServerSession, _ error) {
+	s := sl.core
+	p := s.cfg.Policy.Narrow(h)
+	key := p.Key()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if c, ok := sl.faces[key]; ok {
+		c.lastUsed.Store(now.UnixNano())
+		c.busy.Add(1)
+		return c, nil, nil
+	}
+	sl.sweep(now)
+	if len(sl.faces) >= MaxSelections {
+		var lru *face
+		for _, c := range sl.faces {
+			if c.busy.Load() == 0 && (lru == nil || c.lastUsed.Load() < lru.lastUsed.Load()) {
+				lru = c
+			}
+		}
+		if lru == nil {
+			return nil, nil, fmt.Errorf("all %d X-MCP-* header selections served at once have a request running; retry shortly, or use one of them", MaxSelections)
+		}
+		closing = sl.letGo(lru, "a new selection needs its place")
+	}
+	// Its requests take the server's pipeline under its policy: one set
+	// of slots, one confirmation key, one checker of results, one owner of
+	// the grants. A new selection reads nothing: the grants are the
+	// server's.
+	c := newFace(s, p, key, s.log.With().Str("selection", key).Logger())
+	c.apply(s.reg)
+	if sl.faces == nil {
+		sl.faces = map[string]*face{}
+	}
+	sl.faces[key] = c
+	c.lastUsed.Store(now.UnixNano())
+	c.busy.Add(1)
+	s.log.Info().Str("selection", key).Int("tools", len(c.routes.Load().Order)).Msg("serving a header selection")
+	return c, closing, nil
+}
+
+// selectionIdle is how long the face of a header selection that no
+// session uses is kept after its last request.
+const selectionIdle = time.Minute
+
+// sweep lets go the faces of header selections that no session uses and
+// no request used for selectionIdle, so that selections do not hold
+// memory for the life of the process. s.mu held.
+func (sl *selections) sweep(now time.Time) {
+	for _, c := range sl.faces {
+		if c.busy.Load() > 0 || now.Sub(time.Unix(0, c.lastUsed.Load())) < selectionIdle {
+			continue
+		}
+		live := false
+		for range c.mcp.Sessions() {
+			live = true
+			break
+		}
+		if !live {
+			sl.letGo(c, "no session uses it")
+		}
+	}
+}
+
+// letGo stops serving c, a header selection's face: its features are
+// detached, reloads no longer reach it, and the sessions it began are
+// returned, to be closed. A request still being served by it finishes on
+// it. s.mu held.
+func (sl *selections) letGo(c *face, why string) []*mcp.ServerSession {
+	delete(sl.faces, c.key)
+	for id, sc := range sl.bySession {
+		if sc == c {
+			delete(sl.bySession, id)
+		}
+	}
+	sl.bound.Store(int64(len(sl.bySession)))
+	for _, f := range sl.core.cfg.Features {
+		f.Detach(c.mcp)
+	}
+	var closing []*mcp.ServerSession
+	for ss := range c.mcp.Sessions() {
+		closing = append(closing, ss)
+	}
+	sl.core.log.Info().Str("selection", c.key).Int("sessions_closed", len(closing)).Msg("no longer serving a header selection: " + why)
+	return closing
+}
+
+// bind records that session id began on c, a header selection's face:
+// its requests keep c's place. Entries of sessions that ended otherwise
+// than by DELETE are dropped once they outnumber the live ones.
+func (sl *selections) bind(id string, c *face) {
+	sl.core.mu.Lock()
+	defer sl.core.mu.Unlock()
+	if sl.faces[c.key] != c {
+		return // let go meanwhile
+	}
+	if sl.bySession == nil {
+		sl.bySession = map[string]*face{}
+	}
+	sl.bySession[id] = c
+	defer func() { sl.bound.Store(int64(len(sl.bySession))) }()
+	if len(sl.bySession) <= 2*sl.kept+MaxSelections {
+		return
+	}
+	live := map[string]bool{}
+	for _, sc := range sl.faces {
+		for ss := range sc.mcp.Sessions() {
+			live[ss.ID()] = true
+		}
+	}
+	for sid := range sl.bySession {
+		if !live[sid] {
+			delete(sl.bySession, sid)
+		}
+	}
+	sl.kept = len(sl.bySession)
+}
+
+// useOf marks the use of the header selection whose face began session
+// id, counting a request on it with count; nil when it began on the
+// server's own face, or its selection was let go.
+func (sl *selections) useOf(id string, count bool) *face {
+	if sl.bound.Load() == 0 {
+		return nil // no lock taken by the sessions of the server's own face
+	}
+	sl.core.mu.Lock()
+	defer sl.core.mu.Unlock()
+	c := sl.bySession[id]
+	if c == nil {
+		return nil
+	}
+	c.lastUsed.Store(time.Now().UnixNano())
+	if count {
+		c.busy.Add(1)
+	}
+	return c
+}
+
+// forget drops the record of a session deleted by its client.
+func (sl *selections) forget(id string) {
+	if sl.bound.Load() == 0 {
+		return
+	}
+	sl.core.mu.Lock()
+	defer sl.core.mu.Unlock()
+	delete(sl.bySession, id)
+	sl.bound.Store(int64(len(sl.bySession)))
+}
