@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,4 +111,34 @@ func hasMeta(params json.RawMessage) bool {
 		Meta json.RawMessage `json:"_meta"`
 	}
 	return json.Unmarshal(params, &p) == nil && len(p.Meta) > 0
+}
+
+// maxMemoMeta bounds the _meta kept: a larger one is classified every time.
+const maxMemoMeta = 4 << 10
+
+// revision classifies a request by its _meta, as classify does, remembering
+// the last _meta.
+func (m *metaMemo) revision(meta json.RawMessage) (newProto, valid bool) {
+	if len(meta) > 0 && bytes.Equal(meta, m.raw) {
+		return m.newProto, m.valid
+	}
+	newProto, valid = classify(decodeMeta(meta))
+	if len(meta) > 0 && len(meta) <= maxMemoMeta {
+		m.raw = append(m.raw[:0], meta...)
+		m.newProto, m.valid = newProto, valid
+	}
+	return newProto, valid
+}
+
+// decodeMeta decodes params._meta, or returns nil when it is absent or not
+// an object.
+func decodeMeta(m json.RawMessage) map[string]json.RawMessage {
+	if len(m) == 0 || m[0] != '{' {
+		return nil
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(m, &meta) != nil {
+		return nil
+	}
+	return meta
 }

@@ -126,7 +126,7 @@ func (c *conn) dispatch(line []byte) bool {
 	case !ok:
 		// Answered already.
 	case len(in.id) == 0:
-		c.notification(in)
+		c.handleNotification(in)
 	default:
 		return c.call(in)
 	}
@@ -260,7 +260,7 @@ func (c *conn) call(in incoming) bool {
 	}
 	// params are scanned once, for the dispatcher and the _meta check.
 	params, paramsOK := scanParams(in.params)
-	newProto, validNew := c.meta.classify(params.meta)
+	newProto, validNew := c.meta.revision(params.meta)
 	c.mu.Lock()
 	if _, dup := c.keys[key]; dup {
 		c.mu.Unlock()
@@ -333,10 +333,10 @@ func (c *conn) implicitInitialize() *jsonrpc.Request {
 	return &jsonrpc.Request{ID: id, Method: "initialize", Params: json.RawMessage(params)}
 }
 
-// notification handles a message without id. A cancellation is matched to
+// handleNotification handles a message without id. A cancellation is matched to
 // the request it names: a call served directly is cancelled here, one the
 // go-sdk serves is cancelled by the go-sdk, under its own id.
-func (c *conn) notification(in incoming) {
+func (c *conn) handleNotification(in incoming) {
 	req := &jsonrpc.Request{Method: in.method, Params: in.params}
 	if in.method == "notifications/cancelled" {
 		var p map[string]json.RawMessage
@@ -459,43 +459,6 @@ type callParams struct {
 	// other: a member besides these, or one of them twice (encoding/json
 	// keeps the last; the go-sdk judges such params)
 	other bool
-}
-
-// metaMemo remembers how the last _meta read was classified. A 2026-07-28
-// client sends the same _meta (its protocol version, capabilities and name)
-// with every request, so a call costs a compare of those bytes instead of
-// four decodes; a _meta that differs in any byte is classified afresh.
-type metaMemo struct {
-	raw             []byte
-	newProto, valid bool
-}
-
-// maxMemoMeta bounds the _meta kept: a larger one is classified every time.
-const maxMemoMeta = 4 << 10
-
-func (m *metaMemo) classify(meta json.RawMessage) (newProto, valid bool) {
-	if len(meta) > 0 && bytes.Equal(meta, m.raw) {
-		return m.newProto, m.valid
-	}
-	newProto, valid = classify(decodeMeta(meta))
-	if len(meta) > 0 && len(meta) <= maxMemoMeta {
-		m.raw = append(m.raw[:0], meta...)
-		m.newProto, m.valid = newProto, valid
-	}
-	return newProto, valid
-}
-
-// decodeMeta decodes params._meta, or returns nil when it is absent or not
-// an object.
-func decodeMeta(m json.RawMessage) map[string]json.RawMessage {
-	if len(m) == 0 || m[0] != '{' {
-		return nil
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(m, &meta) != nil {
-		return nil
-	}
-	return meta
 }
 
 // toolName decodes the name of a tools/call, a JSON string; ok is false

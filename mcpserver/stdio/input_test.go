@@ -80,7 +80,7 @@ func TestMetaMemoClassifiesAsClassify(t *testing.T) {
 		for i, a := range metas {
 			for _, b := range []string{a, metas[(i+1)%len(metas)], a} {
 				wantNew, wantValid := classify(decodeMeta(json.RawMessage(b)))
-				gotNew, gotValid := m.classify(json.RawMessage(b))
+				gotNew, gotValid := m.revision(json.RawMessage(b))
 				if gotNew != wantNew || gotValid != wantValid {
 					t.Errorf("round %d, %s: memo says (%v, %v), classify (%v, %v)", round, b, gotNew, gotValid, wantNew, wantValid)
 				}

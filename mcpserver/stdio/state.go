@@ -236,3 +236,12 @@ type DirectCall struct {
 type Notifier interface {
 	Notify(method string)
 }
+
+// metaMemo remembers how the last _meta read was classified. A 2026-07-28
+// client sends the same _meta (its protocol version, capabilities and name)
+// with every request, so a call costs a compare of those bytes instead of
+// four decodes; a _meta that differs in any byte is classified afresh.
+type metaMemo struct {
+	raw             []byte
+	newProto, valid bool
+}
