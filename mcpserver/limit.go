@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 )
@@ -43,7 +43,7 @@ func boundMessages(maxBytes int, log zerolog.Logger) mcp.Middleware {
 					return check.Typed{CallToolResult: pipeline.Bound(r.CallToolResult, maxBytes)}, nil
 				}
 			case *mcp.ReadResourceResult, *mcp.GetPromptResult, *mcp.CompleteResult:
-				b, merr := encode(res)
+				b, merr := jsonenc.Marshal(res)
 				if merr == nil && len(b) > limit {
 					log.Warn().Str("method", method).Int("bytes", len(b)+pipeline.EnvelopeReserve).Int("limit", maxBytes).Msg("result too large for one message")
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
@@ -83,17 +83,4 @@ func boundError(method string, err error, limit, max int) error {
 	start := []byte(we.Message[:min(len(we.Message), 256)])
 	return &jsonrpc.Error{Code: we.Code, Message: fmt.Sprintf("the error of %s is too large to send: it would make a message of over %d bytes, over the limit of %d (--max-result-bytes); its start: %s",
 		method, len(b)+pipeline.EnvelopeReserve, max, check.Excerpt(start))}
-}
-
-// encode marshals v as the go-sdk writes a message's result or error:
-// without escaping HTML, except where a type's own MarshalJSON does (the
-// contents of a resource, a prompt's messages, a tool's result).
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

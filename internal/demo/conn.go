@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 )
 
 // JSON-RPC error codes, as used by the real Tairseach server.
@@ -243,7 +245,7 @@ func writeResponse(w *bufio.Writer, r response) {
 	w.WriteString(`{"jsonrpc":"2.0","id":`)
 	w.Write(nullIfEmpty(r.id))
 	if r.err != nil {
-		b, err := encodeJSON(r.err)
+		b, err := jsonenc.Marshal(r.err)
 		if err != nil {
 			b = []byte(`{"code":-32603,"message":"internal error"}`)
 		}

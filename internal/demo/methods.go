@@ -1,12 +1,13 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 )
 
 // Limits of the demo methods.
@@ -56,23 +57,11 @@ func invalidParams(msg string) *rpcError {
 }
 
 func marshalResult(v any) ([]byte, *rpcError) {
-	b, err := encodeJSON(v)
+	b, err := jsonenc.Marshal(v)
 	if err != nil {
 		return nil, &rpcError{Code: codeInternalError, Message: "encoding result: " + err.Error()}
 	}
 	return b, nil
-}
-
-// encodeJSON is json.Marshal without HTML escaping, so that text such as
-// "Privacy & Security" reaches clients as written.
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 type statusResult struct {

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 )
 
 // The macOS privacy permissions, as the real server reports and enforces
@@ -267,7 +269,7 @@ func (s *Server) checkPermission(method string) *rpcError {
 // permissionDenied is the real server's JsonRpcResponse::permission_denied
 // (proxy/protocol.rs).
 func permissionDenied(p, status string) *rpcError {
-	data, _ := encodeJSON(permissionErrorData{Permission: p, Status: status, Remediation: remediation(p, status)})
+	data, _ := jsonenc.Marshal(permissionErrorData{Permission: p, Status: status, Remediation: remediation(p, status)})
 	return &rpcError{Code: codePermissionDenied, Message: "Permission not granted", Data: data}
 }
 

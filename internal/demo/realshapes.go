@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 )
 
 // Methods whose replies have the shapes the real Tairseach server's handlers
@@ -99,7 +101,7 @@ func (s *Server) demoHuge(_ context.Context, params []byte) ([]byte, *rpcError) 
 		}
 		return append(b, '}'), nil
 	case "error":
-		data, _ := encodeJSON(text)
+		data, _ := jsonenc.Marshal(text)
 		return nil, &rpcError{Code: codeHandlerError, Message: "a large error", Data: json.RawMessage(data)}
 	}
 	return nil, invalidParams(`kind must be "text", "object" or "error"`)

@@ -3,7 +3,11 @@
 // HTML escaping) and the socket side (requests) share it.
 package jsonenc
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -60,4 +64,17 @@ func AppendString(b []byte, s string, html bool) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// Marshal is json.Marshal without escaping HTML, as the go-sdk writes a
+// message: '<', '>' and '&' stay as they are (a type's own MarshalJSON may
+// still escape them).
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

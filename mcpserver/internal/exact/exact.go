@@ -12,6 +12,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/geilt/tairseach-mcp/internal/jsonenc"
 )
 
 // Token reports whether the go-sdk writes the progress token raw back as it
@@ -30,7 +32,7 @@ func Token(raw []byte) bool {
 	default:
 		return true
 	}
-	b, err := encode(v)
+	b, err := jsonenc.Marshal(v)
 	return err == nil && bytes.Equal(b, raw)
 }
 
@@ -48,15 +50,4 @@ func ID(raw []byte) bool {
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return err == nil && n <= 1<<53 && n >= -(1<<53) && strconv.FormatInt(n, 10) == string(raw)
-}
-
-// encode writes v as the go-sdk writes a message: without escaping HTML.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
