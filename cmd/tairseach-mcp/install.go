@@ -3,31 +3,23 @@ package main
 // install and uninstall: add one "tairseach" entry to an MCP client's
 // configuration file, or set the members of it that install owns, or take
 // it out, leaving every other byte of the file as it was (the editing is
-// internal/clientconfig's). The clients are in install_clients.go, the
-// entry in install_entry.go, the writing in install_write.go.
+// internal/clientconfig's); config claude is install claude-desktop
+// --print by its older name. The clients are in install_clients.go, the
+// entry in install_entry.go, the reading and writing of their files in
+// install_write.go.
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
-
-// entryName is the key of our server in every client's server map.
-const entryName = "tairseach"
-
-type installFlags struct {
-	config string // --config: the client's configuration file
-	print  bool   // --print: show the resulting file, write nothing
-}
 
 func newInstallCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
 	var f installFlags
@@ -103,6 +95,34 @@ command copies the file to its next backup, as install does (FILE` + clientconfi
 	return cmd
 }
 
+// newConfigCmd is config claude: install claude-desktop --print, by its
+// older name.
+func newConfigCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
+	cfg := &cobra.Command{
+		Use:   "config",
+		Short: "Print configuration snippets for MCP clients",
+		Args:  unknownCommand,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cfg.AddCommand(&cobra.Command{
+		Use:   "claude",
+		Short: "Print Claude Desktop's configuration with the tairseach entry (install claude-desktop --print)",
+		Long: `Print Claude Desktop's claude_desktop_config.json as tairseach-mcp install claude-desktop
+would write it: the file's other servers and settings, and a tairseach entry with the absolute
+path of this binary and the flags (and TAIRSEACH_* variables) given here.
+tairseach-mcp install claude-desktop writes it for you.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := findClient("claude-desktop")
+			if err != nil {
+				return err
+			}
+			return runInstall(cmd, o, c, installFlags{print: true}, stdout, stderr)
+		},
+	})
+	return cfg
+}
+
 func completeClient(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -115,54 +135,6 @@ func exactClient(_ *cobra.Command, args []string) error {
 		return usageError{fmt.Errorf("name one client: %s", strings.Join(clientNames(), ", "))}
 	}
 	return nil
-}
-
-// configFile is a client's configuration file as read.
-type configFile struct {
-	path  string // as the user knows it; written through its links (clientconfig.Write)
-	shown string // the path in messages
-	data  []byte // nil when the file does not exist
-	mode  fs.FileMode
-	doc   clientconfig.File
-}
-
-func (f installFlags) open(c mcpClient) (*configFile, error) {
-	p := f.config
-	if p == "" {
-		var err error
-		if p, err = c.defaultPath(); err != nil {
-			return nil, err
-		}
-	} else if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	cf := &configFile{path: p, shown: p, mode: 0o600}
-	fi, err := os.Stat(cf.path) // through the user's links; a dangling one is a file not made yet
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w", p, err)
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file; pass --config FILE", p)
-	default:
-		cf.mode = fi.Mode().Perm()
-		if cf.data, err = os.ReadFile(cf.path); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", p, err)
-		}
-	}
-	if c.toml {
-		cf.doc, err = clientconfig.ParseTOML(cf.data, c.key, entryName)
-	} else {
-		cf.doc, err = clientconfig.ParseJSON(cf.data, c.key, entryName)
-	}
-	if err != nil {
-		const leave = "left as it is: fix it, or move it aside and run this again"
-		if se := (*clientconfig.SyntaxError)(nil); errors.As(err, &se) {
-			return nil, &fileSyntaxError{fmt.Sprintf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.format(), se.Cause, leave), p, se}
-		}
-		return nil, fmt.Errorf("%s: %v; %s", p, err, leave)
-	}
-	return cf, nil
 }
 
 func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, stdout, stderr io.Writer) error {

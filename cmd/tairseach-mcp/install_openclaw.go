@@ -17,46 +17,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
-
-// openClawKeeps are the members of an entry that OpenClaw reads besides
-// those install owns (its schema's mcp.servers.*): what a move of the
-// app's misplaced entry keeps.
-var openClawKeeps = []string{
-	"enabled", "env", "cwd", "workingDirectory", "connectionTimeoutMs", "requestTimeoutMs",
-	"supportsParallelToolCalls", "auth", "oauth", "sslVerify", "clientCert", "clientKey", "toolFilter", "codex",
-}
-
-// openClawPath is OpenClaw's configuration file: $OPENCLAW_CONFIG_PATH,
-// else openclaw.json in $OPENCLAW_STATE_DIR, else in .openclaw in
-// $OPENCLAW_HOME or the home directory, as OpenClaw finds it.
-func openClawPath(home, _ string) string {
-	if p := os.Getenv("OPENCLAW_CONFIG_PATH"); filepath.IsAbs(p) {
-		return p
-	}
-	if dir := os.Getenv("OPENCLAW_STATE_DIR"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "openclaw.json")
-	}
-	if h := os.Getenv("OPENCLAW_HOME"); filepath.IsAbs(h) {
-		home = h
-	}
-	return filepath.Join(home, ".openclaw", "openclaw.json")
-}
-
-// fileSyntaxError is a client file that open cannot parse.
-type fileSyntaxError struct {
-	msg  string
-	path string
-	err  *clientconfig.SyntaxError
-}
-
-func (e *fileSyntaxError) Error() string { return e.msg }
-func (e *fileSyntaxError) Unwrap() error { return e.err }
 
 // moveMisplaced takes the entry out of c.misplaced, where the app wrote it
 // and c does not read it, and returns fields with the members of that entry

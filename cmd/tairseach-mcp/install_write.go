@@ -1,12 +1,86 @@
 package main
 
-// Writing a client file: through the user's links, in one rename, after a
+// A client's configuration file: found, read and parsed (open), then,
+// once edited, written through the user's links, in one rename, after a
 // backup of the file as it was; the last few backups kept
 // (clientconfig.Write).
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
+
+// installFlags say which file install and uninstall edit, and whether to
+// write it.
+type installFlags struct {
+	config string // --config: the client's configuration file
+	print  bool   // --print: show the resulting file, write nothing
+}
+
+// configFile is a client's configuration file as read.
+type configFile struct {
+	path  string // as the user knows it; written through its links (clientconfig.Write)
+	shown string // the path in messages
+	data  []byte // nil when the file does not exist
+	mode  fs.FileMode
+	doc   clientconfig.File
+}
+
+// open reads and parses the file f names, else c's usual one.
+func (f installFlags) open(c mcpClient) (*configFile, error) {
+	p := f.config
+	if p == "" {
+		var err error
+		if p, err = c.defaultPath(); err != nil {
+			return nil, err
+		}
+	} else if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	cf := &configFile{path: p, shown: p, mode: 0o600}
+	fi, err := os.Stat(cf.path) // through the user's links; a dangling one is a file not made yet
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", p, err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file; pass --config FILE", p)
+	default:
+		cf.mode = fi.Mode().Perm()
+		if cf.data, err = os.ReadFile(cf.path); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", p, err)
+		}
+	}
+	if c.toml {
+		cf.doc, err = clientconfig.ParseTOML(cf.data, c.key, entryName)
+	} else {
+		cf.doc, err = clientconfig.ParseJSON(cf.data, c.key, entryName)
+	}
+	if err != nil {
+		const leave = "left as it is: fix it, or move it aside and run this again"
+		if se := (*clientconfig.SyntaxError)(nil); errors.As(err, &se) {
+			return nil, &fileSyntaxError{fmt.Sprintf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.format(), se.Cause, leave), p, se}
+		}
+		return nil, fmt.Errorf("%s: %v; %s", p, err, leave)
+	}
+	return cf, nil
+}
+
+// fileSyntaxError is a client file that open cannot parse.
+type fileSyntaxError struct {
+	msg  string
+	path string
+	err  *clientconfig.SyntaxError
+}
+
+func (e *fileSyntaxError) Error() string { return e.msg }
+
+func (e *fileSyntaxError) Unwrap() error { return e.err }
 
 // write writes the edited file with cf.mode, through the links it is
 // reached by (they stay links), after a backup of the old file. It returns
