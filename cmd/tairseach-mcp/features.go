@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/media"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 )
@@ -25,6 +26,15 @@ func (f *featureOptions) addFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.resourceMaxBytes, "resource-max-bytes", resources.DefaultMaxBytes, "most of a log file one resource read returns, from its end")
 	fs.Int64Var(&f.maxImageBytes, "max-image-bytes", media.DefaultMaxBytes, "largest image attached to a tool result")
 	fs.StringVar(&f.media, "media", "on", "attach the images tool results point to: on or off")
+}
+
+// images is what the server attaches to results that name a picture: every
+// server the options build, serve's and call's alike, attaches the same.
+func (f *featureOptions) images() mcpserver.Media {
+	if f.media != "on" {
+		return nil
+	}
+	return media.Images(f.maxImageBytes)
 }
 
 func (f *featureOptions) resolve(home string) error {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
-	"github.com/geilt/tairseach-mcp/mcpserver/media"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 )
@@ -68,7 +67,7 @@ const grantsTimeout = 3 * time.Second
 // command's alike: its config is made here alone, with the resources and
 // prompts. With reg nil the manifests come later, by Apply. obs is what
 // serve's sessions have besides (observe.go); the commands pass none.
-func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs observers) (*mcpserver.Server, *features) {
+func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs observers) (*mcpserver.Server, *featureSets) {
 	if o.outputSchemasOn {
 		log.Warn().Msg("--output-schemas=on is deprecated: it means strict now; the default, warn, does not fail successful calls whose replies do not match their outputSchema")
 	}
@@ -76,7 +75,7 @@ func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs obse
 	// features reach the backend through the road of the server they are
 	// attached to, which gives them each registry (Apply).
 	var srv *mcpserver.Server
-	feats := &features{
+	feats := &featureSets{
 		res: resources.New(resources.Config{
 			LogsDir: o.features.logsDir, MaxBytes: o.features.resourceMaxBytes, ManifestsDir: o.manifests,
 			Version: versionString(),
@@ -102,7 +101,7 @@ func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs obse
 		Policy:              o.policy,
 		ToolMode:            o.toolMode,
 		Prefix:              o.prefix,
-		Media:               o.media(),
+		Media:               o.features.images(),
 		HideUngranted:       o.hideUngranted,
 		PermissionsInterval: o.permissionsInterval,
 		Features:            []mcpserver.Feature{feats.res, feats.prompts},
@@ -114,27 +113,18 @@ func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs obse
 	return srv, feats
 }
 
-// features are the resources and prompts of one server.
-type features struct {
+// featureSets are the resources and prompts of one server.
+type featureSets struct {
 	res     *resources.Set
 	prompts *prompts.Set
 }
 
-// run watches the logs and prompts directories until ctx ends.
-func (fs *features) run(ctx context.Context, wg *sync.WaitGroup, log zerolog.Logger) {
+// watch follows the logs and prompts directories until ctx ends.
+func (fs *featureSets) watch(ctx context.Context, wg *sync.WaitGroup, log zerolog.Logger) {
 	wg.Go(func() { _ = fs.res.Run(ctx) })
 	wg.Go(func() {
 		if err := fs.prompts.Run(ctx); err != nil {
 			log.Warn().Err(err).Msg("prompt files no longer reload")
 		}
 	})
-}
-
-// media is what the server attaches to results that name a picture: every
-// server the options build, serve's and call's alike, attaches the same.
-func (o *options) media() mcpserver.Media {
-	if o.features.media != "on" {
-		return nil
-	}
-	return media.Images(o.features.maxImageBytes)
 }

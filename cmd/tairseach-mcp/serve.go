@@ -75,7 +75,7 @@ func serve(ctx context.Context, o *options, stdin io.Reader, stdout io.Writer) e
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer stop()
-	feats.run(runCtx, &wg, log)
+	feats.watch(runCtx, &wg, log)
 	wg.Go(func() { srv.TrackPermissions(runCtx) })
 	wg.Go(func() {
 		w, err := manifest.NewWatcher(o.manifests, manifest.WatchOptions{Options: o.loadOptions(log)},
