@@ -278,16 +278,6 @@ func defaultSocket(home string) (path, source string) {
 	return primary, "default, does not exist yet"
 }
 
-func expandHome(p, home string) string {
-	if p == "~" {
-		return home
-	}
-	if strings.HasPrefix(p, "~/") {
-		return filepath.Join(home, p[2:])
-	}
-	return p
-}
-
 // newLogger builds the stderr logger the flags ask for.
 func (o *options) newLogger(stderr io.Writer) zerolog.Logger {
 	level, _ := zerolog.ParseLevel(o.logLevel)
@@ -325,15 +315,3 @@ func validPrefix(p string) bool {
 // (close stdin, SIGTERM, then SIGKILL) usually waits a few seconds between
 // the signals.
 const defaultShutdownGrace = 2 * time.Second
-
-// onOff reads the value of an on/off flag, which also takes true and
-// false, as "on" or "off".
-func onOff(flag, v string) (string, error) {
-	switch v {
-	case "on", "true":
-		return "on", nil
-	case "off", "false":
-		return "off", nil
-	}
-	return "", usageError{fmt.Errorf("--%s %q: want on or off", flag, v)}
-}
