@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,12 +100,6 @@ broken file is reported on stderr and left out) and those manifests declare.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the prompts as JSON")
 	return cmd
-}
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // listFeatures opens the server serve would run and lists from it through

@@ -2,10 +2,11 @@ package main
 
 // Helpers shared by the inspection commands (tools, validate, call, doctor,
 // prompts, resources): their quiet logger, terminal detection and colour,
-// and the compact form of a tool's annotations. The server they open is
-// open.go's.
+// their JSON, and the compact form of a tool's annotations. The server
+// they open is open.go's.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -85,4 +86,11 @@ func plural(n int, thing string) string {
 		return fmt.Sprintf("%d %s", n, thing)
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// printJSON prints v as indented JSON and a newline: every command's --json.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -301,12 +301,7 @@ func printToolsJSON(o *options, l toolListing, all bool, outputUse func(string) 
 			out = append(out, toolJSON{Name: s.name, ToolName: s.toolName, File: s.file, Reason: s.reason})
 		}
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "%s\n", b)
-	return err
+	return printJSON(stdout, out)
 }
 
 // hiddenCount is the number of reg's tools the policy hides.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -155,11 +154,7 @@ func (r *report) summary(showInfos bool) string {
 
 func (r *report) print(f validateFlags, stdout, stderr io.Writer) error {
 	if f.json {
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
+		if err := printJSON(stdout, r); err != nil {
 			return err
 		}
 	} else {
