@@ -16,6 +16,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdkadd"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdklog"
 	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
@@ -54,7 +55,7 @@ func newFace(s *core, p policy.Policy, key string, log zerolog.Logger) *face {
 	f.routes.Store(routes.Empty())
 	opts := &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       slog.New(newSlogHandler(log)),
+		Logger:       slog.New(sdklog.New(log)),
 		SetCacheable: setCacheFields,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools: &mcp.ToolCapabilities{ListChanged: true},

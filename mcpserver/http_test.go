@@ -16,11 +16,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // httpServer serves the example registry over HTTP through httptest, on a
 // loopback address.
-func httpServer(t *testing.T, cfg HTTPConfig) (*Server, *httptest.Server) {
+func httpServer(t *testing.T, cfg streamable.Config) (*Server, *httptest.Server) {
 	t.Helper()
 	srv := New(Config{DefaultSocket: startDemo(t), Logger: zerolog.Nop()}, loadExample(t))
 	t.Cleanup(func() { srv.Close() })
@@ -55,10 +56,10 @@ func post(t *testing.T, url string, header map[string]string) int {
 // it, which sends it to wait for a browser sign-in.
 func TestHTTPRefusalSaysWhereTheTokenIs(t *testing.T) {
 	const hint = "the token in ~/.tairseach/mcp-token"
-	_, ts := httpServer(t, HTTPConfig{Token: "0123456789abcdef0123", TokenHint: hint})
+	_, ts := httpServer(t, streamable.Config{Token: "0123456789abcdef0123", TokenHint: hint})
 	for _, tc := range []struct{ method, path string }{
-		{"POST", MCPPath},
-		{"GET", MCPPath},
+		{"POST", streamable.MCPPath},
+		{"GET", streamable.MCPPath},
 		{"GET", "/.well-known/oauth-protected-resource/mcp"},
 		{"GET", "/.well-known/oauth-authorization-server"},
 		{"POST", "/register"},
@@ -104,8 +105,8 @@ func TestHTTPHandlerProtections(t *testing.T) {
 		{"token right, scheme in lower case", token, map[string]string{"Authorization": "bearer " + token}, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ts := httpServer(t, HTTPConfig{Token: tc.token})
-			if got := post(t, ts.URL+MCPPath, tc.header); got != tc.want {
+			_, ts := httpServer(t, streamable.Config{Token: tc.token})
+			if got := post(t, ts.URL+streamable.MCPPath, tc.header); got != tc.want {
 				t.Fatalf("status %d, want %d", got, tc.want)
 			}
 		})
@@ -113,15 +114,15 @@ func TestHTTPHandlerProtections(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	srv, ts := httpServer(t, HTTPConfig{Manifests: "/some/dir"})
-	get := func() Health {
+	srv, ts := httpServer(t, streamable.Config{Manifests: "/some/dir"})
+	get := func() streamable.Health {
 		t.Helper()
-		resp, err := http.Get(ts.URL + HealthPath)
+		resp, err := http.Get(ts.URL + streamable.HealthPath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var h Health
+		var h streamable.Health
 		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("/healthz: %d, %v", resp.StatusCode, err)
 		}
@@ -166,12 +167,12 @@ func TestServeHTTPListenerStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ServeHTTPListener(ctx, ln, HTTPConfig{End: shutdown.New(shutdown.Config{Drain: 5 * time.Second})})
+		done <- srv.ServeHTTPListener(ctx, ln, streamable.Config{End: shutdown.New(shutdown.Config{Drain: 5 * time.Second})})
 	}()
 
 	// A session with an open event stream must not hold the shutdown up.
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + MCPPath, MaxRetries: -1},
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + streamable.MCPPath, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
@@ -223,9 +224,9 @@ func TestHTTPCallBeforeInitialize(t *testing.T) {
 	}
 	call := `{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"tairseach_contacts_list","arguments":{}}}`
 
-	_, ts := httpServer(t, HTTPConfig{})
+	_, ts := httpServer(t, streamable.Config{})
 	for _, body := range []string{call, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`} {
-		code, got := send(t, ts.URL+MCPPath, body)
+		code, got := send(t, ts.URL+streamable.MCPPath, body)
 		var resp struct {
 			ID    json.RawMessage `json:"id"`
 			Error *struct {
@@ -243,18 +244,18 @@ func TestHTTPCallBeforeInitialize(t *testing.T) {
 			t.Errorf("%s: %s, want id %s, code -32600 and how to get a session", body, got, sent.ID)
 		}
 	}
-	if code := post(t, ts.URL+MCPPath, nil); code != http.StatusOK {
+	if code := post(t, ts.URL+streamable.MCPPath, nil); code != http.StatusOK {
 		t.Errorf("initialize: %d, want 200", code)
 	}
-	if code, got := send(t, ts.URL+MCPPath, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != http.StatusOK || !strings.Contains(got, `"result":{}`) {
+	if code, got := send(t, ts.URL+streamable.MCPPath, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != http.StatusOK || !strings.Contains(got, `"result":{}`) {
 		t.Errorf("ping: %d %s, want 200 and a result", code, got)
 	}
-	if code, got := send(t, ts.URL+MCPPath, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code == http.StatusBadRequest && strings.Contains(got, "-32600") {
+	if code, got := send(t, ts.URL+streamable.MCPPath, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code == http.StatusBadRequest && strings.Contains(got, "-32600") {
 		t.Errorf("a notification: %d %s, refused as a request", code, got)
 	}
 
-	_, stateless := httpServer(t, HTTPConfig{Stateless: true})
-	if code, got := send(t, stateless.URL+MCPPath, call); code != http.StatusOK || !strings.Contains(got, `"id":"c-1","result":{`) {
+	_, stateless := httpServer(t, streamable.Config{Stateless: true})
+	if code, got := send(t, stateless.URL+streamable.MCPPath, call); code != http.StatusOK || !strings.Contains(got, `"id":"c-1","result":{`) {
 		t.Errorf("stateless tools/call: %d %s, want 200 and a result", code, got)
 	}
 }

@@ -193,9 +193,9 @@ func TestHTTPIDsAndTokensExact(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stateful", true: "stateless"}[stateless], func(t *testing.T) {
 			t.Parallel()
-			hs := httptest.NewServer(idServer(t).NewHTTPHandler(HTTPConfig{Stateless: stateless}))
+			hs := httptest.NewServer(idServer(t).NewHTTPHandler(streamable.Config{Stateless: stateless}))
 			t.Cleanup(hs.Close)
-			h := &httpRaw{t: t, url: hs.URL + MCPPath}
+			h := &httpRaw{t: t, url: hs.URL + streamable.MCPPath}
 			meta := ""
 			if stateless {
 				h.header = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tairseach_demo_slow"}
@@ -233,9 +233,9 @@ func TestHTTPIDsAndTokensExact(t *testing.T) {
 // Over HTTP a cancellation names its request exactly, as on stdio: the
 // go-sdk took 9007199254740992 and 9007199254740993 for one id.
 func TestHTTPCancellationNamesTheExactRequest(t *testing.T) {
-	hs := httptest.NewServer(idServer(t).NewHTTPHandler(HTTPConfig{}))
+	hs := httptest.NewServer(idServer(t).NewHTTPHandler(streamable.Config{}))
 	t.Cleanup(hs.Close)
-	h := &httpRaw{t: t, url: hs.URL + MCPPath}
+	h := &httpRaw{t: t, url: hs.URL + streamable.MCPPath}
 	h.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	h.header = map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	h.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -263,9 +263,9 @@ func TestHTTPCancellationNamesTheExactRequest(t *testing.T) {
 
 // A batch of a 2025-03-26 client keeps each message's id too.
 func TestHTTPBatchIDsExact(t *testing.T) {
-	hs := httptest.NewServer(idServer(t).NewHTTPHandler(HTTPConfig{}))
+	hs := httptest.NewServer(idServer(t).NewHTTPHandler(streamable.Config{}))
 	t.Cleanup(hs.Close)
-	h := &httpRaw{t: t, url: hs.URL + MCPPath}
+	h := &httpRaw{t: t, url: hs.URL + streamable.MCPPath}
 	h.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	h.header = map[string]string{"Mcp-Protocol-Version": "2025-03-26"}
 	h.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

@@ -21,6 +21,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // road is one way a tools/call reaches the server.
@@ -102,7 +103,7 @@ func newRoadEnv(t *testing.T, rd road) *roadEnv {
 	e.srv = New(cfg, loadExample(t))
 	t.Cleanup(func() { e.srv.Close() })
 	if rd.transport == "http" {
-		e.http = httptest.NewServer(e.srv.NewHTTPHandler(HTTPConfig{Stateless: rd.stateless}))
+		e.http = httptest.NewServer(e.srv.NewHTTPHandler(streamable.Config{Stateless: rd.stateless}))
 		t.Cleanup(func() {
 			e.http.CloseClientConnections() // a client's event stream
 			e.http.Close()
@@ -125,7 +126,7 @@ func (e *roadEnv) connect(elicit func() *mcp.ElicitResult, progress *atomic.Int3
 	client := mcp.NewClient(&mcp.Implementation{Name: "road-client", Version: "1"}, opts)
 	var tr mcp.Transport
 	if e.road.transport == "http" {
-		tr = &mcp.StreamableClientTransport{Endpoint: e.http.URL + MCPPath}
+		tr = &mcp.StreamableClientTransport{Endpoint: e.http.URL + streamable.MCPPath}
 	} else {
 		c2sR, c2sW := io.Pipe()
 		s2cR, s2cW := io.Pipe()

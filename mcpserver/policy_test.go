@@ -14,6 +14,7 @@ import (
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // rpc posts one JSON-RPC message to /mcp with header, in session (when
@@ -56,8 +57,8 @@ const (
 // selection has a request running is a new one refused, with 503 and
 // Retry-After.
 func TestSelectionsCannotLockOut(t *testing.T) {
-	srv, ts := httpServer(t, HTTPConfig{})
-	url := ts.URL + MCPPath
+	srv, ts := httpServer(t, streamable.Config{})
+	url := ts.URL + streamable.MCPPath
 	sessions := make([]string, MaxSelections)
 	for i := range MaxSelections {
 		code, id, _ := rpc(t, url, "", initializeBody, map[string]string{policy.HeaderTools: fmt.Sprintf("x%d", i)})

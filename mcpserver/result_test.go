@@ -21,6 +21,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // rawSession is a stdio session of srv driven line by line, as a client's
@@ -97,12 +98,12 @@ type caller func(tool, args string) (msg string, isError bool, text string)
 // httpCaller calls through srv's HTTP handler (the go-sdk's encoding of
 // results), stateless, returning the JSON-RPC message of the event stream.
 func httpCaller(t *testing.T, srv *Server) caller {
-	ts := httptest.NewServer(srv.NewHTTPHandler(HTTPConfig{Stateless: true}))
+	ts := httptest.NewServer(srv.NewHTTPHandler(streamable.Config{Stateless: true}))
 	t.Cleanup(ts.Close)
 	return func(tool, args string) (string, bool, string) {
 		t.Helper()
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, args)
-		req, _ := http.NewRequest("POST", ts.URL+MCPPath, strings.NewReader(body))
+		req, _ := http.NewRequest("POST", ts.URL+streamable.MCPPath, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")

@@ -23,6 +23,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // notesManifest declares resources, a template and a prompt whose methods
@@ -160,7 +161,7 @@ func newKindEnv(t *testing.T, rd road, header http.Header) *kindEnv {
 	e.srv = New(cfg, reg)
 	t.Cleanup(func() { e.srv.Close() })
 	if rd.transport == "http" {
-		e.http = httptest.NewServer(e.srv.NewHTTPHandler(HTTPConfig{Stateless: rd.stateless}))
+		e.http = httptest.NewServer(e.srv.NewHTTPHandler(streamable.Config{Stateless: rd.stateless}))
 		t.Cleanup(func() {
 			e.http.CloseClientConnections()
 			e.http.Close()
@@ -189,7 +190,7 @@ func (e *kindEnv) connect(elicit func() *mcp.ElicitResult) *mcp.ClientSession {
 	if elicit != nil {
 		opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return elicit(), nil }
 	}
-	tr := &mcp.StreamableClientTransport{Endpoint: e.http.URL + MCPPath, HTTPClient: &http.Client{Transport: headerTransport{e.header}}}
+	tr := &mcp.StreamableClientTransport{Endpoint: e.http.URL + streamable.MCPPath, HTTPClient: &http.Client{Transport: headerTransport{e.header}}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "road-client", Version: "1"}, opts).Connect(context.Background(), tr,
 		&mcp.ClientSessionOptions{ProtocolVersion: e.road.protocol})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
@@ -138,37 +139,17 @@ func (s *Server) OutputSchemaUse(name string) OutputSchemaUse {
 	return u
 }
 
-// Health is what /healthz reports.
-type Health struct {
-	// Status is "ok" when every backend accepts connections, else "degraded".
-	Status    string `json:"status"`
-	Tools     int    `json:"tools"`
-	Manifests string `json:"manifests,omitempty"`
-	// Sessions is the number of live HTTP sessions (2025 revisions).
-	Sessions int `json:"sessions"`
-	// Listening is the number of open subscriptions/listen streams (2026).
-	Listening int             `json:"listening"`
-	Backends  []BackendHealth `json:"backends"`
-}
-
-// BackendHealth is the state of one backend socket.
-type BackendHealth struct {
-	Socket    string `json:"socket"`
-	Reachable bool   `json:"reachable"`
-	Error     string `json:"error,omitempty"`
-}
-
 // Health checks the backends the served tools route to (and the default
 // socket), each with a connect of at most HealthPingTimeout, at once.
-func (s *Server) Health(ctx context.Context) Health {
+func (s *Server) Health(ctx context.Context) streamable.Health {
 	tools, clients := s.backends()
-	h := Health{Status: "ok", Tools: tools, Backends: make([]BackendHealth, len(clients))}
+	h := streamable.Health{Status: "ok", Tools: tools, Backends: make([]streamable.BackendHealth, len(clients))}
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, HealthPingTimeout)
 			defer cancel()
-			b := BackendHealth{Socket: c.Path(), Reachable: true}
+			b := streamable.BackendHealth{Socket: c.Path(), Reachable: true}
 			if err := c.Ping(pctx); err != nil {
 				b.Reachable, b.Error = false, err.Error()
 			}

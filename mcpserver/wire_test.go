@@ -26,6 +26,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
 	"github.com/geilt/tairseach-mcp/mcpserver/resources"
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // ltManifest declares a tool, a resource, a template completed from a
@@ -219,12 +220,12 @@ func newWireEnv(t *testing.T, rd road, header http.Header) *wireEnv {
 	e := &wireEnv{tap: &wireTap{}}
 	var tr mcp.Transport
 	if rd.transport == "http" {
-		hs := httptest.NewServer(srv.NewHTTPHandler(HTTPConfig{Stateless: rd.stateless}))
+		hs := httptest.NewServer(srv.NewHTTPHandler(streamable.Config{Stateless: rd.stateless}))
 		t.Cleanup(func() {
 			hs.CloseClientConnections()
 			hs.Close()
 		})
-		tr = &mcp.StreamableClientTransport{Endpoint: hs.URL + MCPPath, HTTPClient: &http.Client{Transport: tapTransport{e.tap, header}}}
+		tr = &mcp.StreamableClientTransport{Endpoint: hs.URL + streamable.MCPPath, HTTPClient: &http.Client{Transport: tapTransport{e.tap, header}}}
 	} else {
 		c2sR, c2sW := io.Pipe()
 		s2cR, s2cW := io.Pipe()

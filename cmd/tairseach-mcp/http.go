@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
@@ -54,9 +53,9 @@ func (h *httpOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&h.stateless, "stateless", false, "with --transport http: no sessions; each request stands alone (no list_changed for 2025 clients)")
 	f.StringVar(&h.authTokenFile, "auth-token-file", "", "with --transport http: `FILE` holding the bearer token clients must send (default ~/.tairseach/"+streamable.TokenFileName+", created at first start; or set "+tokenEnv+")")
 	f.BoolVar(&h.noAuth, "no-auth", false, "with --transport http on loopback: serve without a token, to every local user (unsafe)")
-	f.Int64Var(&h.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "with --transport http: largest request body accepted")
+	f.Int64Var(&h.maxRequestBytes, "max-request-bytes", streamable.DefaultMaxRequestBytes, "with --transport http: largest request body accepted")
 	f.DurationVar(&h.sessionTimeout, "session-timeout", defaultSessionTimeout, "with --transport http: close sessions idle this long, with no request and no event stream open (0: never)")
-	f.DurationVar(&h.readTimeout, "read-timeout", mcpserver.DefaultBodyTimeout, "with --transport http: longest wait for a request's headers and body (a slow client is cut off)")
+	f.DurationVar(&h.readTimeout, "read-timeout", streamable.DefaultBodyTimeout, "with --transport http: longest wait for a request's headers and body (a slow client is cut off)")
 	f.IntVar(&h.maxSessions, "max-sessions", defaultMaxSessions, "with --transport http: most live sessions; over it, the one idle the longest is closed (0: no cap)")
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
-	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
@@ -107,7 +106,7 @@ func buildHTTPEntry(o *options, c mcpClient, exe string, args []string, print bo
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1" // the server listens on every address; loopback is one of them
 	}
-	e := serverEntry{url: "http://" + net.JoinHostPort(host, port) + mcpserver.MCPPath}
+	e := serverEntry{url: "http://" + net.JoinHostPort(host, port) + streamable.MCPPath}
 	var notes []string
 	// The server's own token, made now if it was never started (not
 	// with --print, which writes nothing).

@@ -212,8 +212,8 @@ func serveHTTP(ctx context.Context, o *options, srv *mcpserver.Server, log zerol
 	if host == "" {
 		shown = addr.String()
 	}
-	ev.Msgf("listening on http://%s%s", shown, mcpserver.MCPPath)
-	err = srv.ServeHTTPListener(ctx, ln, mcpserver.HTTPConfig{
+	ev.Msgf("listening on http://%s%s", shown, streamable.MCPPath)
+	err = srv.ServeHTTPListener(ctx, ln, streamable.Config{
 		Stateless:       h.stateless,
 		Token:           h.token,
 		MaxRequestBytes: h.maxRequestBytes,

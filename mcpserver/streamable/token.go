@@ -1,8 +1,3 @@
-// Package streamable is the streamable HTTP transport's own code. Today it
-// holds the bearer token: where it is found, the rules its file must
-// follow, and how it is made; the handler, its guards, the sessions and
-// the header selections are still in mcpserver (docs/architecture.md says
-// what is left to move).
 package streamable
 
 import (

@@ -1,4 +1,4 @@
-package mcpserver
+package sdklog
 
 import (
 	"log/slog"
@@ -13,7 +13,7 @@ import (
 // debug, not on stderr at the default level; its other warnings stay.
 func TestSlogNotificationsToGoneClientsQuiet(t *testing.T) {
 	var buf strings.Builder
-	log := slog.New(newSlogHandler(zerolog.New(&buf).Level(zerolog.WarnLevel)))
+	log := slog.New(New(zerolog.New(&buf).Level(zerolog.WarnLevel)))
 	log.Warn("calling notifications/tools/list_changed: client is closing: EOF")
 	if buf.Len() != 0 {
 		t.Errorf("logged at warn: %s", buf.String())

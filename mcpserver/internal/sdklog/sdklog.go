@@ -1,4 +1,6 @@
-package mcpserver
+// Package sdklog sends the go-sdk's slog records to the zerolog logger
+// of the server, at the levels they mean here.
+package sdklog
 
 import (
 	"context"
@@ -15,7 +17,9 @@ type slogHandler struct {
 	group string
 }
 
-func newSlogHandler(log zerolog.Logger) slog.Handler {
+// New returns the slog handler that sends the go-sdk's records to log,
+// marked component=go-sdk.
+func New(log zerolog.Logger) slog.Handler {
 	return &slogHandler{log: log.With().Str("component", "go-sdk").Logger()}
 }
 
