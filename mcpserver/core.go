@@ -36,8 +36,9 @@ type core struct {
 
 // routeOptions are what a face's route table is built under besides the
 // registry: its policy p, the grants as last read, the server's sockets'
-// clients and its flags. s.mu must be held.
-func (s *core) routeOptions(p policy.Policy) routes.Options {
+// clients and its flags; what the build logs goes to log, the face's.
+// s.mu must be held.
+func (s *core) routeOptions(p policy.Policy, log zerolog.Logger) routes.Options {
 	return routes.Options{
 		Policy:        p,
 		HideUngranted: s.cfg.HideUngranted,
@@ -50,7 +51,7 @@ func (s *core) routeOptions(p policy.Policy) routes.Options {
 		Confirm:       s.cfg.Confirm,
 		Discover:      s.cfg.ToolMode == ToolModeDiscover,
 		Prefix:        s.cfg.Prefix,
-		Log:           s.log,
+		Log:           log,
 	}
 }
 

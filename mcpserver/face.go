@@ -138,7 +138,7 @@ var waitsForManifests = map[string]bool{
 // server in step, once it has the tools: only tools whose visible
 // definition changed are removed and re-added. s.mu must be held.
 func (f *face) apply(reg *manifest.Registry) routes.Change {
-	table, ch := routes.Build(reg, f.core.routeOptions(f.policy), f.routes.Load())
+	table, ch := routes.Build(reg, f.core.routeOptions(f.policy, f.log), f.routes.Load())
 	// Route first, so a tool is callable as soon as a client can see it.
 	f.routes.Store(table)
 	if !f.sdkSynced {

@@ -16,6 +16,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/internal/demo"
+	"github.com/geilt/tairseach-mcp/manifest"
+	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
@@ -455,5 +457,53 @@ func TestDiscoverSearchNamesToolsLeftOut(t *testing.T) {
 	}
 	if got := search("nothing-like-it"); !strings.Contains(got.Next, "no tool matches") || len(got.LeftOut) != 0 {
 		t.Errorf("search for no tool: %+v", got)
+	}
+}
+
+// hidesFeature records, as it is attached to a go-sdk server, whether the
+// view it is given hides the tool named tool.
+type hidesFeature struct {
+	tool   manifest.Tool
+	hidden []string // per Attach: the view's reason, "" when served
+}
+
+func (f *hidesFeature) Attach(_ *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
+	f.hidden = append(f.hidden, v.Hides(f.tool))
+	return func(*mcp.Server) {}
+}
+
+func (f *hidesFeature) Detach(*mcp.Server)        {}
+func (f *hidesFeature) Resync()                   {}
+func (f *hidesFeature) Update(*manifest.Registry) {}
+
+// A header selection's resources and prompts leave out what needs a
+// permission not granted from their first sync: the face of a new
+// selection reads the server's grants as it is attached. (A selection
+// made as a second server had grants of its own, never read, at that
+// moment: its lists showed a denied tool's resources until the next
+// change.)
+func TestSelectionSeesTheGrantsFromTheStart(t *testing.T) {
+	_, sock := startGrantsDemo(t, map[string]string{"screen_recording": "denied"})
+	reg := registryOf(t, grantsManifest)
+	capture, ok := reg.Lookup("tairseach_screen_capture")
+	if !ok {
+		t.Fatal("no tairseach_screen_capture in the manifest")
+	}
+	f := &hidesFeature{tool: capture}
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true, Features: []Feature{f}}, reg)
+	defer srv.Close()
+	if _, err := srv.ReadPermissions(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := srv.sel.use(policy.Policy{Toolsets: []string{"mac"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.busy.Add(-1)
+	if len(f.hidden) != 2 {
+		t.Fatalf("attached %d times, want the server's own face and the selection's", len(f.hidden))
+	}
+	if got := f.hidden[1]; !strings.Contains(got, "screen_recording") {
+		t.Errorf("the selection's view serves a tool whose permission is denied: reason %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -286,10 +287,12 @@ func TestExcerptCutsBetweenCharacters(t *testing.T) {
 	}
 }
 
-// TestCheckerStopsOnClose checks that Close runs the checks of results
-// already queued (their warnings are logged) and can be called again.
-// The checker's own stop is tested in the pipeline package.
+// TestCheckerStopsOnClose checks that Close stops the goroutine checking
+// results in the background, after the checks already queued (their
+// warnings are logged), and can be called again. The checker's own stop
+// is tested in the pipeline package.
 func TestCheckerStopsOnClose(t *testing.T) {
+	before := checkers()
 	var logs lockedBuffer
 	srv := New(Config{DefaultSocket: startDemo(t), CheckOutputs: true, Logger: zerolog.New(&logs)}, registryOf(t, `{"id":"t","tools":[
 		{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object","required":["x"]}}],
@@ -301,5 +304,19 @@ func TestCheckerStopsOnClose(t *testing.T) {
 	if !strings.Contains(logs.String(), `required: missing properties: [\"x\"]`) {
 		t.Errorf("the check queued before Close was not run:\n%s", logs.String())
 	}
+	// Close waited for the goroutine's end: at most its return is left.
+	for deadline := time.Now().Add(time.Second); checkers() > before; {
+		if time.Now().After(deadline) {
+			t.Fatal("the checker still runs after Close")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	srv.Close()
+}
+
+// checkers counts the goroutines of pipelines' checkers of results
+// running: another test's server may hold one.
+func checkers() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pipeline.(*checker).loop")
 }

@@ -68,7 +68,7 @@ type Pipeline struct {
 	ready   *gate.Gate
 	slots   chan struct{} // one token per request in flight
 	obs     observe.Observer
-	confirm *confirmer // nil when nothing is confirmed
+	confirm *confirmer
 	asker   asker
 	checks  checker  // checks results against unadvertised outputSchemas
 	warned  sync.Map // tool name → struct{}: its result mismatch was logged
@@ -92,9 +92,7 @@ func New(o Options) *Pipeline {
 		grantsRead: gate.New(),
 	}
 	p.asker = asker{send: p.Run, refresh: p.grants.Refresh}
-	if len(o.Confirm) > 0 {
-		p.confirm = newConfirmer(o.Confirm)
-	}
+	p.confirm = newConfirmer(o.Confirm) // a route may need it whatever the rules given
 	if !o.HideUngranted {
 		p.grantsRead.Open()
 	}
