@@ -455,7 +455,7 @@ func TestCommandsBinary(t *testing.T) {
 
 	t.Run("validate bad manifests", func(t *testing.T) {
 		stdout, stderr, code := bin("validate", "--json", filepath.Join("testdata", "validate"))
-		var rep report
+		var rep validation
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || rep.Errors == 0 {
 			t.Fatalf("exit %d, errors %d (%v)\n%s%s", code, rep.Errors, err, stdout, stderr)
 		}

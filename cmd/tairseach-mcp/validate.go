@@ -118,8 +118,8 @@ func printable(s string) string {
 	return b.String()
 }
 
-// report is the outcome of validate, also its --json form.
-type report struct {
+// validation is the outcome of validate, also its --json form.
+type validation struct {
 	Files    int       `json:"files"`
 	Tools    int       `json:"tools"`
 	Errors   int       `json:"errors"`
@@ -128,7 +128,7 @@ type report struct {
 	Findings []finding `json:"findings"`
 }
 
-func (r *report) add(f finding) {
+func (r *validation) add(f finding) {
 	switch f.Severity {
 	case sevError:
 		r.Errors++
@@ -141,7 +141,7 @@ func (r *report) add(f finding) {
 }
 
 // summary is the last line: "23 files, 91 tools, 0 errors, 16 warnings".
-func (r *report) summary(showInfos bool) string {
+func (r *validation) summary(showInfos bool) string {
 	s := fmt.Sprintf("%s, %s, %s, %s", plural(r.Files, "file"), plural(r.Tools, "tool"), plural(r.Errors, "error"), plural(r.Warnings, "warning"))
 	if r.Infos > 0 {
 		s += ", " + plural(r.Infos, "info")
@@ -152,7 +152,7 @@ func (r *report) summary(showInfos bool) string {
 	return s
 }
 
-func (r *report) print(f validateFlags, stdout, stderr io.Writer) error {
+func (r *validation) print(f validateFlags, stdout, stderr io.Writer) error {
 	if f.json {
 		if err := printJSON(stdout, r); err != nil {
 			return err
@@ -174,8 +174,8 @@ func (r *report) print(f validateFlags, stdout, stderr io.Writer) error {
 // validateManifests checks the given directories and files, or the
 // --manifests directory when there are none. Directories are loaded one by
 // one with manifest.Load; the files together, with ParseFile and Build.
-func validateManifests(o *options, args []string, log zerolog.Logger) *report {
-	rep := &report{Findings: []finding{}}
+func validateManifests(o *options, args []string, log zerolog.Logger) *validation {
+	rep := &validation{Findings: []finding{}}
 	opts := o.loadOptions(log)
 	if len(args) == 0 {
 		if _, err := os.Stat(o.manifests); errors.Is(err, fs.ErrNotExist) {
@@ -206,7 +206,7 @@ func validateManifests(o *options, args []string, log zerolog.Logger) *report {
 	return rep
 }
 
-func validateDir(rep *report, dir string, opts manifest.Options) {
+func validateDir(rep *validation, dir string, opts manifest.Options) {
 	reg, err := manifest.Load(dir, opts)
 	if err != nil {
 		rep.add(finding{File: dir, Severity: sevError, Message: describeOSError(err)})
@@ -218,7 +218,7 @@ func validateDir(rep *report, dir string, opts manifest.Options) {
 	c.check(reg)
 }
 
-func validateFiles(rep *report, paths []string, opts manifest.Options) {
+func validateFiles(rep *validation, paths []string, opts manifest.Options) {
 	var (
 		files []*manifest.File
 		errs  []*manifest.FileError
@@ -260,7 +260,7 @@ func describeOSError(err error) string {
 // checker turns a registry into findings, at the positions the manifest
 // package gives them.
 type checker struct {
-	rep    *report
+	rep    *validation
 	prefix string
 	path   func(rel string) string // file name to show, from a manifest-relative path
 }
