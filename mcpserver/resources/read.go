@@ -59,7 +59,7 @@ func backendError(uri, method string, err error) error {
 // a serves calls it.
 func (s *Set) readMethod(a *attachment, method string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		out, err := s.call(ctx, a, &backend.Request{Kind: backend.Resource, Target: req.Params.URI, Method: method,
+		out, err := call(ctx, a, s.cfg.Timeout, &backend.Request{Kind: backend.Resource, Target: req.Params.URI, Method: method,
 			Params: json.RawMessage("{}"), From: req})
 		if err != nil {
 			return nil, backendError(req.Params.URI, method, err)
@@ -88,7 +88,7 @@ func (s *Set) readManifest(file string) mcp.ResourceHandler {
 // readDeclared reads a fixed resource a manifest declares.
 func (s *Set) readDeclared(a *attachment, d manifest.Resource) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		out, err := s.call(ctx, a, &backend.Request{Kind: backend.Resource, Target: req.Params.URI, Method: d.Method,
+		out, err := call(ctx, a, s.cfg.Timeout, &backend.Request{Kind: backend.Resource, Target: req.Params.URI, Method: d.Method,
 			Params: json.RawMessage("{}"), Manifest: d.File, From: req})
 		if err != nil {
 			return nil, backendError(req.Params.URI, d.Method, err)
@@ -108,7 +108,7 @@ func (s *Set) readTemplate(a *attachment, d manifest.Resource) mcp.ResourceHandl
 		if err != nil {
 			return nil, err
 		}
-		out, err := s.call(ctx, a, &backend.Request{Kind: backend.Template, Target: req.Params.URI, Method: d.Method,
+		out, err := call(ctx, a, s.cfg.Timeout, &backend.Request{Kind: backend.Template, Target: req.Params.URI, Method: d.Method,
 			Params: params, Manifest: d.File, From: req})
 		if err != nil {
 			return nil, backendError(req.Params.URI, d.Method, err)
@@ -382,7 +382,7 @@ func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 			st.Socket = s.cfg.Socket()
 		}
 		s.mu.Lock()
-		ts := s.toolsOf(a)
+		ts := toolsOf(s.reg, a)
 		st.Hidden = ts.hidden
 		for _, of := range ts.served {
 			for _, t := range of {
@@ -414,7 +414,7 @@ func (s *Set) readStatus(a *attachment) mcp.ResourceHandler {
 			}
 		}
 		if mapped && st.Answers {
-			out, err := s.call(ctx, a, &backend.Request{Kind: backend.Resource, Target: StatusURI, Method: statusMethod,
+			out, err := call(ctx, a, s.cfg.Timeout, &backend.Request{Kind: backend.Resource, Target: StatusURI, Method: statusMethod,
 				Params: json.RawMessage("{}"), From: req})
 			if err != nil {
 				st.ServerErr = err.Error()

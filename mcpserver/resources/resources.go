@@ -136,10 +136,10 @@ type tools struct {
 	hiddenFile map[string]bool            // a manifest with a tool a hides
 }
 
-// toolsOf sorts the registry's tools by a's policy. s.mu held.
-func (s *Set) toolsOf(a *attachment) tools {
+// toolsOf sorts reg's tools by a's policy.
+func toolsOf(reg *manifest.Registry, a *attachment) tools {
 	ts := tools{served: map[string][]manifest.Tool{}, hidden: map[string]string{}, hiddenFile: map[string]bool{}}
-	for _, t := range s.reg.Tools {
+	for _, t := range reg.Tools {
 		if why := a.hides(t); why != "" {
 			ts.hidden[t.Name] = why
 			ts.hiddenFile[t.File] = true
@@ -158,12 +158,12 @@ func (ts tools) serves(method, file string) bool {
 	return served.Any(ts.served[method], method, file)
 }
 
-// call asks a's road for r, with the Set's timeout.
-func (s *Set) call(ctx context.Context, a *attachment, r *backend.Request) (json.RawMessage, error) {
+// call asks a's road for r, within timeout.
+func call(ctx context.Context, a *attachment, timeout time.Duration, r *backend.Request) (json.RawMessage, error) {
 	if a.road == nil {
 		return nil, fmt.Errorf("no backend")
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return a.road.Do(ctx, r)
 }

@@ -85,7 +85,7 @@ func (s *Set) updated(servers []*attachment, uris ...string) {
 
 // sync makes a's registered resources what they should be now. s.mu held.
 func (s *Set) sync(a *attachment) {
-	ts := s.toolsOf(a)
+	ts := toolsOf(s.reg, a)
 	fixed := map[string]entry{}
 	for path, st := range s.logFiles {
 		r := s.logResource(path, st)

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/mcpserver/internal/exact"
 )
 
 // readLoop reads lines until end of input or the drain. A read blocked on an
@@ -534,4 +536,39 @@ func (c *conn) waitReady() bool {
 	case <-c.end.Draining():
 		return false
 	}
+}
+
+// exactToken returns the params of the request the go-sdk knows as n, with
+// a progress token in meta (its _meta, within params) that the go-sdk
+// would not write back byte for byte (exact.Token) replaced by a private
+// one; the client's is kept on the request, for restoreToken.
+func (c *conn) exactToken(n int64, params, meta []byte) []byte {
+	if len(meta) == 0 || meta[0] != '{' || !bytes.Contains(meta, []byte(`progressToken`)) {
+		return params
+	}
+	var tok []byte
+	_ = jsonscan.Members(meta, func(key, value []byte) bool {
+		if jsonscan.KeyIs(key, "progressToken") {
+			tok = value // the last, as encoding/json keeps
+		}
+		return true
+	})
+	if tok == nil || exact.Token(tok) {
+		return params
+	}
+	// tok is within params: where, from how much of the array is left.
+	i := cap(params) - cap(tok)
+	if i < 0 || i+len(tok) > len(params) || &params[i] != &tok[0] {
+		return params
+	}
+	private := strconv.AppendInt([]byte(privateToken), n, 10)
+	private = append(private, '"')
+	out := make([]byte, 0, len(params)+len(private))
+	out = append(append(append(out, params[:i]...), private...), params[i+len(tok):]...)
+	c.mu.Lock()
+	if r := c.reqs[n]; r != nil {
+		r.token = bytes.Clone(tok)
+	}
+	c.mu.Unlock()
+	return out
 }

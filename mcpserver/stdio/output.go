@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -345,4 +346,76 @@ func withSubscriptionID(obj json.RawMessage, clientID func(n int64) json.RawMess
 		return obj
 	}
 	return out
+}
+
+// ending returns, one per call, the messages that end what would otherwise
+// wait for a client that is gone: a cancellation of each open
+// subscriptions/listen (the go-sdk then answers it with its result), and
+// an error response to each request of the server still unanswered (an
+// elicitation: the call waiting for it is then refused). nil when none
+// are left.
+func (c *conn) ending() jsonrpc.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.endingBuilt {
+		c.endingBuilt = true
+		for n, r := range c.reqs {
+			if r.method == "subscriptions/listen" && !r.cancelled {
+				if r.acked {
+					c.endingMsgs = append(c.endingMsgs, endListen(n))
+				} else {
+					r.endOnAck = true
+				}
+			}
+		}
+		for id := range c.outgoing {
+			c.endingMsgs = append(c.endingMsgs, unanswered(id))
+		}
+		clear(c.outgoing)
+	}
+	if len(c.endingMsgs) == 0 {
+		return nil
+	}
+	msg := c.endingMsgs[0]
+	c.endingMsgs = c.endingMsgs[1:]
+	return msg
+}
+
+// addEnding queues one more ending message once they were built, and
+// wakes the drain to hand it to the go-sdk. c.mu must be held.
+func (c *conn) addEnding(msg jsonrpc.Message) {
+	c.endingMsgs = append(c.endingMsgs, msg)
+	select {
+	case c.more <- struct{}{}:
+	default:
+	}
+}
+
+// restoreToken returns the params of a progress notification of the go-sdk
+// with the client's own token in place of a private one.
+func (c *conn) restoreToken(params []byte) []byte {
+	i := bytes.Index(params, []byte(privateToken))
+	if i < 0 {
+		return params
+	}
+	j := i + len(privateToken)
+	end := bytes.IndexByte(params[j:], '"')
+	if end < 0 {
+		return params
+	}
+	n, err := strconv.ParseInt(string(params[j:j+end]), 10, 64)
+	if err != nil {
+		return params
+	}
+	c.mu.Lock()
+	var tok []byte
+	if r := c.reqs[n]; r != nil {
+		tok = r.token
+	}
+	c.mu.Unlock()
+	if tok == nil {
+		return params
+	}
+	out := make([]byte, 0, len(params)+len(tok))
+	return append(append(append(out, params[:i]...), tok...), params[j+end+1:]...)
 }
