@@ -1,12 +1,8 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,44 +145,12 @@ func TestNotDeterminedWithoutAsking(t *testing.T) {
 // reports what it likes.
 func permissionsBackend(t *testing.T, list string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "mcpa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				sc := bufio.NewScanner(conn)
-				for sc.Scan() {
-					var req struct {
-						ID     json.RawMessage `json:"id"`
-						Method string          `json:"method"`
-					}
-					_ = json.Unmarshal(sc.Bytes(), &req)
-					reply := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`
-					if req.Method == "permissions.list" {
-						reply = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + list + `}`
-					}
-					if _, err := conn.Write([]byte(reply + "\n")); err != nil {
-						return
-					}
-				}
-			}()
+	return fakeBackend(t, func(method string, _ json.RawMessage) string {
+		if method == "permissions.list" {
+			return `"result":` + list
 		}
-	}()
-	return path
+		return `"error":{"code":-32601,"message":"Method not found"}`
+	})
 }
 
 // A permission name the app reports (and a manifest requires) is shown

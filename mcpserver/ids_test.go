@@ -84,23 +84,7 @@ func TestStdioIDsAndTokensExact(t *testing.T) {
 			r := startRaw(t, idServer(t), noDirect)
 			for _, v := range clientNumbers {
 				r.send(`{"jsonrpc":"2.0","id":` + v + `,"method":"tools/call","params":{"name":"tairseach_demo_slow","arguments":{"ms":100},"_meta":{"progressToken":` + v + `}}}`)
-				lines := r.until(`"result"`)
-				last := lines[len(lines)-1]
-				if !strings.HasPrefix(last, `{"jsonrpc":"2.0","id":`+v+`,"result"`) {
-					t.Errorf("id %s: the response is %.120s", v, last)
-				}
-				progress := 0
-				for _, l := range lines[:len(lines)-1] {
-					if strings.Contains(l, "notifications/progress") {
-						progress++
-						if !strings.Contains(l, `"progressToken":`+v+`,`) {
-							t.Errorf("token %s: a progress notification is %s", v, l)
-						}
-					}
-				}
-				if progress == 0 {
-					t.Errorf("token %s: no progress notification before the response", v)
-				}
+				checkExactAnswer(t, v, r.until(`"result"`))
 			}
 		})
 	}
@@ -207,24 +191,7 @@ func TestHTTPIDsAndTokensExact(t *testing.T) {
 			}
 			for _, v := range clientNumbers {
 				lines := h.post(`{"jsonrpc":"2.0","id":` + v + `,"method":"tools/call","params":{"name":"tairseach_demo_slow","arguments":{"ms":100},"_meta":{` + meta + `"progressToken":` + v + `}}}`)
-				if len(lines) == 0 {
-					t.Fatalf("id %s: no answer", v)
-				}
-				if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"jsonrpc":"2.0","id":`+v+`,"result"`) {
-					t.Errorf("id %s: the response is %.120s", v, last)
-				}
-				progress := 0
-				for _, l := range lines[:len(lines)-1] {
-					if strings.Contains(l, "notifications/progress") {
-						progress++
-						if !strings.Contains(l, `"progressToken":`+v+`,`) {
-							t.Errorf("token %s: a progress notification is %s", v, l)
-						}
-					}
-				}
-				if progress == 0 {
-					t.Errorf("token %s: no progress notification before the response", v)
-				}
+				checkExactAnswer(t, v, lines)
 			}
 		})
 	}
@@ -275,5 +242,30 @@ func TestHTTPBatchIDsExact(t *testing.T) {
 		if !strings.Contains(all, `{"jsonrpc":"2.0","id":`+id+`,"result"`) {
 			t.Errorf("no response with the id %s:\n%s", id, all)
 		}
+	}
+}
+
+// checkExactAnswer checks the lines a client got for its call of id v with
+// progress token v: at least one progress notification naming v exactly,
+// then the response naming v exactly.
+func checkExactAnswer(t *testing.T, v string, lines []string) {
+	t.Helper()
+	if len(lines) == 0 {
+		t.Fatalf("id %s: no answer", v)
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"jsonrpc":"2.0","id":`+v+`,"result"`) {
+		t.Errorf("id %s: the response is %.120s", v, last)
+	}
+	progress := 0
+	for _, l := range lines[:len(lines)-1] {
+		if strings.Contains(l, "notifications/progress") {
+			progress++
+			if !strings.Contains(l, `"progressToken":`+v+`,`) {
+				t.Errorf("token %s: a progress notification is %s", v, l)
+			}
+		}
+	}
+	if progress == 0 {
+		t.Errorf("token %s: no progress notification before the response", v)
 	}
 }

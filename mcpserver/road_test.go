@@ -1,13 +1,10 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,51 +58,19 @@ type recorder struct {
 
 func startRecorder(t *testing.T) *recorder {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "road")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	r := &recorder{path: filepath.Join(dir, "s.sock")}
-	ln, err := net.Listen("unix", r.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go r.serve(c)
-		}
-	}()
+	r := &recorder{}
+	r.path = fakeBackend(t, r.answer)
 	return r
 }
 
-func (r *recorder) serve(c net.Conn) {
-	defer c.Close()
-	sc := bufio.NewScanner(c)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if json.Unmarshal(sc.Bytes(), &req) != nil {
-			return
-		}
-		r.mu.Lock()
-		r.calls = append(r.calls, req.Method+" "+string(req.Params))
-		r.mu.Unlock()
-		result := `{"notes":[{"id":"n-1"},{"id":"n-2"}]}`
-		if req.Method == "notes.big" {
-			result = `{"text":"` + strings.Repeat("x", 64<<10) + `"}`
-		}
-		c.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + "}\n"))
+func (r *recorder) answer(method string, params json.RawMessage) string {
+	r.mu.Lock()
+	r.calls = append(r.calls, method+" "+string(params))
+	r.mu.Unlock()
+	if method == "notes.big" {
+		return `"result":{"text":"` + strings.Repeat("x", 64<<10) + `"}`
 	}
+	return `"result":{"notes":[{"id":"n-1"},{"id":"n-2"}]}`
 }
 
 // called returns the methods called so far.

@@ -7,11 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -55,59 +52,23 @@ const wireLimit = 16 << 10
 // written: completion values are written without escaping HTML).
 func startLT(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "lt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+	return fakeBackend(t, func(method string, params json.RawMessage) string {
+		if method == "lt.values" {
+			var vals []string
+			for i := range 100 {
+				vals = append(vals, fmt.Sprintf(`"%s%d"`, strings.Repeat("<", 200), i))
 			}
-			go func() {
-				defer c.Close()
-				sc := bufio.NewScanner(c)
-				sc.Buffer(nil, 1<<20)
-				for sc.Scan() {
-					var req struct {
-						ID     json.RawMessage `json:"id"`
-						Method string          `json:"method"`
-						Params struct {
-							N int `json:"n"`
-						} `json:"params"`
-					}
-					if json.Unmarshal(sc.Bytes(), &req) != nil {
-						return
-					}
-					var result string
-					switch req.Method {
-					case "lt.values":
-						var vals []string
-						for i := range 100 {
-							vals = append(vals, fmt.Sprintf(`"%s%d"`, strings.Repeat("<", 200), i))
-						}
-						result = `{"items":[` + strings.Join(vals, ",") + `]}`
-					default:
-						n := req.Params.N
-						if n == 0 {
-							n = 5000
-						}
-						result = `{"text":"` + strings.Repeat("<", n) + `"}`
-					}
-					c.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + "}\n"))
-				}
-			}()
+			return `"result":{"items":[` + strings.Join(vals, ",") + `]}`
 		}
-	}()
-	return path
+		var p struct {
+			N int `json:"n"`
+		}
+		_ = json.Unmarshal(params, &p)
+		if p.N == 0 {
+			p.N = 5000
+		}
+		return `"result":{"text":"` + strings.Repeat("<", p.N) + `"}`
+	})
 }
 
 // wireTap keeps the length of the longest message written to a client.
