@@ -98,6 +98,11 @@ func (f *face) waits(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, nil
 		}
 		if method == "tools/list" || method == "tools/call" {
+			// The wait for the manifests ends with the request: sync's
+			// own wait is then over at once.
+			if err := s.ready.Wait(ctx); err != nil {
+				return nil, err
+			}
 			f.sync()
 		}
 		if waitsForManifests[method] || method == "tools/list" {

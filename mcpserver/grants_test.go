@@ -203,6 +203,42 @@ func TestNotDeterminedAsksTheUser(t *testing.T) {
 	}
 }
 
+// In discovery mode the model calls tools through call_tool: a tool left
+// out for a permission not determined asks the user there too, by its MCP
+// name or its manifest name, and the user's answer holds on that road.
+func TestNotDeterminedAsksThroughCallTool(t *testing.T) {
+	for _, name := range []string{"tairseach_contacts_list", "contacts.list"} {
+		t.Run(name, func(t *testing.T) {
+			d, sock := startGrantsDemo(t, map[string]string{"contacts": "not_determined"})
+			srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), HideUngranted: true, ToolMode: ToolModeDiscover, Prefix: "tairseach_"},
+				registryOf(t, grantsManifest))
+			defer srv.Close()
+			ctx := context.Background()
+			if _, err := srv.ReadPermissions(ctx); err != nil {
+				t.Fatal(err)
+			}
+			asked := 0
+			cs := connectAsking(t, srv, func(*mcp.ElicitRequest) *mcp.ElicitResult {
+				asked++
+				return &mcp.ElicitResult{Action: "decline"}
+			})
+			args := map[string]any{"name": name, "arguments": map[string]any{}}
+			for i := range 2 {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_call_tool", Arguments: args})
+				if err != nil || !res.IsError || !strings.Contains(check.ResultText(res), "declined") {
+					t.Fatalf("call %d: %v %q", i, err, check.ResultText(res))
+				}
+			}
+			if asked != 1 {
+				t.Errorf("the user was asked %d times, want once", asked)
+			}
+			if n := d.PermissionRequests("contacts"); n != 0 {
+				t.Errorf("permissions.request reached the socket %d times after a decline", n)
+			}
+		})
+	}
+}
+
 // The server's own reads of the grants are nobody's request: they are not
 // in the audit log. The permissions.request the user agreed to is.
 func TestGrantsReadsAreNotAudited(t *testing.T) {

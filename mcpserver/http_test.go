@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
@@ -257,5 +258,44 @@ func TestHTTPCallBeforeInitialize(t *testing.T) {
 	_, stateless := httpServer(t, streamable.Config{Stateless: true})
 	if code, got := send(t, stateless.URL+streamable.MCPPath, call); code != http.StatusOK || !strings.Contains(got, `"id":"c-1","result":{`) {
 		t.Errorf("stateless tools/call: %d %s, want 200 and a result", code, got)
+	}
+}
+
+// A DELETE the go-sdk refuses (here for a protocol version it does not
+// know) leaves its session open, so the session stays under
+// --max-sessions: a client repeating initialize and a bad DELETE cannot
+// pile up sessions past the cap, whether or not it selects tools by
+// header.
+func TestRefusedDeleteKeepsTheSessionCounted(t *testing.T) {
+	for _, header := range []map[string]string{nil, {policy.HeaderTools: "tairseach_contacts_list"}} {
+		srv, ts := httpServer(t, streamable.Config{MaxSessions: 2})
+		url := ts.URL + streamable.MCPPath
+		for i := range 10 {
+			code, id, _ := rpc(t, url, "", initializeBody, header)
+			if code != http.StatusOK || id == "" {
+				t.Fatalf("initialize %d: %d %q", i, code, id)
+			}
+			req, _ := http.NewRequest(http.MethodDelete, url, nil)
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+			for k, v := range header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode < 400 {
+				t.Fatalf("a DELETE with a bad protocol version was taken: %d", resp.StatusCode)
+			}
+		}
+		live := 0
+		for range srv.allSessions() {
+			live++
+		}
+		if live > 2 {
+			t.Errorf("headers %v: %d sessions live, over --max-sessions 2", header, live)
+		}
 	}
 }

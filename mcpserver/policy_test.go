@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -182,3 +183,39 @@ func (f *countingFeature) Attach(*mcp.ServerOptions, backend.View) func(*mcp.Ser
 func (f *countingFeature) Detach(*mcp.Server)        { f.detached++ }
 func (f *countingFeature) Resync()                   {}
 func (f *countingFeature) Update(*manifest.Registry) {}
+
+// At the bound, a new selection takes the place of one no session holds
+// before one a client is still using, even one used less recently: a
+// flood of new selections does not close others' sessions while it need
+// not.
+func TestSelectionsLetGoTheUnheldFirst(t *testing.T) {
+	srv := New(Config{DefaultSocket: "/x", Logger: zerolog.Nop()}, registryOf(t, `{"id":"t","tools":[{"name":"q","inputSchema":{"type":"object"}}],
+		"implementation":{"methods":{"q":"q"}}}`))
+	defer srv.Close()
+	use := func(name string) *face {
+		c, err := srv.sel.use(policy.Policy{Tools: []string{name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.busy.Add(-1)
+		return c
+	}
+	held := use("held")
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := held.mcp.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for i := range MaxSelections + 4 {
+		use(fmt.Sprintf("x%d", i))
+	}
+	if srv.sel.faces[held.key] != held {
+		t.Error("the selection a session holds was let go while others no session holds were kept")
+	}
+}

@@ -62,9 +62,10 @@ func (sl *selections) handler(next http.Handler) http.Handler {
 			if c := sl.useOf(id, counts); c != nil && counts {
 				defer c.busy.Add(-1)
 			}
-			next.ServeHTTP(w, r)
-			if r.Method == http.MethodDelete {
-				sl.forget(id)
+			if r.Method != http.MethodDelete {
+				next.ServeHTTP(w, r)
+			} else if streamable.Deleted(w, r, next) {
+				sl.forget(id) // not a DELETE the go-sdk refused: the session lives on
 			}
 			return
 		}
@@ -138,10 +139,18 @@ func (sl *selections) face(h policy.Policy) (_ *face, closing []*mcp.ServerSessi
 	}
 	sl.sweep(now)
 	if len(sl.faces) >= MaxSelections {
+		// The one used least recently of those no session holds, else of
+		// those with no request running: a flood of new selections lets
+		// go the sessions of others only when it must.
 		var lru *face
+		lruLive := false
 		for _, c := range sl.faces {
-			if c.busy.Load() == 0 && (lru == nil || c.lastUsed.Load() < lru.lastUsed.Load()) {
-				lru = c
+			if c.busy.Load() != 0 {
+				continue
+			}
+			live := c.live()
+			if lru == nil || (lruLive && !live) || (live == lruLive && c.lastUsed.Load() < lru.lastUsed.Load()) {
+				lru, lruLive = c, live
 			}
 		}
 		if lru == nil {
@@ -177,12 +186,7 @@ func (sl *selections) sweep(now time.Time) {
 		if c.busy.Load() > 0 || now.Sub(time.Unix(0, c.lastUsed.Load())) < selectionIdle {
 			continue
 		}
-		live := false
-		for range c.mcp.Sessions() {
-			live = true
-			break
-		}
-		if !live {
+		if !c.live() {
 			sl.letGo(c, "no session uses it")
 		}
 	}
@@ -271,4 +275,12 @@ func (sl *selections) forget(id string) {
 	defer sl.core.mu.Unlock()
 	delete(sl.bySession, id)
 	sl.bound.Store(int64(len(sl.bySession)))
+}
+
+// live reports whether a session of c's go-sdk server is open.
+func (c *face) live() bool {
+	for range c.mcp.Sessions() {
+		return true
+	}
+	return false
 }

@@ -122,6 +122,11 @@ func (s *Server) Apply(reg *manifest.Registry) routes.Change {
 func (s *Server) apply(reg *manifest.Registry) routes.Change {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.applyLocked(reg)
+}
+
+// applyLocked is apply with s.mu held.
+func (s *Server) applyLocked(reg *manifest.Registry) routes.Change {
 	ch := s.own.apply(reg)
 	s.reg = reg
 	for _, f := range s.sel.faces {
@@ -232,13 +237,22 @@ func (s *Server) ReadPermissions(ctx context.Context) (permissions.Grants, error
 // (Config.PermissionsSettle).
 func (s *Server) regrant() {
 	s.pipe.ForgetAsks(s.grants.Grants()) // what the user answered holds until the permission changes
-	s.mu.Lock()
-	reg := s.reg
-	s.mu.Unlock()
-	if reg == nil || !s.cfg.HideUngranted {
+	if !s.cfg.HideUngranted {
 		return
 	}
-	if ch := s.apply(reg); !ch.Empty() {
+	// The registry is read and applied again under one lock: a reload
+	// between the two would otherwise be undone by the older registry.
+	s.mu.Lock()
+	var ch routes.Change
+	reg := s.reg
+	if reg != nil {
+		ch = s.applyLocked(reg)
+	}
+	s.mu.Unlock()
+	if reg == nil {
+		return
+	}
+	if !ch.Empty() {
 		s.log.Info().Strs("added", ch.Added).Strs("removed", ch.Removed).Msg("tools offered changed with the macOS permissions")
 	}
 	for _, f := range s.cfg.Features {

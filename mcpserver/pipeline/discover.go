@@ -42,6 +42,9 @@ func resolveTool(c *Request, table *routes.Table, prefix, name string) (string, 
 	if _, ok := table.ByName[name]; ok {
 		return name, nil
 	}
+	if _, ok := table.Blocked[name]; ok {
+		return name, nil // left out for a permission: the road asks, as for a call by name
+	}
 	if why, ok := table.Hidden[name]; ok {
 		return "", refuseHidden(c, name, why)
 	}
@@ -52,6 +55,9 @@ func resolveTool(c *Request, table *routes.Table, prefix, name string) (string, 
 	}
 	for n, why := range table.Hidden {
 		if m, _ := manifest.MCPName(prefix, name); m == n {
+			if _, ok := table.Blocked[n]; ok {
+				return n, nil
+			}
 			return "", refuseHidden(c, n, why)
 		}
 	}

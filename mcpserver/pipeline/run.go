@@ -205,22 +205,13 @@ func (p *Pipeline) reply(c *Request, r *routes.Route, out json.RawMessage) *mcp.
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 }
 
-// resolve finds the route of a call. A hidden tool is refused with the
-// reason (a tool left out for a permission with how to grant it, after
-// offering to ask macOS for it); a discovery tool's search and describe are answered here; a
-// call_tool call becomes a call of its target, which then goes through the
-// rest of the pipeline as a call of it by name would.
+// resolve finds the route of a call. A discovery tool's search and
+// describe are answered here; a call_tool call becomes a call of its
+// target, which then goes through the rest of the pipeline as a call of it
+// by name would: a tool left out for a permission offers to ask macOS for
+// it, then is refused with how to grant it; another hidden tool is refused
+// with the reason.
 func (p *Pipeline) resolve(ctx context.Context, table *routes.Table, c *Request) (*routes.Route, *mcp.CallToolResult) {
-	if b, ok := table.Blocked[c.Name]; ok {
-		p.log.Debug().Str("tool", c.Name).Str("permission", b.Perm).Msg("call of a tool left out for a permission")
-		ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-		defer cancel()
-		return nil, p.asker.ask(ctx, c, table, b)
-	}
-	if why, ok := table.Hidden[c.Name]; ok {
-		p.log.Debug().Str("tool", c.Name).Str("reason", why.Text).Msg("call of a hidden tool refused")
-		return nil, refuseHidden(c, c.Name, why)
-	}
 	if d := table.Discover; d != nil {
 		switch c.Name {
 		case d.Search:
@@ -241,6 +232,16 @@ func (p *Pipeline) resolve(ctx context.Context, table *routes.Table, c *Request)
 			}
 			c.Name, c.Args = target, a.Arguments
 		}
+	}
+	if b, ok := table.Blocked[c.Name]; ok {
+		p.log.Debug().Str("tool", c.Name).Str("permission", b.Perm).Msg("call of a tool left out for a permission")
+		ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+		defer cancel()
+		return nil, p.asker.ask(ctx, c, table, b)
+	}
+	if why, ok := table.Hidden[c.Name]; ok {
+		p.log.Debug().Str("tool", c.Name).Str("reason", why.Text).Msg("call of a hidden tool refused")
+		return nil, refuseHidden(c, c.Name, why)
 	}
 	r, ok := table.ByName[c.Name]
 	if !ok {

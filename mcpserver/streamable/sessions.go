@@ -48,8 +48,14 @@ func (t *Sessions) Wrap(next http.Handler) http.Handler {
 		}
 		t.begin(id)
 		defer t.end(id)
-		next.ServeHTTP(w, r)
-		if r.Method == http.MethodDelete {
+		if r.Method != http.MethodDelete {
+			next.ServeHTTP(w, r)
+			return
+		}
+		// Only a session the go-sdk closed is forgotten: one whose DELETE
+		// it refused (a bad header) lives on, under the cap and the
+		// timeout.
+		if Deleted(w, r, next) {
 			t.forget(id)
 		}
 	})
@@ -212,4 +218,23 @@ type trackedSession struct {
 	lastSeen time.Time
 	running  int         // requests of this session being served
 	timer    *time.Timer // fires after timeout idle; nil without a timeout
+}
+
+// Deleted serves a DELETE of a session with next and reports whether it
+// ended the session: next answered it with a 2xx status.
+func Deleted(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	next.ServeHTTP(sw, r)
+	return sw.status >= 200 && sw.status < 300
+}
+
+// statusWriter keeps the status of a response that has no stream.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
