@@ -13,9 +13,9 @@
 //   - files.read with encoding base64 carries the bytes in its reply: the
 //     app read them, behind its own checks.
 //
-// Whatever its source, a picture is checked whole as the format it claims
-// (PNG, JPEG, GIF or WebP) within bounded dimensions, and it must fit the
-// message; otherwise the model reads a sentence saying why there is none,
+// Whatever its source, a picture is checked as the format it claims (a
+// PNG whole; a JPEG, GIF or WebP by its header and its end: Check) within
+// bounded dimensions, and it must fit the message; otherwise the model reads a sentence saying why there is none,
 // and the text result is kept. mcpserver calls it through Config.Media.
 package media
 
@@ -49,8 +49,10 @@ import (
 const DefaultMaxBytes = 5 << 20
 
 // Bounds on a picture's dimensions: a 6K display is 6016 × 3384 (20 MP).
+// The Anthropic API refuses an image over 8000 px a side, and with it the
+// whole request: the text result would be lost with it.
 const (
-	MaxSide   = 16384
+	MaxSide   = 8000
 	MaxPixels = 64 << 20
 )
 
@@ -65,7 +67,9 @@ type Call struct {
 	Args   json.RawMessage // the arguments sent, as checked
 	Result []byte          // the backend's result, compact JSON
 	Sent   time.Time       // when the call was sent
-	Room   int64           // bytes of picture data the message still has room for
+	// Room is the bytes of picture data the message still has room for;
+	// it is asked only of a call that may have a picture.
+	Room func() int64
 }
 
 // Producer says how a capability returns a picture.
@@ -149,14 +153,14 @@ func Block(c Call, maxBytes int64) (mcp.Content, string) {
 	if !ok {
 		return nil, ""
 	}
+	if prod.Prefix == "" && (r.Content == nil || Sniff(head(*r.Content)) == "") {
+		return nil, "" // a file that is no picture: its text is the answer
+	}
 	limit, flag := maxBytes, "--max-image-bytes"
-	if c.Room < limit {
-		limit, flag = max(c.Room, 0), "--max-result-bytes"
+	if room := c.Room(); room < limit {
+		limit, flag = max(room, 0), "--max-result-bytes"
 	}
 	if prod.Prefix == "" {
-		if r.Content == nil {
-			return nil, ""
-		}
 		if int64(base64.StdEncoding.DecodedLen(len(*r.Content))) > limit+3 {
 			return nil, tooLarge("the content", limit, flag)
 		}
@@ -181,7 +185,7 @@ func Block(c Call, maxBytes int64) (mcp.Content, string) {
 	}
 	path := *r.Path
 	if !written(prod, c.Args, path) {
-		return nil, fmt.Sprintf("(No picture attached: %s is not where %s writes its pictures (%s<time>.png or the path the call asked for).)", Quote(path), c.Method, prod.Prefix)
+		return nil, fmt.Sprintf("(No picture attached: %s is not where %s writes its pictures (%s<time>.<format> or the path the call asked for).)", Quote(path), c.Method, prod.Prefix)
 	}
 	data, mime, err := ReadImage(path, limit, c.Sent.Add(-freshness))
 	switch {
@@ -191,6 +195,12 @@ func Block(c Call, maxBytes int64) (mcp.Content, string) {
 		return nil, tooLarge(Quote(path), limit, flag)
 	}
 	return nil, fmt.Sprintf("(No picture attached: %s %v.)", Quote(path), err)
+}
+
+// head decodes the start of base64 content, enough to tell its format.
+func head(content string) []byte {
+	b, _ := base64.StdEncoding.DecodeString(content[:min(len(content), 16)])
+	return b
 }
 
 func tooLarge(what string, limit int64, flag string) string {
@@ -307,35 +317,47 @@ func ReadImage(path string, maxBytes int64, since time.Time) ([]byte, string, er
 	return data, mime, nil
 }
 
-// Check reports whether data is, whole, the picture its first bytes say:
-// a PNG whose chunks and checksums hold up to IEND and nothing after it; a
-// JPEG, GIF or WebP whose header decodes and whose end is the format's
-// end. The dimensions must be within MaxSide and MaxPixels. It returns the
-// MIME type.
-func Check(data []byte) (string, error) {
-	var (
-		mime string
-		cfg  image.Config
-		err  error
-	)
+// Sniff is the MIME type of the picture format data begins as (PNG, JPEG,
+// GIF or WebP), or "": a look at the first bytes, not a check.
+func Sniff(data []byte) string {
 	switch {
 	case bytes.HasPrefix(data, pngSignature):
-		mime = "image/png"
-		cfg, err = checkPNG(data)
+		return "image/png"
 	case bytes.HasPrefix(data, []byte{0xFF, 0xD8, 0xFF}):
-		mime = "image/jpeg"
+		return "image/jpeg"
+	case bytes.HasPrefix(data, []byte("GIF87a")) || bytes.HasPrefix(data, []byte("GIF89a")):
+		return "image/gif"
+	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
+		return "image/webp"
+	}
+	return ""
+}
+
+// Check reports whether data is the picture its first bytes say: a PNG
+// whose chunks and checksums hold, whole, up to IEND and nothing after it;
+// a JPEG, GIF or WebP whose header decodes and which ends as the format
+// ends (its frames between are not decoded). The dimensions must be within
+// MaxSide and MaxPixels. It returns the MIME type.
+func Check(data []byte) (string, error) {
+	var (
+		cfg image.Config
+		err error
+	)
+	mime := Sniff(data)
+	switch mime {
+	case "image/png":
+		cfg, err = checkPNG(data)
+	case "image/jpeg":
 		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
 		if err == nil && !bytes.HasSuffix(data, []byte{0xFF, 0xD9}) {
 			err = errors.New("has no end of image marker")
 		}
-	case bytes.HasPrefix(data, []byte("GIF87a")) || bytes.HasPrefix(data, []byte("GIF89a")):
-		mime = "image/gif"
+	case "image/gif":
 		cfg, err = gif.DecodeConfig(bytes.NewReader(data))
 		if err == nil && data[len(data)-1] != 0x3B {
 			err = errors.New("has no trailer")
 		}
-	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
-		mime = "image/webp"
+	case "image/webp":
 		if size := binary.LittleEndian.Uint32(data[4:8]); uint64(size)+8 != uint64(len(data)) {
 			err = fmt.Errorf("says it has %d bytes but has %d", uint64(size)+8, len(data))
 		} else {

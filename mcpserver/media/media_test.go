@@ -198,7 +198,7 @@ func TestBlock(t *testing.T) {
 				why string
 			)
 			go func() {
-				c, why = media.Block(media.Call{Method: tt.method, Args: tt.args, Result: tt.result, Sent: sent, Room: 1 << 20}, 1000)
+				c, why = media.Block(media.Call{Method: tt.method, Args: tt.args, Result: tt.result, Sent: sent, Room: func() int64 { return 1 << 20 }}, 1000)
 				close(done)
 			}()
 			select {
@@ -228,7 +228,7 @@ func TestBlock(t *testing.T) {
 func TestBlockRoom(t *testing.T) {
 	img := pngBytes(t)
 	own := captured(t, img)
-	c, why := media.Block(media.Call{Method: "screen.capture", Result: result(map[string]string{"path": own}), Sent: time.Now(), Room: int64(len(img) - 1)}, 1<<20)
+	c, why := media.Block(media.Call{Method: "screen.capture", Result: result(map[string]string{"path": own}), Sent: time.Now(), Room: func() int64 { return int64(len(img) - 1) }}, 1<<20)
 	if c != nil || !strings.Contains(why, "--max-result-bytes") {
 		t.Fatalf("a picture over the room: %v %q", c, why)
 	}
@@ -258,7 +258,7 @@ func TestOtherUsersImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := result(map[string]string{"path": path})
-	c, why := media.Block(media.Call{Method: "screen.capture", Args: args, Result: args, Sent: time.Now(), Room: 1 << 20}, 1000)
+	c, why := media.Block(media.Call{Method: "screen.capture", Args: args, Result: args, Sent: time.Now(), Room: func() int64 { return 1 << 20 }}, 1000)
 	if c != nil || !strings.Contains(why, "belongs to another user") {
 		t.Fatalf("another user's picture: %v %q", c, why)
 	}
@@ -276,6 +276,24 @@ func BenchmarkCheck(b *testing.B) {
 	for b.Loop() {
 		if _, err := media.Check(buf.Bytes()); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The room a message has left is measured (a walk of the whole text) only
+// for a call that may carry a picture: not for a tool that makes none, nor
+// for files.read of a file that is no picture, which also gets no sentence
+// about a picture, however large it is.
+func TestBlockMeasuresOnlyPictures(t *testing.T) {
+	noRoom := func() int64 { t.Error("the room was asked for"); return 0 }
+	pdf := base64.StdEncoding.EncodeToString(append([]byte("%PDF-1.7\n"), make([]byte, 100_000)...))
+	for _, c := range []media.Call{
+		{Method: "demo.echo", Result: []byte(`{"path":"/tmp/tairseach_screenshot_1.png"}`), Room: noRoom},
+		{Method: "files.read", Result: []byte(`{"encoding":"base64","content":"` + pdf + `"}`), Room: noRoom},
+		{Method: "files.read", Result: []byte(`{"encoding":"utf8","content":"hello"}`), Room: noRoom},
+	} {
+		if block, why := media.Block(c, 1000); block != nil || why != "" {
+			t.Errorf("%s: %v %q", c.Method, block, why)
 		}
 	}
 }

@@ -210,13 +210,21 @@ func (p *Pipeline) withMedia(r *routes.Route, args json.RawMessage, text []byte,
 		return res
 	}
 	limit := p.cfg.MaxResultBytes - EnvelopeReserve
-	size, _ := check.Size(res, 0)               // exact: a limit of 0 is never met
-	room := (limit - size - imageFrame) / 4 * 3 // base64
-	block, why := p.cfg.Media(media.Call{Method: r.Tool.Method, Args: args, Result: text, Sent: sent, Room: int64(room)})
+	// Measured only for a call that may have a picture: the exact size
+	// walks the whole text.
+	size := -1
+	measure := func() int {
+		if size < 0 {
+			size, _ = check.Size(res, 0) // exact: a limit of 0 is never met
+		}
+		return size
+	}
+	room := func() int64 { return int64((limit - measure() - imageFrame) / 4 * 3) } // base64
+	block, why := p.cfg.Media(media.Call{Method: r.Tool.Method, Args: args, Result: text, Sent: sent, Room: room})
 	switch {
 	case block != nil:
 		res.Content = append(res.Content, block)
-	case why != "" && size+len(why)*maxEscaped+textFrame <= limit:
+	case why != "" && measure()+len(why)*maxEscaped+textFrame <= limit:
 		res.Content = append(res.Content, &mcp.TextContent{Text: why})
 	}
 	return res
