@@ -11,6 +11,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
@@ -101,13 +103,19 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 		return fmt.Errorf("%s; run OpenClaw's own command, which sets the whole entry and rewrites the file as plain JSON, without its comments:\n  %s", why, cmd)
 	}
 	run := func(args ...string) ([]byte, error) {
-		cmd := exec.Command(bin, args...)
+		ctx, cancel := context.WithTimeout(context.Background(), openClawTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.WaitDelay = time.Second
 		if env != "" {
 			cmd.Env = append(os.Environ(), "OPENCLAW_CONFIG_PATH="+file)
 		}
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		out, err := cmd.Output()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s", openClawTimeout)
+		}
 		if err != nil {
 			return out, fmt.Errorf("%s %s: %w: %s", bin, strings.Join(args[:2], " "), err, strings.TrimSpace(errb.String()))
 		}
@@ -145,8 +153,13 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 		return err
 	}
 	if _, err := run("mcp", "set", entryName, string(set)); err != nil {
-		return err
+		if now, rerr := os.ReadFile(fe.path); rerr == nil && bytes.Equal(now, data) {
+			os.Remove(backup) // nothing changed: no backup of it, and the older ones stay
+			return fmt.Errorf("%w; %s was left as it was", err, fe.path)
+		}
+		return fmt.Errorf("%w; %s changed all the same: the old file is in %s", err, fe.path, backup)
 	}
+	clientconfig.Prune(fe.path)
 	fmt.Fprintf(stdout, "set the tairseach entry in %s with openclaw mcp set, as install cannot keep its JSON5 byte for byte: OpenClaw rewrote it as plain JSON, without its comments (the old file is in %s)\n%s\n",
 		fe.path, backup, c.afterAdd)
 	return nil
@@ -206,3 +219,7 @@ func secretMembers(entry map[string]any) []string {
 	slices.Sort(names)
 	return names
 }
+
+// openClawTimeout bounds each openclaw command install runs: a first start
+// may wait on OpenClaw's own lock.
+const openClawTimeout = 2 * time.Minute

@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
 // appEntryFile is an OpenClaw file as the app's installer leaves it: its
@@ -193,5 +196,42 @@ func TestInstallOpenClawJSON5Trust(t *testing.T) {
 	}
 	if to, err := os.Readlink(path); err != nil || to != target {
 		t.Errorf("the link reads %q, %v", to, err)
+	}
+}
+
+// A failed openclaw mcp set leaves the file and its backups as they were:
+// the backup made for it goes, and none of the older ones, however many
+// times it is tried; the error says the file is unchanged.
+func TestInstallOpenClawFailedSetKeepsBackups(t *testing.T) {
+	installHome(t)
+	bin := t.TempDir()
+	script := "#!/bin/sh\nif [ \"$2\" = show ]; then echo '{\"command\":\"/old\"}'; exit 0; fi\necho 'it broke' >&2; exit 3\n"
+	if err := os.WriteFile(filepath.Join(bin, "openclaw"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	path := configPathOf(t, "openclaw")
+	const json5 = "{\n  agents: {defaults: {workspace: '~/work'}},\n}\n"
+	writeFixture(t, path, json5)
+	for n := 1; n <= clientconfig.KeepBackups; n++ {
+		writeFixture(t, clientconfig.BackupName(path, n), "precious "+strconv.Itoa(n))
+	}
+	for range 3 {
+		stdout, stderr, code := cli("", "--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw")
+		if code == 0 || !strings.Contains(stderr, "it broke") || !strings.Contains(stderr, "was left as it was") {
+			t.Fatalf("a failing openclaw mcp set: exit %d\n%s%s", code, stdout, stderr)
+		}
+	}
+	if got, _ := os.ReadFile(path); string(got) != json5 {
+		t.Errorf("the file: %q", got)
+	}
+	for n := 1; n <= clientconfig.KeepBackups+3; n++ {
+		got, err := os.ReadFile(clientconfig.BackupName(path, n))
+		if n <= clientconfig.KeepBackups && string(got) != "precious "+strconv.Itoa(n) {
+			t.Errorf("backup %d: %q, %v", n, got, err)
+		}
+		if n > clientconfig.KeepBackups && err == nil {
+			t.Errorf("backup %d was made and kept for a change not made", n)
+		}
 	}
 }

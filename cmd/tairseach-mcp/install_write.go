@@ -50,6 +50,8 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 		return nil, fmt.Errorf("reading %s: %w", p, err)
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file; pass --config FILE", p)
+	case fi.Size() > maxConfigBytes:
+		return nil, fmt.Errorf("%s is %d bytes, larger than any client's file (%d at most); is it the right file? pass --config FILE", p, fi.Size(), maxConfigBytes)
 	default:
 		cf.mode = fi.Mode().Perm()
 		if cf.data, err = os.ReadFile(cf.path); err != nil {
@@ -95,3 +97,8 @@ func (cf *configFile) write() (note string, err error) {
 	}
 	return note, nil
 }
+
+// maxConfigBytes bounds a client file install reads: Claude Code's
+// ~/.claude.json, the largest, keeps its projects' history and grows to
+// tens of megabytes.
+const maxConfigBytes = 256 << 20

@@ -24,9 +24,9 @@ const KeepBackups = 3
 
 // Backup copies data, the file at path before a change, to its next backup,
 // and returns its name. A backup is never replaced: each change has its
-// own, numbered one more than the highest there. The oldest go, so that
-// KeepBackups remain; files of other names, however alike, stay. Backups
-// are 0600, whatever the file's mode: client files hold tokens.
+// own, numbered one more than the highest there. Backups are 0600,
+// whatever the file's mode: client files hold tokens. Once the change is
+// made, Prune lets the oldest go.
 func Backup(path string, data []byte) (string, error) {
 	n, err := lastBackup(path)
 	if err != nil {
@@ -56,7 +56,6 @@ func Backup(path string, data []byte) (string, error) {
 		os.Remove(name)
 		return "", fmt.Errorf("backing up %s to %s: %w", path, name, err)
 	}
-	pruneBackups(path)
 	return name, nil
 }
 
@@ -102,10 +101,10 @@ func lastBackup(path string) (int, error) {
 	return ns[len(ns)-1], nil
 }
 
-// pruneBackups removes path's oldest backups, all but the KeepBackups
+// Prune removes path's oldest backups, all but the KeepBackups
 // newest. A backup it cannot remove stays; the change it backs up is
 // made all the same.
-func pruneBackups(path string) {
+func Prune(path string) {
 	ns, _ := backups(path)
 	for _, n := range ns[:max(len(ns)-KeepBackups, 0)] {
 		os.Remove(BackupName(path, n))

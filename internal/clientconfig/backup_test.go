@@ -38,7 +38,8 @@ func TestBackup(t *testing.T) {
 	}
 }
 
-// TestBackupKeepsLast: after many backups, the KeepBackups newest remain;
+// TestBackupKeepsLast: after many changes, the KeepBackups newest backups
+// remain;
 // a file, directory or link that only looks like a backup stays, and is
 // neither counted nor written through.
 func TestBackupKeepsLast(t *testing.T) {
@@ -63,6 +64,7 @@ func TestBackupKeepsLast(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		Prune(path) // the change was made
 		made = append(made, name)
 	}
 	// 1, 2, then 5…12: 3 and 4 are taken.

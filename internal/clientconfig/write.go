@@ -4,6 +4,7 @@ package clientconfig
 // backup.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -47,8 +48,8 @@ func Target(path string) (string, error) {
 }
 
 // Write makes the file at path hold data, with mode mode, after a backup of
-// old, the file as it was (no backup when old is nil), and returns the
-// backup's name.
+// old, the file as it was read (no backup when old is nil: there was no
+// file), and returns the backup's name.
 //
 // When path is a symbolic link, or a chain of them, the file at its end is
 // written and every link stays as it is, dangling or not: dotfiles keep
@@ -57,6 +58,12 @@ func Target(path string) (string, error) {
 // in one rename; a file with other hard links is rewritten in place
 // instead, so that each of its names sees the change. When path is not a
 // link, its missing directories are made, 0700.
+//
+// Nothing is lost on the way. The new file is written before the backup is
+// made, so a write that cannot be made leaves the file and the backups as
+// they were. A file that is no longer old (another program wrote it since
+// it was read) is not written: ErrChanged. A file owned by another user is
+// not taken over. Only after the change are the oldest backups let go.
 //
 // The backup is beside path, the name the user knows, never in the
 // directory a link points into: a dotfiles repository would commit it.
@@ -76,24 +83,93 @@ func Write(path string, data, old []byte, mode fs.FileMode) (backup string, err 
 		return "", writeError(path, target, err)
 	case !fi.Mode().IsRegular():
 		return "", fmt.Errorf("writing %s: %s is not a regular file", path, target)
+	case !ownFile(fi):
+		return "", fmt.Errorf("writing %s: %s belongs to another user (uid %d); run this as that user, not with sudo; nothing was written", path, target, owner(fi))
+	}
+	inPlace := fi != nil && links(fi) > 1
+	var tmp *os.File
+	if !inPlace {
+		if tmp, err = prepare(target, data, mode); err != nil {
+			return "", writeError(path, target, err)
+		}
+		defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
 	}
 	if old != nil {
 		if backup, err = Backup(path, old); err != nil {
 			return "", err
 		}
 	}
-	if fi != nil && links(fi) > 1 {
+	// Last, so that the window another program's write can fall in is
+	// the rename's.
+	if err := unchanged(path, target, old); err != nil {
+		if backup != "" {
+			os.Remove(backup)
+		}
+		return "", err
+	}
+	if inPlace {
 		err = rewrite(target, data, mode)
+		if err != nil && backup != "" && rewrite(target, old, fi.Mode().Perm()) != nil {
+			return "", fmt.Errorf("%w; %s may be left half written: the old file is in %s (cp %s %s)", writeError(path, target, err), target, backup, backup, target)
+		}
 	} else {
-		err = replace(target, data, mode)
+		err = os.Rename(tmp.Name(), target)
 	}
 	if err != nil {
+		if backup != "" {
+			os.Remove(backup) // the file is as it was: the backups too
+		}
 		return "", writeError(path, target, err)
 	}
+	Prune(path)
 	if target != path {
-		pruneBackups(target) // made there by earlier versions
+		Prune(target) // made there by earlier versions
 	}
 	return backup, nil
+}
+
+// ErrChanged is a file another program wrote between its read and its
+// write: it was left as that program wrote it.
+var ErrChanged = errors.New("changed while this ran")
+
+// unchanged reports ErrChanged when the file at target is no longer old
+// (nil: no file).
+func unchanged(path, target string, old []byte) error {
+	now, err := os.ReadFile(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && old == nil:
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return writeError(path, target, err)
+	case old == nil || err != nil || !bytes.Equal(now, old):
+		return fmt.Errorf("writing %s: %w (another program wrote it); nothing was written: run this again", path, ErrChanged)
+	}
+	return nil
+}
+
+// prepare writes data, with mode mode, to a new file beside path, ready to
+// be renamed over it: a reader sees the old file or the new, never half of
+// one.
+func prepare(path string, data []byte, mode fs.FileMode) (*os.File, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	return tmp, nil
 }
 
 // makeDir makes sure target's directory is there: made when path is not a
@@ -153,29 +229,17 @@ func links(fi fs.FileInfo) uint64 {
 	return 1
 }
 
-// replace writes data to a new file beside path and renames it over path:
-// a reader sees the old file or the new, never half of one.
-func replace(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
+// owner is the uid of the file's owner.
+func owner(fi fs.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	return err
+	return uint32(os.Geteuid())
 }
+
+// ownFile reports whether the file is this process's user's: a file
+// replaced by a rename, and its backup, would be this user's after.
+func ownFile(fi fs.FileInfo) bool { return owner(fi) == uint32(os.Geteuid()) }
 
 // rewrite writes data over the file at path, keeping the file and so its
 // other names. It is not atomic; the backup made first is the way back.

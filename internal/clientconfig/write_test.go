@@ -1,10 +1,13 @@
 package clientconfig
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -231,5 +234,74 @@ func TestWriteHardLinks(t *testing.T) {
 	b, _ := os.Stat(other)
 	if !os.SameFile(a, b) {
 		t.Error("the two names are no longer one file")
+	}
+}
+
+// A file another program wrote between its read and its write (Claude
+// Code rewrites ~/.claude.json all the time) is left as that program
+// wrote it: nothing is written, no backup is made, and the backups there
+// are kept, every one: a write that is not made lets none of them go.
+func TestWriteLeavesAChangedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	for n := 1; n <= KeepBackups; n++ {
+		if err := os.WriteFile(BackupName(path, n), []byte(`{"precious":`+strconv.Itoa(n)+`}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := []byte(`{"numStartups":1}`)
+	theirs := []byte(`{"numStartups":999}`)
+	if err := os.WriteFile(path, theirs, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		backup, err := Write(path, []byte(`{"numStartups":1,"mcpServers":{}}`), read, 0o600)
+		if !errors.Is(err, ErrChanged) || backup != "" {
+			t.Fatalf("Write of a changed file: %q, %v; want ErrChanged", backup, err)
+		}
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, theirs) {
+		t.Errorf("the other program's write was lost: %s", got)
+	}
+	for n := 1; n <= KeepBackups+2; n++ {
+		got, err := os.ReadFile(BackupName(path, n))
+		if n <= KeepBackups && string(got) != `{"precious":`+strconv.Itoa(n)+`}` {
+			t.Errorf("backup %d: %q, %v", n, got, err)
+		}
+		if n > KeepBackups && err == nil {
+			t.Errorf("a backup %d was made of a write not made", n)
+		}
+	}
+	// A file that appeared meanwhile is another program's too.
+	fresh := filepath.Join(dir, "fresh.json")
+	if err := os.WriteFile(fresh, theirs, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(fresh, []byte(`{}`), nil, 0o600); !errors.Is(err, ErrChanged) {
+		t.Errorf("Write over a file made meanwhile: %v; want ErrChanged", err)
+	}
+}
+
+// A file of another user (sudo with the user's HOME) is not taken over:
+// a rename would leave the file, and its backup, root's.
+func TestWriteLeavesAnotherUsersFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a file of another user needs root")
+	}
+	path := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(path, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(path, []byte(`{"a":1}`), []byte(`{}`), 0o600); err == nil || !strings.Contains(err.Error(), "another user") {
+		t.Fatalf("Write of another user's file: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != `{}` {
+		t.Errorf("the file was written: %s", got)
+	}
+	if _, err := os.Stat(BackupName(path, 1)); err == nil {
+		t.Error("a backup was made")
 	}
 }
