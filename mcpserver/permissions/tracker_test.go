@@ -248,7 +248,10 @@ func TestTrackerMinInterval(t *testing.T) {
 	}
 
 	f = newFake(list("contacts", "granted"))
-	tr = startTracker(t, permissions.Options{Read: f.Read, Interval: time.Hour, MinInterval: 30 * time.Millisecond})
+	// MinInterval is long beside the Refresh loop (about a millisecond),
+	// so that no Refresh falls after the read they asked for has started,
+	// and beside the look for a third read after it.
+	tr = startTracker(t, permissions.Options{Read: f.Read, Interval: time.Hour, MinInterval: 300 * time.Millisecond})
 	<-f.read
 	for range 1000 {
 		tr.Refresh()
