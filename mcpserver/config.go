@@ -24,6 +24,10 @@ const (
 	// timeout the user sets.
 	DefaultCallTimeout    = 90 * time.Second
 	DefaultMaxResultBytes = 8 << 20
+	// DefaultHeldBytes and DefaultHeldFor bound the results held in parts:
+	// room for eight of the largest results a reply may carry.
+	DefaultHeldBytes = 64 << 20
+	DefaultHeldFor   = 10 * time.Minute
 	// MinMaxResultBytes is the least MaxResultBytes that leaves room for a
 	// result besides the envelope.
 	MinMaxResultBytes  = 4 << 10
@@ -92,6 +96,18 @@ type Config struct {
 	// Telemetry, if set, traces and measures every call.
 	Telemetry *observe.Telemetry
 
+	// ResultBudget is the most text of one tool result sent whole: a
+	// larger result is sent in parts (mcpserver/parts), its first part
+	// with a note saying how to read the next. 0 is each client's own
+	// budget (parts.BudgetFor, by clientInfo); over 0 is every client's;
+	// below 0 sends every result whole (--result-budget).
+	ResultBudget int
+	// HeldBytes bounds the parts held for sessions to read, and HeldFor how
+	// long a result is held after its last read; 0 is DefaultHeldBytes and
+	// DefaultHeldFor.
+	HeldBytes int
+	HeldFor   time.Duration
+
 	// Features add resources, prompts and completion (see Feature).
 	Features []Feature
 	// Media, if set, adds the picture a picture capability produced.
@@ -122,6 +138,12 @@ func (c *Config) setDefaults() {
 		c.MaxResultBytes = DefaultMaxResultBytes
 	}
 	c.MaxResultBytes = max(c.MaxResultBytes, MinMaxResultBytes)
+	if c.HeldBytes <= 0 {
+		c.HeldBytes = DefaultHeldBytes
+	}
+	if c.HeldFor <= 0 {
+		c.HeldFor = DefaultHeldFor
+	}
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}

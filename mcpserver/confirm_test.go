@@ -23,7 +23,7 @@ import (
 // and echoes what reached the backend.)
 func TestConfirmShowsWhatAnAcceptSends(t *testing.T) {
 	sock := startDemo(t)
-	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Confirm: []string{"demo.echo"}}, loadExample(t))
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Confirm: []string{"demo.echo"}, ResultBudget: -1}, loadExample(t))
 	defer srv.Close()
 	var questions []string
 	cs := connectAsking(t, srv, func(r *mcp.ElicitRequest) *mcp.ElicitResult {

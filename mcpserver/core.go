@@ -51,6 +51,7 @@ func (s *core) routeOptions(p policy.Policy, log zerolog.Logger) routes.Options 
 		Confirm:       s.cfg.Confirm,
 		Discover:      s.cfg.ToolMode == ToolModeDiscover,
 		Prefix:        s.cfg.Prefix,
+		Parts:         s.cfg.ResultBudget >= 0,
 		Log:           log,
 	}
 }

@@ -164,7 +164,7 @@ func TestMessageSizeLimitBoundary(t *testing.T) {
 			{"escaped text and structuredContent", true, "tairseach_demo_echo", func(n int) string { return `{"s":"` + strings.Repeat("<", n) + `"}` }},
 		} {
 			t.Run(transport+"/"+tt.name, func(t *testing.T) {
-				srv := New(Config{DefaultSocket: sock, MaxResultBytes: limit, OutputSchemas: tt.strict, Logger: zerolog.Nop()}, loadExample(t))
+				srv := New(Config{DefaultSocket: sock, MaxResultBytes: limit, OutputSchemas: tt.strict, ResultBudget: -1, Logger: zerolog.Nop()}, loadExample(t))
 				defer srv.Close()
 				call := httpCaller(t, srv)
 				if transport == "stdio" {

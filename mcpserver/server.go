@@ -15,6 +15,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/parts"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
@@ -71,6 +72,8 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		Prefix:           cfg.Prefix,
 		InsecureSocket:   cfg.InsecureSocket,
 		Media:            cfg.Media,
+		Parts:            s.heldParts(),
+		ResultBudget:     max(cfg.ResultBudget, 0),
 		Logger:           s.log,
 		Observer:         observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
 		Routes:           &s.own.routes,
@@ -82,6 +85,15 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		s.Apply(reg)
 	}
 	return s
+}
+
+// heldParts is the store of results sent in parts; nil when results are
+// sent whole.
+func (s *Server) heldParts() *parts.Store {
+	if s.cfg.ResultBudget < 0 {
+		return nil
+	}
+	return parts.NewStore(s.cfg.HeldBytes, s.cfg.HeldFor)
 }
 
 // Ready is closed once the server has a registry: tool requests wait for it.

@@ -33,6 +33,7 @@ type options struct {
 	delay      time.Duration
 	grants     string
 	grantsFile string
+	contacts   int
 }
 
 const long = `Serve demo data on a Unix socket as the Tairseach server would.
@@ -90,6 +91,7 @@ func newRootCmd(stderr io.Writer) *cobra.Command {
 	f.DurationVar(&o.delay, "delay", 0, "extra delay before every call, e.g. 200ms")
 	f.StringVar(&o.grants, "grants", "", "permission statuses at start, e.g. contacts=denied,screen_recording=not_determined (default: all granted)")
 	f.StringVar(&o.grantsFile, "grants-file", "", "file of permission statuses, applied over --grants and read again when it changes")
+	f.IntVar(&o.contacts, "address-book", 0, "serve an address book of this many contacts, answered whole by contacts.list without a limit as the real server answers (2,000 make about 350 KB)")
 	_ = cmd.MarkFlagRequired("socket")
 	return cmd
 }
@@ -127,7 +129,7 @@ func serve(ctx context.Context, o options, stderr io.Writer) error {
 
 	fmt.Fprintf(stderr, "listening on %s\n", o.socket)
 	err = demo.New(logger, demo.Options{Version: version, Delay: o.delay,
-		Grants: grants, GrantsFile: o.grantsFile}).Serve(ctx, ln)
+		Grants: grants, GrantsFile: o.grantsFile, AddressBook: o.contacts}).Serve(ctx, ln)
 	logger.Info().Msg("stopped")
 	return err
 }

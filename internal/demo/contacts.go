@@ -1,5 +1,7 @@
 package demo
 
+import "fmt"
+
 // contact is one address-book entry, shaped like the real server's contacts.
 type contact struct {
 	ID           string   `json:"id"`
@@ -56,4 +58,19 @@ func seedContacts() []contact {
 		}
 	}
 	return cs
+}
+
+// addressBook is n contacts made from the demo's own: the same shapes,
+// with ids, names and addresses numbered so that none repeats.
+func addressBook(n int) []contact {
+	book := make([]contact, n)
+	for i := range book {
+		c := contacts[i%len(contacts)]
+		c.ID = fmt.Sprintf("c-%05d", i+1)
+		c.LastName = fmt.Sprintf("%s %d", c.LastName, i/len(contacts)+1)
+		c.FullName = c.FirstName + " " + c.LastName
+		c.Emails = []string{fmt.Sprintf("person%05d@example.com", i+1)}
+		book[i] = c
+	}
+	return book
 }

@@ -94,6 +94,11 @@ type listResult struct {
 
 func (s *Server) contactsList(_ context.Context, params []byte) ([]byte, *rpcError) {
 	p := listParams{Limit: defaultListLimit}
+	contacts := contacts
+	if n := s.opts.AddressBook; n > 0 {
+		// The real server's list: whole unless a limit is given.
+		contacts, p.Limit = s.book(n), n
+	}
 	if e := decodeParams(params, &p); e != nil {
 		return nil, e
 	}

@@ -46,6 +46,11 @@ type Options struct {
 	// at each call that consults a status; a missing file counts as empty,
 	// and one that cannot be parsed is logged and left unapplied.
 	GrantsFile string
+	// AddressBook, when over 0, is the number of contacts contacts.list
+	// serves, made up from the demo's own; asked for with no limit it
+	// answers them whole, as the real server answers every list (about
+	// 180 bytes a contact: 2,000 make an address book of 350 KB).
+	AddressBook int
 }
 
 // Server answers Tairseach-style JSON-RPC calls on the connections of a
@@ -58,6 +63,8 @@ type Server struct {
 	names   []string // sorted keys of methods, reported by server.status
 
 	blob     blobCache
+	bookOnce sync.Once
+	bookOf   []contact // Options.AddressBook's contacts, made once (book)
 	grants   *grantTable
 	captured sync.Map // paths screen.capture named, removed when Serve returns
 }
@@ -206,4 +213,10 @@ func Listen(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("setting socket mode: %w", err)
 	}
 	return ln, nil
+}
+
+// book is the address book of Options.AddressBook, n contacts, made once.
+func (s *Server) book(n int) []contact {
+	s.bookOnce.Do(func() { s.bookOf = addressBook(n) })
+	return s.bookOf
 }

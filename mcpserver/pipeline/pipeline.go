@@ -19,6 +19,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/gate"
 	"github.com/geilt/tairseach-mcp/mcpserver/media"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
+	"github.com/geilt/tairseach-mcp/mcpserver/parts"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 )
@@ -37,6 +38,12 @@ type Options struct {
 	Confirm          []string      // the --confirm rules; empty: none
 	Prefix           string        // the tools' prefix, for discovery
 	InsecureSocket   bool          // the owner checks are off: say so when a socket closes
+	// Parts, if set, holds the results sent in parts: a result larger than
+	// the client's agent hands its model whole is sent as its first part.
+	// ResultBudget, when over 0, is the budget of every client
+	// (--result-budget); else each client's own (parts.BudgetFor).
+	Parts        *parts.Store
+	ResultBudget int
 	// Media, if set, adds the picture a picture capability produced.
 	Media    func(media.Call) (mcp.Content, string)
 	Logger   zerolog.Logger

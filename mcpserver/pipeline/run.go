@@ -55,6 +55,7 @@ func (p *Pipeline) Run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 			p.obs.End(o, res, p.cfg.MaxResultBytes+ReplyMargin)
 		}()
 	}
+	defer func() { res = fitClient(c, res, p.cfg.MaxResultBytes) }()
 	defer func() {
 		if v := recover(); v != nil {
 			p.log.Error().Str("request", c.Name).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("request panicked")
@@ -179,6 +180,11 @@ func (p *Pipeline) Run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		return p.reply(c, r, out)
 	}
 	res, text := p.result(r, out)
+	if budget, agent := p.budget(c); budget > 0 && len(text) > budget && !res.IsError {
+		if in := p.inParts(c, r, table, text, budget, agent); in != nil {
+			res = in
+		}
+	}
 	return p.withMedia(r, args, text, start, p.bounded(r, res))
 }
 
@@ -212,6 +218,9 @@ func (p *Pipeline) reply(c *Request, r *routes.Route, out json.RawMessage) *mcp.
 // it, then is refused with how to grant it; another hidden tool is refused
 // with the reason.
 func (p *Pipeline) resolve(ctx context.Context, table *routes.Table, c *Request) (*routes.Route, *mcp.CallToolResult) {
+	if c.Name == table.Parts && c.Name != "" {
+		return nil, p.readPart(c, table)
+	}
 	if d := table.Discover; d != nil {
 		switch c.Name {
 		case d.Search:

@@ -8,6 +8,7 @@ package routes
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"time"
@@ -54,6 +55,9 @@ type Table struct {
 	Tools    map[string][]byte // tools served → their definition as clients see it
 	Order    []string          // the tools served, in name order
 	Discover *Discovery        // the discovery tools, in --tool-mode discover
+	// Parts is the name of the tool that reads a part of a result sent in
+	// parts; "" when results are not (Options.Parts off).
+	Parts string
 
 	// Visible and Defs are what clients are offered (the tools served, or
 	// the discovery tools), as JSON and for the go-sdk.
@@ -105,6 +109,7 @@ type Options struct {
 	CheckOutputs         bool     // check results against unadvertised ones (warn)
 	Confirm              []string // --confirm
 	Discover             bool     // --tool-mode discover
+	Parts                bool     // list the tool that reads a part of a result (--result-budget not off)
 	Prefix               string
 	Log                  zerolog.Logger
 }
@@ -206,6 +211,19 @@ func Build(reg *manifest.Registry, o Options, old *Table) (*Table, Change) {
 		}
 		defs, visible = table.Discover.Defs, table.Discover.visible
 		table.List, table.Listed = listJSON(table.Discover.Names, visible), len(table.Discover.Names)
+	}
+	if o.Parts {
+		def, b := partTool(o.Prefix)
+		table.Parts = def.Name
+		if _, ok := table.ByName[def.Name]; ok {
+			o.Log.Warn().Str("tool", def.Name).Msg("a manifest tool has the name of the tool that reads a part of a large result; it is not callable")
+			delete(table.ByName, def.Name)
+			table.Order = slices.DeleteFunc(table.Order, func(n string) bool { return n == def.Name })
+		}
+		defs, visible = maps.Clone(defs), maps.Clone(visible)
+		defs[def.Name], visible[def.Name] = def, b
+		names := slices.Sorted(maps.Keys(visible))
+		table.List, table.Listed = listJSON(names, visible), len(names)
 	}
 	table.Visible, table.Defs = visible, defs
 
