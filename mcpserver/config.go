@@ -24,6 +24,9 @@ const (
 	// timeout the user sets.
 	DefaultCallTimeout    = 90 * time.Second
 	DefaultMaxResultBytes = 8 << 20
+	// MinResultBudget is the least ResultBudget: a part needs room for
+	// whole items and the note after it.
+	MinResultBudget = 2 << 10
 	// DefaultHeldBytes and DefaultHeldFor bound the results held in parts:
 	// room for eight of the largest results a reply may carry.
 	DefaultHeldBytes = 64 << 20

@@ -92,6 +92,7 @@ func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs obse
 		ResolveSocket:       o.resolveSocket,
 		CallTimeout:         o.callTimeout,
 		MaxResultBytes:      o.maxResultBytes,
+		ResultBudget:        o.budget,
 		OutputSchemas:       o.outputSchemas == "strict",
 		CheckOutputs:        o.outputSchemas == "warn",
 		PoolSize:            o.poolSize,

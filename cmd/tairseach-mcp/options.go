@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"strconv"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -34,6 +35,8 @@ type options struct {
 	drainTimeout    time.Duration
 	shutdownGrace   time.Duration
 	maxResultBytes  int
+	resultBudget    string // auto, off or bytes
+	budget          int    // resultBudget as mcpserver.Config.ResultBudget
 	poolSize        int
 	maxInFlight     int
 	outputSchemas   string // warn, strict or off
@@ -74,6 +77,7 @@ func (o *options) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 0, "once the session takes no more requests (stdin closed, or a stop signal), how long calls in flight may still run (default: the call timeout)")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", defaultShutdownGrace, "after SIGTERM or SIGINT, how long calls in flight may still finish, when sooner than the drain timeout; then each is answered with an error and the process exits once it has ended (a second signal cuts them off at once)")
 	f.IntVar(&o.maxResultBytes, "max-result-bytes", mcpserver.DefaultMaxResultBytes, "largest message carrying a tool result or error to the client, in bytes; a larger one becomes an isError result")
+	f.StringVar(&o.resultBudget, "result-budget", "auto", "most text of one tool result sent whole, in bytes: a larger result comes as whole items and a note saying how to read the next part (tairseach_result_part); auto: what the client's agent hands its model whole (Claude Code 40000, Gemini CLI 36000, OpenClaw 12000, Codex and any other client 10000); off: every result whole")
 	f.IntVar(&o.poolSize, "pool-size", mcpserver.DefaultPoolSize, "socket connections per backend")
 	f.IntVar(&o.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "most tool calls at once; more wait for a slot until their timeout")
 	f.Int64Var(&o.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxFileSize, "largest manifest file read; larger ones are skipped with an error")
@@ -215,6 +219,18 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	if o.maxResultBytes < mcpserver.MinMaxResultBytes {
 		// 1 KiB of the limit is kept for the message's envelope.
 		return usageError{fmt.Errorf("--max-result-bytes %d: must be at least %d", o.maxResultBytes, mcpserver.MinMaxResultBytes)}
+	}
+	switch o.resultBudget {
+	case "auto", "":
+		o.budget = 0
+	case "off":
+		o.budget = -1
+	default:
+		n, err := strconv.Atoi(o.resultBudget)
+		if err != nil || n < mcpserver.MinResultBudget {
+			return usageError{fmt.Errorf("--result-budget %q: want auto, off, or a number of bytes of at least %d", o.resultBudget, mcpserver.MinResultBudget)}
+		}
+		o.budget = n
 	}
 	if o.maxManifestBytes <= 0 {
 		return usageError{fmt.Errorf("--max-manifest-bytes %d: must be positive", o.maxManifestBytes)}
