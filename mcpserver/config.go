@@ -42,7 +42,9 @@ const (
 const instructions = `These tools reach the user's own machine through the local Tairseach server (contacts, calendar, mail, files, credentials and more). ` +
 	`A successful call returns the server's JSON result. A failed call returns isError with the server's JSON-RPC error as {"error":{"code","message","data"}}: ` +
 	`-32001 means the user must grant a permission (follow data.remediation), -32002 not found, -32602 bad arguments (fix them and retry). ` +
-	`If the server is unreachable or times out, tell the user; retrying at once rarely helps.`
+	`If the server is unreachable or times out, tell the user; retrying at once rarely helps. ` +
+	`A result too large for your client comes in parts: whole items first, then a note saying how much was left out and the call that returns the next part. ` +
+	`Ask for less where a tool lets you (a limit, an offset, a filter), and read further parts only when the task needs them.`
 
 // Config is what the server needs to know; every field has a usable zero
 // value except DefaultSocket.
