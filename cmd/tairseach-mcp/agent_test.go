@@ -6,11 +6,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -61,13 +63,19 @@ type geminiRequest struct {
 // fakeModel is a Gemini API that calls one tool and then answers: asked
 // with no tool result yet, it calls the first of its wishes that the
 // request offers; given a tool result, it says it is done (or it makes
-// the calls of its sequence). It records the
-// tools each request offered and the tool results it was given.
+// the calls of its sequence, or follows the result's note). It records
+// the tools each request offered and the tool results it was given.
 type fakeModel struct {
 	wishes []geminiWish
 	// sequence, when set, are the calls the model makes in turn, one a
 	// request, whatever it is offered; then it says it is done.
 	sequence []geminiWish
+	// follow is how many times, after its wishes or sequence, the model
+	// makes the call the last tool result names ("Next: call NAME with
+	// ARGS", as the bridge's note of a result in parts says), as a model
+	// that reads the note would, rather than saying it is done: the
+	// offered function that is NAME under the agent's prefix, with ARGS.
+	follow int
 
 	mu        sync.Mutex // guards the fields below
 	offered   [][]string // the function names of each request
@@ -131,17 +139,26 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Unlock()
 
 	part := map[string]any{"text": "Done."}
+	call := func(wish geminiWish) {
+		part = map[string]any{"functionCall": map[string]any{"name": wish.name, "args": wish.args}}
+	}
+	planned := 1 // the wish's call
 	if m.sequence != nil {
+		planned = len(m.sequence)
 		if results < len(m.sequence) {
-			wish := m.sequence[results]
-			part = map[string]any{"functionCall": map[string]any{"name": wish.name, "args": wish.args}}
+			call(m.sequence[results])
 		}
 	} else if result == nil {
 		for _, wish := range m.wishes {
 			if slices.Contains(names, wish.name) {
-				part = map[string]any{"functionCall": map[string]any{"name": wish.name, "args": wish.args}}
+				call(wish)
 				break
 			}
+		}
+	}
+	if _, done := part["text"]; done && result != nil && results-planned < m.follow {
+		if wish, ok := noteCall(string(result.FunctionResponse.Response), names); ok {
+			call(wish)
 		}
 	}
 	resp, _ := json.Marshal(map[string]any{
@@ -159,6 +176,56 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(resp)
+}
+
+// nextCall is the call a note of the bridge's names for the next part of
+// a result.
+var nextCall = regexp.MustCompile(`Next: call (\S+) with (\{"id": "(r[a-z2-7]+)", "part": (\d+)\})`)
+
+// noteCall is the call the tool result response (a functionResponse's
+// response, as JSON) names in a note, as the agent offers it among names:
+// the bridge names its own tool, which an agent offers under a prefix of
+// its own (Gemini CLI mcp_SERVER_, OpenClaw SERVER__).
+func noteCall(response string, names []string) (geminiWish, bool) {
+	text, _ := modelOutput(response)
+	m := nextCall.FindStringSubmatch(text)
+	if m == nil {
+		return geminiWish{}, false
+	}
+	var args map[string]any
+	if json.Unmarshal([]byte(m[2]), &args) != nil {
+		return geminiWish{}, false
+	}
+	for _, n := range names {
+		if n == m[1] || strings.HasSuffix(n, "_"+m[1]) {
+			return geminiWish{n, args}, true
+		}
+	}
+	return geminiWish{}, false
+}
+
+// modelOutput is what a tool result response (as JSON) hands the model:
+// its output, or the error the agent made of the result.
+func modelOutput(response string) (output, errText string) {
+	var r struct {
+		Output any `json:"output"`
+		Error  any `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(response), &r); err != nil {
+		return "", "not JSON: " + err.Error()
+	}
+	if r.Error != nil {
+		if s, ok := r.Error.(string); ok {
+			return "", s
+		}
+		b, _ := json.Marshal(r.Error)
+		return "", string(b)
+	}
+	s, ok := r.Output.(string)
+	if !ok {
+		return "", fmt.Sprintf("output is not a text: %.300s", response)
+	}
+	return s, ""
 }
 
 // session returns what the model was sent since the last call.
@@ -179,6 +246,25 @@ type geminiStats struct {
 			ByName                              map[string]struct{ Count, Success int }
 		}
 	}
+}
+
+// geminiHome returns a new HOME whose Gemini CLI settings have the bridge,
+// started with args, as its MCP server "tairseach", trusted.
+func geminiHome(t *testing.T, args []string) string {
+	t.Helper()
+	home := shortDir(t)
+	writeJSON(t, filepath.Join(home, ".gemini", "settings.json"), map[string]any{
+		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"mcpServers": map[string]any{"tairseach": map[string]any{
+			"command": bridgeBin,
+			"args":    args,
+			"trust":   true, // its calls need no confirmation
+		}},
+	})
+	return home
 }
 
 // runGemini runs one non-interactive Gemini CLI session with prompt, in
@@ -243,24 +329,7 @@ func TestGeminiCLIOffersOnlyGrantedTools(t *testing.T) {
 	api := httptest.NewServer(model)
 	defer api.Close()
 
-	home := shortDir(t)
-	settings, _ := json.Marshal(map[string]any{
-		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
-		"privacy":   map[string]any{"usageStatisticsEnabled": false},
-		"telemetry": map[string]any{"enabled": false},
-		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
-		"mcpServers": map[string]any{"tairseach": map[string]any{
-			"command": bridgeBin,
-			"args":    e.args("--log-level", "warn"),
-			"trust":   true, // its calls need no confirmation
-		}},
-	})
-	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	home := geminiHome(t, e.args("--log-level", "warn"))
 
 	// session runs one and returns the tools each request offered the
 	// model, and the tool results it was sent.
