@@ -8,12 +8,23 @@
 // return, a Unicode line separator or a control character is escaped, a
 // quote inside is escaped, and what was cut is said after the closing
 // quote, where the words themselves cannot write.
+//
+// What is shown must also identify what is sent: a character that renders
+// as nothing or as something else (Unicode's default-ignorable code points:
+// format characters, fillers, variation selectors, bidi and joining
+// controls) is escaped, and so is a combining mark of a text that is not in
+// NFC, where "e" and U+0301 would show as the "é" of another text. Names
+// (Ident) are shown with every character outside ASCII escaped, so that
+// two different names never look the same (a Cyrillic "о" in "tо").
 package quote
 
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Defaults for the words the bridge shows most.
@@ -36,9 +47,20 @@ func Line(s string, n int) string {
 
 // Cut is Line, and how many bytes of s it left out.
 func Cut(s string, n int) (line string, left int) {
+	return cut(s, n, false)
+}
+
+// Ident is Cut for a name (an argument's, a member's): every character
+// outside ASCII is escaped too, so that names that differ never look the
+// same, whatever their script.
+func Ident(s string, n int) (line string, left int) {
+	return cut(s, n, true)
+}
+
+func cut(s string, n int, ascii bool) (line string, left int) {
 	var b strings.Builder
 	b.WriteByte('"')
-	left = appendCut(&b, s, n)
+	left = appendCut(&b, s, n, ascii)
 	b.WriteByte('"')
 	if left > 0 {
 		b.WriteString(More(left))
@@ -51,27 +73,43 @@ func More(n int) string {
 	return "… (" + strconv.Itoa(n) + " more bytes)"
 }
 
+// Hidden reports whether r is shown escaped whatever the text: a
+// character that is not printable, or one that renders as nothing or as
+// something else (Unicode's Default_Ignorable_Code_Point: format
+// characters, Other_Default_Ignorable_Code_Point such as the Hangul
+// fillers and U+034F, variation selectors; bidi and joining controls).
+func Hidden(r rune) bool {
+	return !strconv.IsPrint(r) || unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point,
+		unicode.Variation_Selector, unicode.Bidi_Control, unicode.Join_Control, unicode.Noncharacter_Code_Point)
+}
+
 // appendCut writes s escaped to b, at most n bytes of it, and returns how
-// many bytes of s it left out.
-func appendCut(b *strings.Builder, s string, n int) int {
+// many bytes of s it left out. With ascii, every character outside ASCII
+// is escaped.
+func appendCut(b *strings.Builder, s string, n int, ascii bool) int {
 	var buf []byte
 	written := 0
+	// In a text that is not NFC a combining mark may compose, as shown,
+	// into what another text holds precomposed: it is escaped.
+	marks := !ascii && !norm.NFC.IsNormalString(s)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		buf = buf[:0]
 		switch {
 		case r == utf8.RuneError && size == 1:
 			buf = append(buf, `\x`...)
-			buf = append(buf, "0123456789abcdef"[s[i]>>4], "0123456789abcdef"[s[i]&15])
+			buf = append(buf, hex[s[i]>>4], hex[s[i]&15])
 		case r == '"' || r == '\\':
 			buf = append(buf, '\\', byte(r))
 		case r < utf8.RuneSelf && strconv.IsPrint(r):
 			buf = append(buf, byte(r))
-		default:
-			// QuoteRune escapes what is not printable (controls, line and
-			// paragraph separators, bidi overrides) and keeps the rest.
-			q := strconv.QuoteRune(r)
+		case r < utf8.RuneSelf:
+			q := strconv.QuoteRune(r) // \n, \t, \x00
 			buf = append(buf, q[1:len(q)-1]...)
+		case ascii || Hidden(r) || marks && unicode.Is(unicode.M, r):
+			buf = appendEscape(buf, r)
+		default:
+			buf = append(buf, s[i:i+size]...)
 		}
 		if written+len(buf) > n {
 			return len(s) - i
@@ -81,4 +119,22 @@ func appendCut(b *strings.Builder, s string, n int) int {
 		i += size
 	}
 	return 0
+}
+
+const hex = "0123456789abcdef"
+
+// appendEscape writes r as Go escapes it: \u2028, \U0001f600.
+func appendEscape(buf []byte, r rune) []byte {
+	if r > 0xFFFF {
+		buf = append(buf, `\U`...)
+		for shift := 28; shift >= 0; shift -= 4 {
+			buf = append(buf, hex[r>>shift&15])
+		}
+		return buf
+	}
+	buf = append(buf, `\u`...)
+	for shift := 12; shift >= 0; shift -= 4 {
+		buf = append(buf, hex[r>>shift&15])
+	}
+	return buf
 }

@@ -114,7 +114,7 @@ func parseValue(dec *json.Decoder) (*argNode, error) {
 func showArgs(root *argNode) (text string, cut bool, why string) {
 	if root.kind == '{' {
 		for _, k := range root.kids {
-			if _, left := quote.Cut(k.key, maxConfirmKey); left > 0 {
+			if _, left := quote.Ident(k.key, maxConfirmKey); left > 0 {
 				return "", false, fmt.Sprintf("the argument name %s is over %d bytes long, quoted", quote.Line(k.key, quote.Name), maxConfirmKey)
 			}
 		}
@@ -187,7 +187,7 @@ func (w *argWriter) node(n *argNode, indent, levels int) {
 	}
 	head := ""
 	if n.keyed {
-		key, left := quote.Cut(n.key, maxConfirmKey)
+		key, left := quote.Ident(n.key, maxConfirmKey)
 		w.cut = w.cut || left > 0
 		head = key + ": "
 	}

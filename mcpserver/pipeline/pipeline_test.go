@@ -72,7 +72,8 @@ func FuzzConfirmArgs(f *testing.F) {
 		lines := strings.Split(text, "\n")
 		i := 0
 		for _, k := range root.kids {
-			key := quote.Line(k.key, maxConfirmKey) + ": "
+			key, _ := quote.Ident(k.key, maxConfirmKey)
+			key += ": "
 			for i < len(lines) && !strings.HasPrefix(lines[i], "  "+key) {
 				i++
 			}
@@ -82,6 +83,69 @@ func FuzzConfirmArgs(f *testing.F) {
 			i++
 		}
 	})
+}
+
+// Two argument sets that differ never make the same question when neither
+// is cut, and no line of the question holds a character that renders as
+// nothing or as another: the user can tell what an accept sends.
+func FuzzConfirmQuestionIdentifiesArgs(f *testing.F) {
+	f.Add("to", "a@example.com", "to\u3164", "a@example.com")
+	f.Add("to", "a@example.com", "t\u043e", "a@example.com")
+	f.Add("to", "caf\u00e9", "to", "cafe\u0301")
+	f.Add("to", "a\ufe0f", "to", "a")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		show := func(k, v string) (string, []byte) {
+			args, _ := json.Marshal(map[string]string{k: v})
+			root, err := parseArgs(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, cut, why := showArgs(root)
+			if why != "" || cut {
+				return "", args
+			}
+			for _, r := range text {
+				if r != '\n' && quote.Hidden(r) {
+					t.Fatalf("the question for %s holds U+%04X:\n%s", args, r, text)
+				}
+			}
+			return text, args
+		}
+		a, argsA := show(k1, v1)
+		b, argsB := show(k2, v2)
+		if a != "" && a == b && string(argsA) != string(argsB) {
+			t.Fatalf("%s and %s make the same question:\n%s", argsA, argsB, a)
+		}
+	})
+}
+
+// TestConfirmQuestionTellsLookAlikeArgsApart: names and values that look
+// alike, one with an invisible character or a letter of another script,
+// show differently.
+func TestConfirmQuestionTellsLookAlikeArgsApart(t *testing.T) {
+	for _, pair := range [][2]string{
+		{`{"to":"a@example.com"}`, `{"to\u3164":"a@example.com"}`},
+		{`{"to":"a@example.com"}`, `{"t\u043e":"a@example.com"}`},
+		{`{"to":"a@example.com"}`, `{"to\ufe0f":"a@example.com"}`},
+		{`{"to":"a@example.com"}`, `{"to":"a@example.com\u034f"}`},
+		{`{"to":"caf\u00e9"}`, `{"to":"cafe\u0301"}`},
+	} {
+		var shown [2]string
+		for i, args := range pair {
+			root, err := parseArgs(json.RawMessage(args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, _, why := showArgs(root)
+			if why != "" {
+				t.Fatalf("%s not offered: %s", args, why)
+			}
+			shown[i] = text
+		}
+		if shown[0] == shown[1] {
+			t.Errorf("%s and %s show alike:\n%s", pair[0], pair[1], shown[0])
+		}
+	}
 }
 
 // TestCheckerBoundsQueuedBytes: results waiting for the background check
