@@ -13,6 +13,7 @@ CONFORMANCE_DEPS := scripts/conformance/node_modules/.package-lock.json
 AGENT_DEPS := scripts/agents/node_modules/.package-lock.json
 PEER_DEPS := scripts/bench/peer/node_modules/.package-lock.json
 OPENCLAW_DEPS := scripts/openclaw/node_modules/.package-lock.json
+CODER_DEPS := scripts/coders/node_modules/.package-lock.json
 # Pinned, fetched through the Go module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -80,6 +81,16 @@ $(OPENCLAW_DEPS): scripts/openclaw/package.json scripts/openclaw/package-lock.js
 		rc=$$?; rm -rf $$home; exit $$rc; fi
 	@touch $@
 
+# Claude Code and Codex, whose models the end-to-end tests replace with fake
+# APIs, pinned in scripts/coders/package-lock.json. Each is a native binary
+# in an optional package for the platform (on Linux x64 ~185 and ~165 MB to
+# download, ~790 MB installed), which the tests run directly: npm need not
+# run Claude Code's postinstall, which only links its binary into the
+# wrapper package.
+$(CODER_DEPS): scripts/coders/package.json scripts/coders/package-lock.json
+	cd scripts/coders && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # make bench's peer, mcp-host-rpc, in a tree of its own, pinned in
 # scripts/bench/peer/package-lock.json as npx resolved it for a user.
 $(PEER_DEPS): scripts/bench/peer/package.json scripts/bench/peer/package-lock.json
@@ -88,7 +99,7 @@ $(PEER_DEPS): scripts/bench/peer/package.json scripts/bench/peer/package-lock.js
 
 # -parallel 4: the tests that call t.Parallel wait on timers and on their
 # own processes, not on the CPU, so more of them than cores run at once.
-test: $(NODE_DEPS) $(CONFORMANCE_DEPS) $(AGENT_DEPS) $(OPENCLAW_DEPS)
+test: $(NODE_DEPS) $(CONFORMANCE_DEPS) $(AGENT_DEPS) $(OPENCLAW_DEPS) $(CODER_DEPS)
 	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 	@# Every Go benchmark once, so that none rots between runs of make bench;
 	@# with -race, so that it reuses the packages built above.
