@@ -4,7 +4,7 @@ package main
 // install edits in place, byte for byte, as far as hujson reads it (JSON
 // with comments and trailing commas); a file in the rest of JSON5
 // (unquoted keys, single quotes…) goes through OpenClaw's own
-// `openclaw mcp set`, or install names that command (docs/architecture.md
+// `openclaw config patch`, or install names that command (docs/architecture.md
 // says why no JSON5 parser). The Tairseach app once wrote its entry under
 // a top-level mcpServers, a key for which OpenClaw rejects the whole file:
 // install moves that entry to mcp.servers, and doctor finds it.
@@ -12,7 +12,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,8 +72,11 @@ func (c mcpClient) moveMisplaced(cf *configFile, fields []clientconfig.Field) ([
 }
 
 // installJSON5 installs into a file that hujson cannot read: through
-// OpenClaw's own openclaw mcp set when it is on PATH, which rewrites the
-// file as plain JSON; else it names that command.
+// OpenClaw's own openclaw config patch when it is on PATH, which rewrites
+// the file as plain JSON; else it names that command. The patch holds the
+// members install owns, and nothing of the user's: OpenClaw merges it into
+// the entry, keeping the rest. It goes on the command's stdin, never on
+// its command line, which other local users can read (ps).
 func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry serverEntry, notes []string, stdout, stderr io.Writer) error {
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
@@ -91,59 +93,17 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 	}
 	why := fmt.Sprintf("%s:%d:%d: %s: install edits %s in place, byte for byte, only as JSON with comments and trailing commas, "+
 		"not the rest of JSON5 (unquoted keys, single quotes…)", fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.title+"'s file")
+	patch := clientconfig.Patch(append(strings.Split(c.key, "."), entryName), c.fields(entry))
 	bin, lookErr := exec.LookPath("openclaw")
 	if lookErr != nil || f.print {
-		set, _ := json.Marshal(clientconfig.Merge(nil, c.fields(entry)))
-		cmd := env + "openclaw mcp set " + entryName + " " + shellQuote(string(set))
+		cmd := "printf '%s\\n' " + shellQuote(string(patch)) + " | " + env + "openclaw config patch --stdin"
 		if f.print {
-			fmt.Fprintf(stderr, "tairseach-mcp: --print: %s; install would run OpenClaw's own command, which rewrites the file as plain JSON:\n", why)
+			fmt.Fprintf(stderr, "tairseach-mcp: --print: %s; install would run OpenClaw's own command, which sets install's members of the entry, keeps yours, and rewrites the file as plain JSON:\n", why)
 			fmt.Fprintln(stdout, cmd)
 			return nil
 		}
-		return fmt.Errorf("%s; run OpenClaw's own command, which sets the whole entry and rewrites the file as plain JSON, without its comments:\n  %s", why, cmd)
+		return fmt.Errorf("%s; run OpenClaw's own command, which sets install's members of the entry, keeps yours, and rewrites the file as plain JSON, without its comments:\n  %s", why, cmd)
 	}
-	run := func(args ...string) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), openClawTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.WaitDelay = time.Second
-		if env != "" {
-			cmd.Env = append(os.Environ(), "OPENCLAW_CONFIG_PATH="+file)
-		}
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		out, err := cmd.Output()
-		if ctx.Err() != nil {
-			err = fmt.Errorf("no answer within %s", openClawTimeout)
-		}
-		if err != nil {
-			return out, fmt.Errorf("%s %s: %w: %s", bin, strings.Join(args[:2], " "), err, strings.TrimSpace(errb.String()))
-		}
-		return out, nil
-	}
-	// openclaw mcp set replaces the entry whole: the user's members of the
-	// entry there come from openclaw mcp show.
-	var have map[string]any
-	out, err := run("mcp", "show", entryName, "--json")
-	if err != nil {
-		var failed struct {
-			Error struct{ Message string }
-		}
-		if json.Unmarshal(out, &failed) != nil || !strings.HasPrefix(failed.Error.Message, "No MCP server named") {
-			return fmt.Errorf("%s; OpenClaw cannot read it either: %v; run openclaw doctor --fix, then this again", why, err)
-		}
-	} else if err := json.Unmarshal(out, &have); err != nil {
-		return fmt.Errorf("reading the entry from openclaw mcp show: %w", err)
-	}
-	// openclaw mcp set takes the entry on its command line, which other
-	// local users can read (ps): an entry holding what may be a secret is
-	// the user's to set.
-	if secret := secretMembers(have); len(secret) > 0 {
-		own, _ := json.Marshal(clientconfig.Merge(nil, c.fields(entry)))
-		return fmt.Errorf("%s; the entry there has %s, which may hold secrets that openclaw mcp set would take on its command line, where other users of this machine can read them; "+
-			"add these members to the entry yourself: %s, or write the file as JSON with comments, and run this again", why, strings.Join(secret, ", "), own)
-	}
-	set, _ := json.Marshal(clientconfig.Merge(have, c.fields(entry)))
 	data, err := os.ReadFile(fe.path)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", fe.path, err)
@@ -152,7 +112,21 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 	if err != nil {
 		return err
 	}
-	if _, err := run("mcp", "set", entryName, string(set)); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), openClawTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "config", "patch", "--stdin")
+	cmd.WaitDelay = time.Second
+	if env != "" {
+		cmd.Env = append(os.Environ(), "OPENCLAW_CONFIG_PATH="+file)
+	}
+	cmd.Stdin = bytes.NewReader(append(patch, '\n'))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if _, err := cmd.Output(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s", openClawTimeout)
+		}
+		err = fmt.Errorf("%s config patch: %w: %s", bin, err, strings.TrimSpace(errb.String()))
 		if now, rerr := os.ReadFile(fe.path); rerr == nil && bytes.Equal(now, data) {
 			os.Remove(backup) // nothing changed: no backup of it, and the older ones stay
 			return fmt.Errorf("%w; %s was left as it was", err, fe.path)
@@ -160,7 +134,7 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 		return fmt.Errorf("%w; %s changed all the same: the old file is in %s", err, fe.path, backup)
 	}
 	clientconfig.Prune(fe.path)
-	fmt.Fprintf(stdout, "set the tairseach entry in %s with openclaw mcp set, as install cannot keep its JSON5 byte for byte: OpenClaw rewrote it as plain JSON, without its comments (the old file is in %s)\n%s\n",
+	fmt.Fprintf(stdout, "set the tairseach entry in %s with openclaw config patch, as install cannot keep its JSON5 byte for byte: OpenClaw rewrote it as plain JSON, without its comments (the old file is in %s)\n%s\n",
 		fe.path, backup, c.afterAdd)
 	return nil
 }
@@ -203,21 +177,6 @@ func (d *doctor) checkOpenClaw() {
 		d.report(statusFail, fmt.Sprintf("OpenClaw: %s has the tairseach entry under %s, a key for which OpenClaw rejects the whole file and runs none of its commands", path, c.misplaced),
 			"tairseach-mcp install openclaw moves it to mcp.servers.tairseach, keeping your settings there")
 	}
-}
-
-// secretMembers names the members of an OpenClaw server entry that may
-// hold secrets: its environment, headers and credentials.
-func secretMembers(entry map[string]any) []string {
-	var names []string
-	for k := range entry {
-		switch l := strings.ToLower(k); {
-		case l == "env", l == "headers", l == "auth", l == "oauth",
-			strings.Contains(l, "token"), strings.Contains(l, "secret"), strings.Contains(l, "key"), strings.Contains(l, "password"):
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
-	return names
 }
 
 // openClawTimeout bounds each openclaw command install runs: a first start

@@ -119,7 +119,7 @@ func TestInstallOpenClawJSON5(t *testing.T) {
 	const before = "{\n  agents: {defaults: {workspace: '~/work'}}, // unquoted, single quotes\n}\n"
 	writeFixture(t, path, before)
 	args := []string{"--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw"}
-	want := `openclaw mcp set tairseach '{"args":["--manifests=/srv/m","--socket=` + fixedSocket + `"],"command":"` + exePath(t) + `"}'`
+	want := `printf '%s\n' '{"mcp":{"servers":{"tairseach":{"type":null,"command":"` + exePath(t) + `","args":["--manifests=/srv/m","--socket=` + fixedSocket + `"],"url":null,"transport":null,"headers":null}}}}' | openclaw config patch --stdin`
 	stdout, stderr, code := cli("", args...)
 	if code != 1 || !strings.Contains(stderr, path+":2:3: ") || !strings.Contains(stderr, "\n  "+want+"\n") {
 		t.Errorf("exit %d\n%s%s\nwant the command\n%s", code, stdout, stderr, want)
@@ -150,22 +150,19 @@ func TestInstallOpenClawJSON5(t *testing.T) {
 	other := filepath.Join(home, "my openclaw.json")
 	writeFixture(t, other, before)
 	_, stderr, _ = cli("", append(slices.Clone(args), "--config", other)...)
-	if !strings.Contains(stderr, "\n  OPENCLAW_CONFIG_PATH='"+other+"' openclaw mcp set tairseach '") {
+	if !strings.Contains(stderr, "}}}}' | OPENCLAW_CONFIG_PATH='"+other+"' openclaw config patch --stdin\n") {
 		t.Errorf("--config: %s", stderr)
 	}
 }
 
-// TestInstallOpenClawJSON5Trust: through openclaw mcp set (a stand-in on
-// PATH that records how it was run), a linked file stays a link, OpenClaw
-// being pointed at its target, and an entry that may hold secrets is not
-// put on a command line other users can read.
-func TestInstallOpenClawJSON5Trust(t *testing.T) {
+// TestInstallOpenClawJSON5Link: through openclaw config patch (a stand-in
+// on PATH that records how it was run), a linked file stays a link,
+// OpenClaw being pointed at its target.
+func TestInstallOpenClawJSON5Link(t *testing.T) {
 	home := installHome(t)
 	bin := t.TempDir()
 	record := filepath.Join(home, "openclaw-runs")
-	show := filepath.Join(home, "show.json")
-	script := "#!/bin/sh\necho \"OPENCLAW_CONFIG_PATH=$OPENCLAW_CONFIG_PATH $*\" >> '" + record + "'\n" +
-		"if [ \"$2\" = show ]; then cat '" + show + "'; fi\n"
+	script := "#!/bin/sh\necho \"OPENCLAW_CONFIG_PATH=$OPENCLAW_CONFIG_PATH $*\" >> '" + record + "'\n"
 	if err := os.WriteFile(filepath.Join(bin, "openclaw"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -178,20 +175,9 @@ func TestInstallOpenClawJSON5Trust(t *testing.T) {
 	if err := os.Symlink(target, path); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw"}
-
-	writeFixture(t, show, `{"command":"/old","env":{"TAIRSEACH_MCP_TOKEN":"s3cr3t"}}`)
-	stdout, stderr, code := cli("", args...)
+	stdout, stderr, code := cli("", "--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw")
 	runs, _ := os.ReadFile(record)
-	if code != 1 || !strings.Contains(stderr, "has env, which may hold secrets") || strings.Contains(string(runs), "s3cr3t") || strings.Contains(string(runs), " set ") {
-		t.Errorf("an entry with env: exit %d\n%s%s\nruns:\n%s", code, stdout, stderr, runs)
-	}
-
-	writeFixture(t, show, `{"command":"/old"}`)
-	os.Remove(record)
-	stdout, stderr, code = cli("", args...)
-	runs, _ = os.ReadFile(record)
-	if code != 0 || !strings.Contains(string(runs), "OPENCLAW_CONFIG_PATH="+target+" mcp set tairseach ") {
+	if code != 0 || string(runs) != "OPENCLAW_CONFIG_PATH="+target+" config patch --stdin\n" {
 		t.Errorf("through a link: exit %d\n%s%s\nruns:\n%s", code, stdout, stderr, runs)
 	}
 	if to, err := os.Readlink(path); err != nil || to != target {
@@ -199,13 +185,13 @@ func TestInstallOpenClawJSON5Trust(t *testing.T) {
 	}
 }
 
-// A failed openclaw mcp set leaves the file and its backups as they were:
+// A failed openclaw config patch leaves the file and its backups as they were:
 // the backup made for it goes, and none of the older ones, however many
 // times it is tried; the error says the file is unchanged.
 func TestInstallOpenClawFailedSetKeepsBackups(t *testing.T) {
 	installHome(t)
 	bin := t.TempDir()
-	script := "#!/bin/sh\nif [ \"$2\" = show ]; then echo '{\"command\":\"/old\"}'; exit 0; fi\necho 'it broke' >&2; exit 3\n"
+	script := "#!/bin/sh\necho 'it broke' >&2; exit 3\n"
 	if err := os.WriteFile(filepath.Join(bin, "openclaw"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +205,7 @@ func TestInstallOpenClawFailedSetKeepsBackups(t *testing.T) {
 	for range 3 {
 		stdout, stderr, code := cli("", "--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw")
 		if code == 0 || !strings.Contains(stderr, "it broke") || !strings.Contains(stderr, "was left as it was") {
-			t.Fatalf("a failing openclaw mcp set: exit %d\n%s%s", code, stdout, stderr)
+			t.Fatalf("a failing openclaw config patch: exit %d\n%s%s", code, stdout, stderr)
 		}
 	}
 	if got, _ := os.ReadFile(path); string(got) != json5 {
@@ -232,6 +218,46 @@ func TestInstallOpenClawFailedSetKeepsBackups(t *testing.T) {
 		}
 		if n > clientconfig.KeepBackups && err == nil {
 			t.Errorf("backup %d was made and kept for a change not made", n)
+		}
+	}
+}
+
+// TestInstallOpenClawKeepsValuesOffCommandLines: through OpenClaw's own
+// command (a stand-in on PATH that records its arguments and its stdin),
+// no value of the entry that install did not write reaches a command line,
+// which other users of this machine can read (ps), whatever the member
+// holding it is called: install sends only its own members, on stdin, and
+// OpenClaw merges them into the entry, which keeps the user's.
+func TestInstallOpenClawKeepsValuesOffCommandLines(t *testing.T) {
+	home := installHome(t)
+	bin := t.TempDir()
+	record, stdin, show := filepath.Join(home, "openclaw-runs"), filepath.Join(home, "openclaw-stdin"), filepath.Join(home, "show.json")
+	script := "#!/bin/sh\necho \"$*\" >> '" + record + "'\n" +
+		"if [ \"$2\" = show ]; then cat '" + show + "'; fi\n" +
+		"if [ \"$2\" = patch ]; then cat >> '" + stdin + "'; fi\n"
+	if err := os.WriteFile(filepath.Join(bin, "openclaw"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	path := configPathOf(t, "openclaw")
+	for _, entry := range []string{
+		`{"command":"/old","env":{"MY_API_KEY":"sk-live-env"}}`,
+		`{"url":"http://127.0.0.1:1/mcp","headers":{"X-Custom-Auth":"sk-live-header"}}`,
+		`{"command":"/old","credentials":"sk-live-member","codex":{"http_headers":{"Authorization":"Bearer sk-live-nested"}}}`,
+	} {
+		writeFixture(t, path, "{\n  mcp: {servers: {tairseach: "+entry+"}},\n}\n")
+		writeFixture(t, show, entry)
+		os.Remove(record)
+		os.Remove(stdin)
+		stdout, stderr, code := cli("", "--manifests", "/srv/m", "--socket", fixedSocket, "install", "openclaw")
+		runs, _ := os.ReadFile(record)
+		sent, _ := os.ReadFile(stdin)
+		if code != 0 || strings.Contains(string(runs), "sk-live") {
+			t.Errorf("%s: exit %d\n%s%s\nopenclaw was run with:\n%s", entry, code, stdout, stderr, runs)
+		}
+		want := `{"mcp":{"servers":{"tairseach":{"type":null,"command":"` + exePath(t) + `","args":["--manifests=/srv/m","--socket=` + fixedSocket + `"],"url":null,"transport":null,"headers":null}}}}`
+		if string(runs) != "config patch --stdin\n" || strings.TrimSpace(string(sent)) != want {
+			t.Errorf("%s: openclaw was run with\n%s\nand given\n%s\nwant config patch --stdin given\n%s", entry, runs, sent, want)
 		}
 	}
 }

@@ -92,6 +92,35 @@ func Merge(have map[string]any, fields []Field) map[string]any {
 	return out
 }
 
+// Patch is a JSON merge patch (RFC 7396) that sets fields in the entry at
+// path (the keys from the top of the file down to the entry's name): it
+// holds the caller's members only, an absent one as null, so that a
+// program that applies it to the file (openclaw config patch) keeps every
+// member of the user's. It differs from Merge in one case only: an object
+// of Sub members that the patch leaves empty stays, as {}.
+func Patch(path []string, fields []Field) json.RawMessage {
+	v := patchObject(fields)
+	for i := len(path) - 1; i >= 0; i-- {
+		v = encodeObject([]member{{path[i], v}})
+	}
+	return v
+}
+
+func patchObject(fields []Field) json.RawMessage {
+	ms := make([]member, 0, len(fields))
+	for _, f := range fields {
+		v := json.RawMessage("null")
+		switch {
+		case f.Sub != nil:
+			v = patchObject(f.Sub)
+		case f.Value != nil:
+			v = jsonValue(f)
+		}
+		ms = append(ms, member{f.Key, v})
+	}
+	return encodeObject(ms)
+}
+
 // SyntaxError is a file that cannot be parsed: where, and why.
 type SyntaxError struct {
 	Line, Col int
