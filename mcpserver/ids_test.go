@@ -2,10 +2,13 @@ package mcpserver
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +270,100 @@ func checkExactAnswer(t *testing.T, v string, lines []string) {
 	}
 	if progress == 0 {
 		t.Errorf("token %s: no progress notification before the response", v)
+	}
+}
+
+// A notifications/cancelled in the same batch (2025-03-26) as the request
+// it names cancels that request, and no other: the go-sdk knows the
+// request by our id, and 9007199254740993, as a float64, is the
+// 9007199254740992 of another call in flight.
+func TestHTTPBatchCancellationNamesItsRequest(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stateful", true: "stateless"}[stateless], func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(idServer(t).NewHTTPHandler(streamable.Config{Stateless: stateless}))
+			t.Cleanup(hs.Close)
+			h := &httpRaw{t: t, url: hs.URL + streamable.MCPPath}
+			h.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+			h.header = map[string]string{"Mcp-Protocol-Version": "2025-03-26"}
+			h.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			other := make(chan []string, 1)
+			if !stateless { // in a session, another call in flight that the cancellation must not reach
+				go func() {
+					lines, _ := (&httpRaw{url: h.url, session: h.session, header: h.header}).do(`{"jsonrpc":"2.0","id":9007199254740992,"method":"tools/call","params":{"name":"tairseach_demo_slow","arguments":{"ms":600}}}`)
+					other <- lines
+				}()
+				time.Sleep(100 * time.Millisecond) // in flight
+			}
+			start := time.Now()
+			batch := strings.Join(h.post(`[{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"tairseach_demo_slow","arguments":{"ms":600}}},`+
+				`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}]`), "\n")
+			if strings.Contains(batch, `"result"`) {
+				t.Errorf("the call cancelled in its batch was answered (after %v):\n%s", time.Since(start), batch)
+			}
+			if !stateless {
+				if lines := strings.Join(<-other, "\n"); !strings.Contains(lines, `{"jsonrpc":"2.0","id":9007199254740992,"result"`) {
+					t.Errorf("the other call in flight was not answered:\n%s", lines)
+				}
+			}
+		})
+	}
+}
+
+// What a result holds is the client's as it was, even where it reads as
+// the text of one of our private ids (a backend echoing it, or arguments
+// the model chose): only the id of each message and the progress token of
+// each notification are the client's put back. Replacing the text across
+// the response made such a value the client's id, a number, or broke the
+// JSON ("\"…" gave "\9007…").
+func TestHTTPContentEchoingOurIDsIsKept(t *testing.T) {
+	var args []string
+	for n := 1; n <= 8; n++ {
+		for _, kind := range []string{"id", "progress"} {
+			ours := `\u0000` + kind + `:` + strconv.Itoa(n)
+			args = append(args, fmt.Sprintf(`"%s%d":"%s","q%s%d":"\"%s"`, kind, n, ours, kind, n, ours))
+		}
+	}
+	arguments := "{" + strings.Join(args, ",") + "}"
+	for _, stateless := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stateful", true: "stateless"}[stateless], func(t *testing.T) {
+			t.Parallel()
+			// structuredContent (--output-schemas=strict) carries the
+			// arguments as JSON strings of the message itself.
+			srv := New(Config{DefaultSocket: startDemo(t), Logger: zerolog.Nop(), ProgressInterval: 20 * time.Millisecond, Prefix: "tairseach_", OutputSchemas: true}, loadExample(t))
+			t.Cleanup(func() { srv.Close() })
+			hs := httptest.NewServer(srv.NewHTTPHandler(streamable.Config{Stateless: stateless}))
+			t.Cleanup(hs.Close)
+			h := &httpRaw{t: t, url: hs.URL + streamable.MCPPath}
+			meta := ""
+			if stateless {
+				h.header = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tairseach_demo_echo"}
+				meta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`
+			} else {
+				h.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+				h.header = map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+				h.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			}
+			for _, id := range []string{`1.50`, `9007199254740993`} {
+				lines := h.post(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tairseach_demo_echo","arguments":` + arguments + `,"_meta":{` + meta + `"progressToken":` + id + `}}}`)
+				if len(lines) == 0 {
+					t.Fatalf("id %s: no answer", id)
+				}
+				last := lines[len(lines)-1]
+				var resp struct {
+					ID     json.RawMessage
+					Result struct{ StructuredContent json.RawMessage }
+				}
+				if err := json.Unmarshal([]byte(last), &resp); err != nil || string(resp.ID) != id {
+					t.Fatalf("id %s: the response (%v) is\n%s", id, err, last)
+				}
+				var got, want map[string]any
+				_ = json.Unmarshal(resp.Result.StructuredContent, &got)
+				_ = json.Unmarshal([]byte(arguments), &want)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("id %s: the result is not the arguments echoed:\n%s\nwant\n%s", id, last, arguments)
+				}
+			}
+		})
 	}
 }
