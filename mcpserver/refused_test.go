@@ -24,9 +24,9 @@ func TestRefusalsAreTyped(t *testing.T) {
 	for _, c := range []struct {
 		tool string
 		args string
-		want backend.Rule // "": the call was made
+		want backend.Rule // the zero Rule: the call was made
 	}{
-		{"tairseach_contacts_search", `{"query":"a"}`, ""},
+		{"tairseach_contacts_search", `{"query":"a"}`, backend.Rule{}},
 		{"tairseach_contacts_search", `{"limit":"ten"}`, backend.RuleInvalidArguments},
 		{"tairseach_screen_capture", `{}`, backend.RuleHidden},
 		{"tairseach_no_such_tool", `{}`, backend.RuleUnknownTool},

@@ -79,21 +79,50 @@ type Refused struct {
 	Message string // why, and what to do about it
 }
 
-// Rule names the rule that refused a request.
-type Rule string
+// Rule is a rule that refuses a request, with everything said of it
+// elsewhere: what the audit log records, and its line in docs/policy.md
+// (made from Rules by go test -run TestPolicyDocListsEveryRule -update
+// ./mcpserver/). A rule is made by newRule only, so that none is half
+// added.
+type Rule struct {
+	Name string // as tests and logs name it
+	// Outcome is the audit log's outcome of a request it refused, set
+	// where it refuses; "" leaves it to the log (Logged says what it is).
+	Outcome string
+	Logged  string // what the audit log records, for docs/policy.md
+	Doc     string // what it refuses, for docs/policy.md
+}
+
+func (r Rule) String() string { return r.Name }
+
+var rules []Rule
+
+// newRule makes a rule and adds it to Rules. An outcome of "" leaves the
+// audit log's outcome to the log, which records what logged says.
+func newRule(name, outcome, logged, doc string) Rule {
+	if outcome != "" {
+		logged = "`" + outcome + "`"
+	}
+	r := Rule{Name: name, Outcome: outcome, Logged: logged, Doc: doc}
+	rules = append(rules, r)
+	return r
+}
+
+// Rules are every rule a request can be refused by, in the order made.
+func Rules() []Rule { return rules }
 
 // The rules a request can be refused by.
-const (
-	RuleHidden           Rule = "hidden"            // the session's policy serves no tool of the method
-	RuleUnknownMethod    Rule = "unknown_method"    // no tool served here calls the method
-	RuleInvalidArguments Rule = "invalid_arguments" // the params do not match the method's inputSchema
-	RuleNotConfirmed     Rule = "not_confirmed"     // the user did not confirm, or could not be asked
-	RuleBusy             Rule = "busy"              // no slot within the timeout
-	RuleTooLarge         Rule = "too_large"         // the reply makes a message over the size limit
-	RuleUnknownTool      Rule = "unknown_tool"      // no tool of that name is served
-	RulePermission       Rule = "permission"        // the tool needs a macOS permission that is not granted
-	RuleInternal         Rule = "internal_error"    // serving it panicked: a bug of tairseach-mcp
-	RuleOther            Rule = "other"
+var (
+	RuleHidden           = newRule("hidden", "", "`rejected`", "the session's policy (the flags, a header selection) serves no tool of that name or method")
+	RuleUnknownMethod    = newRule("unknown_method", "", "`rejected`", "a feature's request names a method no tool served here calls")
+	RuleInvalidArguments = newRule("invalid_arguments", "invalid_arguments", "", "the arguments (a feature's params) do not match the tool's inputSchema")
+	RuleNotConfirmed     = newRule("not_confirmed", "", "`declined`, `unanswered`, or `refused` when the client cannot ask", "the user did not confirm the call (--confirm), or could not be asked")
+	RuleBusy             = newRule("busy", "busy", "", "no slot of --max-in-flight freed within the call's timeout")
+	RuleTooLarge         = newRule("too_large", "", "`too_large` (a reply refused as it is read), `result_error` (an answer that would be too large)", "the answer makes a message over --max-result-bytes")
+	RuleUnknownTool      = newRule("unknown_tool", "unknown_tool", "", "no tool of that name is served (a reload may have removed it)")
+	RulePermission       = newRule("permission", "", "`rejected`", "the tool needs a macOS permission the app does not hold (--hide-ungranted)")
+	RuleInternal         = newRule("internal_error", "internal_error", "", "serving the request panicked: a bug of tairseach-mcp")
+	RuleOther            = newRule("other", "", "`rejected`", "any other refusal: a discovery tool's or the part tool's own arguments, a held result not found")
 )
 
 func (e *Refused) Error() string { return e.Message }

@@ -139,17 +139,6 @@ func (c *Request) refuse(rule backend.Rule, msg string) *mcp.CallToolResult {
 	return check.ErrorResult(msg)
 }
 
-// auditOutcome is the audit log's outcome of a request refused by rule,
-// where the log names the rule itself; "" leaves it to the log (rejected
-// before the socket, result_error after).
-func auditOutcome(rule backend.Rule) string {
-	switch rule {
-	case backend.RuleUnknownTool, backend.RuleInvalidArguments, backend.RuleBusy, backend.RuleInternal:
-		return string(rule)
-	}
-	return ""
-}
-
 // refuseHidden refuses c's call of tool name, which why hides: a rule of
 // the policy, or a permission not granted.
 func refuseHidden(c *Request, name string, why policy.Reason) *mcp.CallToolResult {

@@ -48,7 +48,7 @@ func (p *Pipeline) Run(ctx context.Context, c *Request) (res *mcp.CallToolResult
 		ctx, o = p.obs.Start(ctx, c.Info, c.Name, c.Args)
 		defer func() {
 			if c.refused != nil {
-				if out := auditOutcome(c.refused.Rule); out != "" {
+				if out := c.refused.Rule.Outcome; out != "" {
 					o.Refused(out)
 				}
 			}
