@@ -16,6 +16,8 @@
 // NFC, where "e" and U+0301 would show as the "é" of another text. Names
 // (Ident) are shown with every character outside ASCII escaped, so that
 // two different names never look the same (a Cyrillic "о" in "tо").
+// Where a message shows a name or a text bare, Word and Bare keep it bare
+// while it reads as it is, and quote it as soon as it would not.
 package quote
 
 import (
@@ -66,6 +68,45 @@ func cut(s string, n int, ascii bool) (line string, left int) {
 		b.WriteString(More(left))
 	}
 	return b.String(), left
+}
+
+// IdentLine is Ident without what it left out, as Line is Cut.
+func IdentLine(s string, n int) string {
+	line, _ := Ident(s, n)
+	return line
+}
+
+// Word returns s as it is when it is a plain word: 1 to n bytes of
+// printable ASCII without a space, a quote, a backslash or a comma, which
+// reads the same whatever surrounds it; else s as Ident shows it. It is
+// for names a message shows bare (a member of a client's file, a glob),
+// which must be shown quoted when they could look like another name or
+// run into the words around them.
+func Word(s string, n int) string {
+	if s == "" || len(s) > n || strings.ContainsFunc(s, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || r == '"' || r == '\\' || r == ','
+	}) {
+		return IdentLine(s, n)
+	}
+	return s
+}
+
+// Bare returns s as it is when Line would escape none of its characters
+// but quotes and backslashes, and cut none of it; else Line(s, n). It is
+// for texts a message shows bare (a backend's error message): they keep
+// their look, unless they hold a character that could hide, pass for
+// another or break the line, or are too long.
+func Bare(s string, n int) string {
+	if len(s) > n || !utf8.ValidString(s) {
+		return Line(s, n)
+	}
+	marks := !norm.NFC.IsNormalString(s)
+	for _, r := range s {
+		if r < utf8.RuneSelf && !strconv.IsPrint(r) || r >= utf8.RuneSelf && (Hidden(r) || marks && unicode.Is(unicode.M, r)) {
+			return Line(s, n)
+		}
+	}
+	return s
 }
 
 // More is the mark of a cut after a quoted value: "… (N more bytes)".

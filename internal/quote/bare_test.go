@@ -1,0 +1,46 @@
+package quote
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWordAndBare: a name or a text shown bare stays as it is while it
+// reads as it is, and is shown quoted, escaped, as soon as it holds a
+// character that hides, passes for another or could run into the words
+// around it.
+func TestWordAndBare(t *testing.T) {
+	for _, tt := range []struct {
+		in, word, bare string
+	}{
+		{"disabled", "disabled", "disabled"},
+		{"contacts_*", "contacts_*", "contacts_*"},
+		{"MY_API_KEY", "MY_API_KEY", "MY_API_KEY"},
+		{"", `""`, ""},
+		{"a b", `"a b"`, "a b"},
+		{"a,b", `"a,b"`, "a,b"},
+		{`say "hi"`, `"say \"hi\""`, `say "hi"`},
+		{"to\u3164", `"to\u3164"`, `"to\u3164"`},
+		{"t\u043e", `"t\u043e"`, "t\u043e"},
+		{"caf\u00e9", `"caf\u00e9"`, "caf\u00e9"},
+		{"cafe\u0301", `"cafe\u0301"`, `"cafe\u0301"`},
+		{"two\nlines", `"two\nlines"`, `"two\nlines"`},
+		{"evil\u202egnp", `"evil\u202egnp"`, `"evil\u202egnp"`},
+		{"bad\xff", `"bad\xff"`, `"bad\xff"`},
+		{"\u26a0\ufe0f", `"\u26a0\ufe0f"`, "\"\u26a0\\ufe0f\""},
+	} {
+		if got := Word(tt.in, Name); got != tt.word {
+			t.Errorf("Word(%q) = %s, want %s", tt.in, got, tt.word)
+		}
+		if got := Bare(tt.in, Text); got != tt.bare {
+			t.Errorf("Bare(%q) = %s, want %s", tt.in, got, tt.bare)
+		}
+	}
+	long := strings.Repeat("x", Name+1)
+	if got := Word(long, Name); got != `"`+long[:Name]+`"… (1 more bytes)` {
+		t.Errorf("Word of %d bytes = %s", len(long), got)
+	}
+	if got := Bare(long, Name); got != `"`+long[:Name]+`"… (1 more bytes)` {
+		t.Errorf("Bare of %d bytes = %s", len(long), got)
+	}
+}
