@@ -13,23 +13,21 @@
 //   - files.read with encoding base64 carries the bytes in its reply: the
 //     app read them, behind its own checks.
 //
-// Whatever its source, a picture is checked as the format it claims (a
-// PNG whole; a JPEG, GIF or WebP by its header and its end: Check) within
-// bounded dimensions, and it must fit the message; otherwise the model reads a sentence saying why there is none,
-// and the text result is kept. mcpserver calls it through Config.Media.
+// Whatever its source, a picture is attached only if a client's decoder
+// will take it (Check): its header valid for its format, within bounded
+// dimensions, its data decoded within bounded memory to the format's end;
+// and it must fit the message. Otherwise the model reads a sentence saying
+// why there is none, and the text result is kept. mcpserver calls it
+// through Config.Media.
 package media
 
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"image"
-	"image/gif"
-	"image/jpeg"
 	"io"
 	"os"
 	"path/filepath"
@@ -39,7 +37,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/image/webp"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
 	"github.com/geilt/tairseach-mcp/internal/quote"
@@ -333,11 +330,15 @@ func Sniff(data []byte) string {
 	return ""
 }
 
-// Check reports whether data is the picture its first bytes say: a PNG
-// whose chunks and checksums hold, whole, up to IEND and nothing after it;
-// a JPEG, GIF or WebP whose header decodes and which ends as the format
-// ends (its frames between are not decoded). The dimensions must be within
-// MaxSide and MaxPixels. It returns the MIME type.
+// Check reports whether data is the picture its first bytes say, as a
+// client's decoder will take it, and returns its MIME type. The rule is
+// the same for every format: the header's fields are valid for the format
+// and the dimensions within MaxSide and MaxPixels; then the data decodes,
+// within bounded memory, to the format's end. A PNG's image data is
+// inflated and counted as it streams (checkPNG), and a GIF's first frame
+// decompressed so (checkGIF), in a window; a JPEG's markers and tables are
+// walked (checkJPEG) and a JPEG or WebP (checkWebP) decoded whole, as
+// their decoders do, if that takes at most MaxDecodeBytes.
 func Check(data []byte) (string, error) {
 	var (
 		cfg image.Config
@@ -348,68 +349,37 @@ func Check(data []byte) (string, error) {
 	case "image/png":
 		cfg, err = checkPNG(data)
 	case "image/jpeg":
-		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
-		if err == nil && !bytes.HasSuffix(data, []byte{0xFF, 0xD9}) {
-			err = errors.New("has no end of image marker")
-		}
+		cfg, err = checkJPEG(data)
 	case "image/gif":
-		cfg, err = gif.DecodeConfig(bytes.NewReader(data))
-		if err == nil && data[len(data)-1] != 0x3B {
-			err = errors.New("has no trailer")
-		}
+		cfg, err = checkGIF(data)
 	case "image/webp":
-		if size := binary.LittleEndian.Uint32(data[4:8]); uint64(size)+8 != uint64(len(data)) {
-			err = fmt.Errorf("says it has %d bytes but has %d", uint64(size)+8, len(data))
-		} else {
-			cfg, err = webp.DecodeConfig(bytes.NewReader(data))
-		}
+		cfg, err = checkWebP(data)
 	default:
 		return "", ErrUnknownFormat
 	}
-	if err != nil {
+	var plain asIs
+	switch {
+	case errors.As(err, &plain):
+		return "", err
+	case err != nil:
 		return "", fmt.Errorf("is not a whole %s (%v)", mime, err)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
-		return "", fmt.Errorf("is %d × %d pixels, outside the bounds (%d a side, %d pixels)", cfg.Width, cfg.Height, MaxSide, MaxPixels)
+	// Each checker bounds the dimensions before it reads the data; this
+	// is the rule itself.
+	if err := within(cfg); err != nil {
+		return "", err
 	}
 	return mime, nil
 }
 
-var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+// asIs is a reason a picture is left out that is no fault in it, said as
+// it is rather than as a picture that is not whole.
+type asIs struct{ error }
 
-// checkPNG walks the chunks of a PNG: IHDR first, at least one IDAT, every
-// checksum right, and IEND last, at the end of the data.
-func checkPNG(data []byte) (image.Config, error) {
-	var cfg image.Config
-	rest, first, idat := data[len(pngSignature):], true, false
-	for {
-		if len(rest) < 12 {
-			return cfg, errors.New("is cut short")
-		}
-		n := binary.BigEndian.Uint32(rest)
-		if uint64(n)+12 > uint64(len(rest)) {
-			return cfg, errors.New("is cut short")
-		}
-		typ, body := string(rest[4:8]), rest[8:8+n]
-		if crc32.ChecksumIEEE(rest[4:8+n]) != binary.BigEndian.Uint32(rest[8+n:]) {
-			return cfg, fmt.Errorf("chunk %q has a wrong checksum", typ)
-		}
-		switch {
-		case first && (typ != "IHDR" || n != 13):
-			return cfg, errors.New("does not start with its header")
-		case first:
-			cfg.Width, cfg.Height = int(binary.BigEndian.Uint32(body)), int(binary.BigEndian.Uint32(body[4:]))
-		case typ == "IDAT":
-			idat = true
-		case typ == "IEND":
-			if !idat {
-				return cfg, errors.New("has no image data")
-			}
-			if len(rest) != 12 {
-				return cfg, errors.New("has bytes after its end")
-			}
-			return cfg, nil
-		}
-		first, rest = false, rest[12+n:]
+// within reports whether a picture's dimensions are within bounds.
+func within(cfg image.Config) error {
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
+		return asIs{fmt.Errorf("is %d × %d pixels, outside the bounds (%d a side, %d pixels)", cfg.Width, cfg.Height, MaxSide, MaxPixels)}
 	}
+	return nil
 }

@@ -48,14 +48,15 @@ func chunk(typ string, body []byte) []byte {
 	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[4:]))
 }
 
-// hugePNG is a well-formed PNG whose header claims w × h pixels.
+// hugePNG is a well-formed PNG whose header claims w × h pixels of RGB;
+// its image data is of the size the header implies when that is small,
+// else none (it is not read: the dimensions are out of bounds).
 func hugePNG(w, h uint32) []byte {
-	ihdr := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, w), h)
-	ihdr = append(ihdr, 8, 2, 0, 0, 0)
-	b := []byte("\x89PNG\r\n\x1a\n")
-	b = append(b, chunk("IHDR", ihdr)...)
-	b = append(b, chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})...)
-	return append(b, chunk("IEND", nil)...)
+	var raw []byte
+	if uint64(w)*uint64(h) <= 1<<16 {
+		raw = rows(int(h), 3*int(w))
+	}
+	return pngOf(ihdr(w, h, 8, 2, 0), idat(raw))
 }
 
 // TestCheck: the class "a picture judged by its first bytes". A picture is
@@ -154,6 +155,8 @@ func TestBlock(t *testing.T) {
 	os.WriteFile(future, img, 0o600)
 	os.Chtimes(future, sent.Add(time.Hour), sent.Add(time.Hour))
 	own := captured(t, img)
+	notZlib := filepath.Join(dir, "notzlib.png")
+	os.WriteFile(notZlib, pngOf(ihdr(2, 2, 8, 2, 0), chunk("IDAT", []byte("not zlib data"))), 0o600)
 
 	args := func(path string) json.RawMessage { return result(map[string]string{"path": path}) }
 	tests := []struct {
@@ -186,6 +189,8 @@ func TestBlock(t *testing.T) {
 		{"files.read base64", "files.read", nil, result(map[string]any{"encoding": "base64", "content": base64.StdEncoding.EncodeToString(img)}), true, ""},
 		{"files.read of a non-picture", "files.read", nil, result(map[string]any{"encoding": "base64", "content": base64.StdEncoding.EncodeToString([]byte("hello"))}), false, ""},
 		{"files.read of a broken picture", "files.read", nil, result(map[string]any{"encoding": "base64", "content": base64.StdEncoding.EncodeToString(img[:30])}), false, "cut short"},
+		{"files.read of a png of colour type 5", "files.read", nil, result(map[string]any{"encoding": "base64", "content": base64.StdEncoding.EncodeToString(pngOf(ihdr(1, 1, 8, 5, 0), idat(rows(1, 3))))}), false, "the content is not a whole image/png (has colour type 5, which PNG does not have)"},
+		{"a capture whose image data is not zlib", "screen.capture", args(notZlib), args(notZlib), false, "is not a whole image/png (has image data that is not zlib data"},
 		{"files.read text", "files.read", nil, result(map[string]any{"encoding": "utf-8", "content": "hello"}), false, ""},
 		{"base64 from another tool", "demo.echo", nil, result(map[string]any{"encoding": "base64", "content": base64.StdEncoding.EncodeToString(img)}), false, ""},
 		{"array", "screen.capture", nil, []byte(`[1]`), false, ""},
