@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,7 @@ func TestParseConfirm(t *testing.T) {
 		{[]string{"none", "destructive"}, "", "cannot be combined"},
 		{[]string{"contacts.["}, "", "not a valid glob"},
 	} {
-		got, err := ParseConfirm(tc.in)
+		got, err := policy.ParseConfirm(tc.in)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("ParseConfirm(%q) = %v, want an error with %q", tc.in, err, tc.wantErr)

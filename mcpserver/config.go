@@ -1,9 +1,6 @@
 package mcpserver
 
 import (
-	"fmt"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,9 +90,6 @@ type Config struct {
 	// ProgressInterval is how often a call whose request carries a
 	// progressToken sends notifications/progress; 0 sends none.
 	ProgressInterval time.Duration
-	// Confirm lists the tools whose calls the user must confirm first,
-	// from ParseConfirm; empty: none.
-	Confirm []string
 	// Audit, if set, records every call.
 	Audit *observe.Audit
 	// Telemetry, if set, traces and measures every call.
@@ -155,38 +149,6 @@ func (c *Config) setDefaults() {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlight
 	}
-}
-
-// ParseConfirm checks the values of --confirm: "none", "destructive" (the
-// tools annotated destructiveHint: true), or globs matched against a tool's
-// MCP name and its manifest (dotted) name, such as "contacts.*" or
-// "tairseach_mail_send". Values may be comma lists. It returns the rules
-// for Config.Confirm: empty when nothing is confirmed.
-func ParseConfirm(values []string) ([]string, error) {
-	var rules []string
-	none := false
-	for _, v := range values {
-		for _, r := range strings.Split(v, ",") {
-			r = strings.TrimSpace(r)
-			switch r {
-			case "":
-				continue
-			case "none":
-				none = true
-				continue
-			case "destructive":
-			default:
-				if _, err := path.Match(r, ""); err != nil {
-					return nil, fmt.Errorf("--confirm %q: not a valid glob: %v", r, err)
-				}
-			}
-			rules = append(rules, r)
-		}
-	}
-	if none && len(rules) > 0 {
-		return nil, fmt.Errorf("--confirm none cannot be combined with %q", strings.Join(rules, ","))
-	}
-	return rules, nil
 }
 
 // A Feature adds what is not a tool (resources, prompts, completion) to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ import (
 // and echoes what reached the backend.)
 func TestConfirmShowsWhatAnAcceptSends(t *testing.T) {
 	sock := startDemo(t)
-	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Confirm: []string{"demo.echo"}, ResultBudget: -1}, loadExample(t))
+	srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Policy: policy.Policy{Confirm: []string{"demo.echo"}}, ResultBudget: -1}, loadExample(t))
 	defer srv.Close()
 	var questions []string
 	cs := connectAsking(t, srv, func(r *mcp.ElicitRequest) *mcp.ElicitResult {

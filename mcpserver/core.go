@@ -48,7 +48,6 @@ func (s *core) routeOptions(p policy.Policy, log zerolog.Logger) routes.Options 
 		CallTimeout:   s.cfg.CallTimeout,
 		OutputSchemas: s.cfg.OutputSchemas,
 		CheckOutputs:  s.cfg.CheckOutputs,
-		Confirm:       s.cfg.Confirm,
 		Discover:      s.cfg.ToolMode == ToolModeDiscover,
 		Prefix:        s.cfg.Prefix,
 		Parts:         s.cfg.ResultBudget >= 0,

@@ -90,8 +90,7 @@ func newRoadEnv(t *testing.T, rd road) *roadEnv {
 	cfg := Config{
 		DefaultSocket:    sock,
 		Logger:           zerolog.Nop(),
-		Policy:           policy.Policy{ExcludeTools: []string{"demo.fail"}},
-		Confirm:          []string{"demo.echo"},
+		Policy:           policy.Policy{ExcludeTools: []string{"demo.fail"}, Confirm: []string{"demo.echo"}},
 		ProgressInterval: 20 * time.Millisecond,
 		MaxResultBytes:   MinMaxResultBytes,
 		Prefix:           "tairseach_",
@@ -306,7 +305,7 @@ func TestConfirmationNotReplayable(t *testing.T) {
 	}{{"go-sdk", true, false}, {"direct", false, false}, {"call_tool", false, true}}
 	for _, rd := range roads {
 		sock := startDemo(t)
-		cfg := Config{DefaultSocket: sock, Logger: zerolog.Nop(), Confirm: []string{"demo.echo"}, Prefix: "tairseach_"}
+		cfg := Config{DefaultSocket: sock, Logger: zerolog.Nop(), Policy: policy.Policy{Confirm: []string{"demo.echo"}}, Prefix: "tairseach_"}
 		if rd.discover {
 			cfg.ToolMode = ToolModeDiscover
 		}
@@ -380,7 +379,7 @@ func TestConfirmationNotReplayable(t *testing.T) {
 func TestEndOfInputRacesAnAsk(t *testing.T) {
 	sock := startDemo(t)
 	for i := range 20 {
-		srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Confirm: []string{"demo.echo"}}, loadExample(t))
+		srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Policy: policy.Policy{Confirm: []string{"demo.echo"}}}, loadExample(t))
 		inW, outR, done := serveOverPipes(srv)
 		lines := make(chan string, 8)
 		go func() {

@@ -114,8 +114,7 @@ func newKindEnv(t *testing.T, rd road, header http.Header) *kindEnv {
 	cfg := Config{
 		DefaultSocket:  e.backend.path,
 		Logger:         zerolog.Nop(),
-		Policy:         policy.Policy{ExcludeTools: []string{"notes.secret"}},
-		Confirm:        []string{"destructive"},
+		Policy:         policy.Policy{ExcludeTools: []string{"notes.secret"}, Confirm: []string{"destructive"}},
 		MaxResultBytes: 16 << 10,
 		Prefix:         "t_",
 		Audit:          a,

@@ -81,7 +81,7 @@ func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
 			c.Info.Client, c.Info.Protocol, c.Caps = p.ClientInfo, p.ProtocolVersion, p.Capabilities
 		}
 	}
-	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.cfg.Audit != nil || s.cfg.Telemetry != nil || s.cfg.ProgressInterval > 0 || len(s.cfg.Confirm) > 0) {
+	if len(d.Meta) > 0 && d.Meta[0] == '{' && (d.NewProtocol || s.cfg.Audit != nil || s.cfg.Telemetry != nil || s.cfg.ProgressInterval > 0 || len(s.cfg.Policy.Confirm) > 0) {
 		if m := s.meta.decode(d.Meta); m.ok {
 			if len(m.Progress) > 0 && string(m.Progress) != "null" {
 				c.ProgressToken = m.Progress

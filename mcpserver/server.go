@@ -68,7 +68,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		CallTimeout:      cfg.CallTimeout,
 		MaxInFlight:      cfg.MaxInFlight,
 		ProgressInterval: cfg.ProgressInterval,
-		Confirm:          cfg.Confirm,
+		Policy:           cfg.Policy,
 		Prefix:           cfg.Prefix,
 		InsecureSocket:   cfg.InsecureSocket,
 		Media:            cfg.Media,

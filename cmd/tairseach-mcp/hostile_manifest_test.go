@@ -401,7 +401,7 @@ func TestStdioToolsListValidUTF8(t *testing.T) {
 				t.Fatalf("stdout line is not JSON: %q", l)
 			}
 			if msg.ID != nil && *msg.ID == 1 {
-				if len(msg.Result.Tools) != 1 {
+				if len(msg.Result.Tools) != 2 { // the tool and tairseach_result_part
 					t.Fatalf("tools/list: %s", l)
 				}
 				return

@@ -101,7 +101,7 @@ func TestMaxManifestBytes(t *testing.T) {
 			names = append(names, tool.Name)
 		}
 		slices.Sort(names)
-		if want := []string{"tairseach_exact_echo", "tairseach_small_echo"}; !slices.Equal(names, want) {
+		if want := []string{"tairseach_exact_echo", "tairseach_result_part", "tairseach_small_echo"}; !slices.Equal(names, want) {
 			t.Fatalf("tools/list = %v, want %v", names, want)
 		}
 	})

@@ -8,27 +8,22 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 )
 
 // defaultAuditMaxBytes rotates the audit log at 64 MiB, keeping one .1 file.
 const defaultAuditMaxBytes = 64 << 20
 
-// observeOptions are the flags of progress, confirmation and the audit log.
+// observeOptions are the flags of progress and the audit log.
 type observeOptions struct {
 	progressInterval time.Duration
-	confirm          []string
 	auditLog         string
 	auditArgs        bool
 	auditMaxBytes    int64
-
-	confirmRules []string // filled in by resolve
 }
 
 func (ob *observeOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&ob.progressInterval, "progress-interval", observe.DefaultProgressInterval, "while a call whose request carries a progressToken waits for the server, send notifications/progress this often (0: never)")
-	f.StringSliceVar(&ob.confirm, "confirm", []string{"none"}, "ask the user (MCP elicitation) before calling: none, destructive (tools annotated destructiveHint), or globs of tool names (MCP or dotted, e.g. 'mail.send,contacts.*'); repeatable")
 	f.StringVar(&ob.auditLog, "audit-log", "", "append one JSON line per tool call to `FILE` (mode 0600): who, which tool, a SHA-256 of the arguments, the outcome; never the result")
 	f.BoolVar(&ob.auditArgs, "audit-args", false, "with --audit-log: store the arguments themselves, not only their SHA-256")
 	f.Int64Var(&ob.auditMaxBytes, "audit-max-bytes", defaultAuditMaxBytes, "with --audit-log: past this size, rename the log to FILE.1 (replacing the previous one) and start a new one (0: never)")
@@ -41,11 +36,6 @@ func (ob *observeOptions) resolve() error {
 	if ob.progressInterval > 0 && ob.progressInterval < 100*time.Millisecond {
 		return usageError{fmt.Errorf("--progress-interval %s: at least 100ms, or 0 to turn progress off", ob.progressInterval)}
 	}
-	rules, err := mcpserver.ParseConfirm(ob.confirm)
-	if err != nil {
-		return usageError{err}
-	}
-	ob.confirmRules = rules
 	if ob.auditMaxBytes < 0 {
 		return usageError{fmt.Errorf("--audit-max-bytes %d: must not be negative (0 never rotates)", ob.auditMaxBytes)}
 	}
@@ -53,10 +43,11 @@ func (ob *observeOptions) resolve() error {
 }
 
 // observers are what serve's sessions have that the commands' server has
-// not: calls the user confirms, progress, the audit log and telemetry.
+// not: calls the user confirms (serve), progress, the audit log and
+// telemetry.
 type observers struct {
+	serve            bool
 	progressInterval time.Duration
-	confirm          []string
 	audit            *observe.Audit
 	telemetry        *observe.Telemetry
 }
@@ -64,10 +55,7 @@ type observers struct {
 // start opens the audit log and starts the exporters the environment asks
 // for; stop closes them, flushing what is pending.
 func (ob *observeOptions) start(ctx context.Context, log zerolog.Logger) (obs observers, stop func(), err error) {
-	obs.progressInterval, obs.confirm = ob.progressInterval, ob.confirmRules
-	if len(ob.confirmRules) > 0 {
-		log.Info().Strs("confirm", ob.confirmRules).Msg("calls of these tools are confirmed by the user first")
-	}
+	obs.serve, obs.progressInterval = true, ob.progressInterval
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {

@@ -86,6 +86,14 @@ func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs obse
 		prompts: prompts.New(prompts.Config{Dir: o.features.promptsDir, MaxBytes: o.maxResultBytes,
 			Logger: log.With().Str("feature", "prompts").Logger()}),
 	}
+	// The serving rules travel as the one value the flags built; a person
+	// who types a command is not asked to confirm it.
+	pol := o.policy
+	if !obs.serve {
+		pol.Confirm = nil
+	} else if len(pol.Confirm) > 0 {
+		log.Info().Strs("confirm", pol.Confirm).Msg("calls of these tools are confirmed by the user first")
+	}
 	srv = mcpserver.New(mcpserver.Config{
 		Version:             version,
 		DefaultSocket:       o.socket,
@@ -99,7 +107,7 @@ func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs obse
 		MaxInFlight:         o.maxInFlight,
 		InsecureSocket:      o.insecureSocket,
 		Logger:              log,
-		Policy:              o.policy,
+		Policy:              pol,
 		ToolMode:            o.toolMode,
 		Prefix:              o.prefix,
 		Media:               o.features.images(),
@@ -107,7 +115,6 @@ func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs obse
 		PermissionsInterval: o.permissionsInterval,
 		Features:            []mcpserver.Feature{feats.res, feats.prompts},
 		ProgressInterval:    obs.progressInterval,
-		Confirm:             obs.confirm,
 		Audit:               obs.audit,
 		Telemetry:           obs.telemetry,
 	}, reg)

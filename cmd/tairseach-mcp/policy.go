@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
@@ -20,6 +21,7 @@ type policyOptions struct {
 	tools        string // comma-separated globs
 	excludeTools string
 	toolMode     string // all or discover
+	confirm      []string
 	// hideUngranted leaves out the tools whose macOS permission the app
 	// does not hold.
 	hideUngranted bool
@@ -38,6 +40,7 @@ func (p *policyOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&p.hideUngranted, "hide-ungranted", true, "leave out the tools whose macOS permission Tairseach has not been granted (read from permissions.list every minute); false offers every tool")
 	f.DurationVar(&p.permissionsInterval, "permissions-interval", time.Minute, "how often the macOS permissions are read again (besides at start, after a reload and after a call refused for one)")
 	_ = f.MarkHidden("permissions-interval")
+	f.StringSliceVar(&p.confirm, "confirm", []string{"none"}, "ask the user (MCP elicitation) before calling: none, destructive (tools annotated destructiveHint), or globs of tool names (MCP or dotted, e.g. 'mail.send,contacts.*'); repeatable")
 	f.StringVar(&p.toolMode, "tool-mode", mcpserver.ToolModeAll, "all: list every tool served; discover: list three tools that search, describe and call them (for clients that cap tools or ignore list_changed)")
 }
 
@@ -47,14 +50,19 @@ func (p *policyOptions) resolve() error {
 	if err != nil {
 		return usageError{err}
 	}
+	confirm, err := policy.ParseConfirm(p.confirm)
+	if err != nil {
+		return usageError{err}
+	}
 	p.policy = policy.Policy{
 		Toolsets:     toolsets,
 		ReadOnly:     p.readOnly,
 		Tools:        policy.SplitList(p.tools),
 		ExcludeTools: policy.SplitList(p.excludeTools),
+		Confirm:      confirm,
 	}
 	if p.toolsets != "" && len(policy.SplitList(p.toolsets)) == 0 {
-		return usageError{fmt.Errorf("--toolsets %q: name at least one toolset, or all", p.toolsets)}
+		return usageError{fmt.Errorf("--toolsets %s: name at least one toolset, or all", quote.Line(p.toolsets, quote.Text))}
 	}
 	if err := p.policy.Validate(); err != nil {
 		return usageError{err}
@@ -65,7 +73,7 @@ func (p *policyOptions) resolve() error {
 	switch p.toolMode {
 	case mcpserver.ToolModeAll, mcpserver.ToolModeDiscover:
 	default:
-		return usageError{fmt.Errorf("--tool-mode %q: want all or discover", p.toolMode)}
+		return usageError{fmt.Errorf("--tool-mode %s: want all or discover", quote.Line(p.toolMode, quote.Text))}
 	}
 	return nil
 }

@@ -376,13 +376,13 @@ func TestPolicyHTTPHeaderSessionGoSDK(t *testing.T) {
 	cs := connectHTTP(t, b.url, "2025-11-25", &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
 	}, hc)
-	if got := toolNames(t, cs); !slices.Equal(got, []string{"tairseach_mail_search", "tairseach_mail_send"}) {
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"tairseach_mail_search", "tairseach_mail_send", "tairseach_result_part"}) {
 		t.Fatalf("session with X-MCP-Toolsets mail: %v", got)
 	}
 	writeAtomic(t, filepath.Join(e.manifests, "mail.json"), policyManifest(e.fb.Path(), "mail",
 		[2]string{"mail.search", annRO}, [2]string{"mail.send", annWrite}, [2]string{"mail.draft", ""}))
 	waitFor(t, func() bool { return changed.Load() > 0 }, "list_changed after a mail tool was added")
-	if got := toolNames(t, cs); !slices.Contains(got, "tairseach_mail_draft") || len(got) != 3 {
+	if got := toolNames(t, cs); !slices.Contains(got, "tairseach_mail_draft") || len(got) != 4 {
 		t.Errorf("after the reload: %v, want the 3 mail tools", got)
 	}
 }
@@ -433,7 +433,7 @@ func TestPolicyReloadOutsideSelection(t *testing.T) {
 	writeAtomic(t, filepath.Join(e.manifests, "notes.json"), policyManifest(e.fb.Path(), "notes",
 		[2]string{"notes.read", annRO}, [2]string{"notes.list", annRO}))
 	waitFor(t, func() bool { return changed.Load() > 0 }, "list_changed after a notes tool was added")
-	if got := toolNames(t, cs); !slices.Equal(got, []string{"tairseach_notes_list", "tairseach_notes_read"}) {
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"tairseach_notes_list", "tairseach_notes_read", "tairseach_result_part"}) {
 		t.Errorf("after the notes reload: %v", got)
 	}
 	if n := e.fb.Requests(); n != 0 {
@@ -531,11 +531,11 @@ func TestPolicyCLI(t *testing.T) {
 		}
 	}
 	if want := []string{"TOOLSET TOOLS SERVED", "mail 2 0", "notes 3 3", "secrets 1 0", "(all) 6 3"}; code != 0 || !slices.Equal(rows, want) ||
-		!strings.Contains(stdout, "tools/list (--tool-mode all): 3 tools") {
+		!strings.Contains(stdout, "tools/list (--tool-mode all): 4 tools") {
 		t.Errorf("tools --summary: rows %q, want %q:\n%s", rows, want, stdout)
 	}
 	stdout, _, _ = cli("", append(e.args(), "doctor")...)
-	if !strings.Contains(stdout, "OK    tools/list (--tool-mode all): 6 tools, ") {
+	if !strings.Contains(stdout, "OK    tools/list (--tool-mode all): 7 tools, ") {
 		t.Errorf("doctor does not show the budget:\n%s", stdout)
 	}
 }
@@ -546,17 +546,17 @@ func TestPolicyBudgetCorpus(t *testing.T) {
 	cleanEnv(t)
 	corpus := corpusDir
 	stdout, stderr, code := cli("", "--manifests", corpus, "tools", "--budget")
-	if code != 0 || !strings.HasPrefix(stdout, "tools/list (--tool-mode all): 91 tools, ") ||
+	if code != 0 || !strings.HasPrefix(stdout, "tools/list (--tool-mode all): 92 tools, ") ||
 		!strings.Contains(stdout, "over the tool cap of Cursor (40), Windsurf (50)") || !strings.Contains(stderr, "warning: those clients show the model only the first tools") {
 		t.Errorf("tools --budget on the corpus: %d\n%s%s", code, stdout, stderr)
 	}
 	stdout, stderr, _ = cli("", "--manifests", corpus, "--tool-mode", "discover", "tools", "--budget")
 	var bytes, tokens int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(stdout, "tools/list (--tool-mode discover, 91 tools reached through it): "), "3 tools, %d bytes, ~%d tokens", &bytes, &tokens); err != nil || bytes >= 2048 || stderr != "" {
+	if _, err := fmt.Sscanf(strings.TrimPrefix(stdout, "tools/list (--tool-mode discover, 91 tools reached through it): "), "4 tools, %d bytes, ~%d tokens", &bytes, &tokens); err != nil || bytes >= 2048 || stderr != "" {
 		t.Errorf("discover budget: %v %q %q", err, stdout, stderr)
 	}
 	stdout, _, _ = cli("", "--manifests", corpus, "--toolsets", "contacts,calendar", "tools", "--budget")
-	if !strings.HasPrefix(stdout, "tools/list (--tool-mode all): 12 tools, ") || strings.Contains(stdout, "over") {
+	if !strings.HasPrefix(stdout, "tools/list (--tool-mode all): 13 tools, ") || strings.Contains(stdout, "over") {
 		t.Errorf("--toolsets contacts,calendar budget: %q", stdout)
 	}
 }
@@ -570,7 +570,7 @@ func TestPolicyGoSDKProtocols(t *testing.T) {
 			e := newPolicyEnv(t)
 			pe := env{manifests: e.manifests, socket: filepath.Join(filepath.Dir(e.manifests), "none.sock")}
 			cs := connect(t, pe, proto, "--read-only", "--tool-mode", "discover")
-			if got := toolNames(t, cs); !slices.Equal(got, []string{"tairseach_call_tool", "tairseach_describe_tool", "tairseach_search_tools"}) {
+			if got := toolNames(t, cs); !slices.Equal(got, []string{"tairseach_call_tool", "tairseach_describe_tool", "tairseach_result_part", "tairseach_search_tools"}) {
 				t.Errorf("tools: %v", got)
 			}
 			res := callTool(t, cs, "tairseach_notes_write", map[string]any{"id": "x"})

@@ -130,7 +130,7 @@ func TestE2EMessageSizeTypeScriptClient(t *testing.T) {
 // HTTP, for a result and for an error object.
 func TestE2EMessageSizeHTTP(t *testing.T) {
 	e := realShapesEnv(t)
-	b := startHTTP(t, e, "--max-result-bytes", "1000000")
+	b := startHTTP(t, e, "--max-result-bytes", "1000000", "--result-budget", "off")
 	cs := connectHTTP(t, b.url, "2025-11-25", nil, nil)
 	for _, args := range []map[string]any{
 		{"bytes": 200_000, "char": "<"},

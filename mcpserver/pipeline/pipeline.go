@@ -21,6 +21,7 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
 	"github.com/geilt/tairseach-mcp/mcpserver/parts"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
+	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/routes"
 )
 
@@ -35,9 +36,11 @@ type Options struct {
 	CallTimeout      time.Duration
 	MaxInFlight      int           // the slots of calls in flight
 	ProgressInterval time.Duration // 0: no notifications/progress
-	Confirm          []string      // the --confirm rules; empty: none
-	Prefix           string        // the tools' prefix, for discovery
-	InsecureSocket   bool          // the owner checks are off: say so when a socket closes
+	// Policy is the server's own policy, as the flags built it: its
+	// Confirm rules are what the confirmation questions name.
+	Policy         policy.Policy
+	Prefix         string // the tools' prefix, for discovery
+	InsecureSocket bool   // the owner checks are off: say so when a socket closes
 	// Parts, if set, holds the results sent in parts: a result larger than
 	// the client's agent hands its model whole is sent as its first part.
 	// ResultBudget, when over 0, is the budget of every client
@@ -99,7 +102,7 @@ func New(o Options) *Pipeline {
 		grantsRead: gate.New(),
 	}
 	p.asker = asker{send: p.Run, refresh: p.grants.Refresh}
-	p.confirm = newConfirmer(o.Confirm) // a route may need it whatever the rules given
+	p.confirm = newConfirmer(o.Policy.Confirm) // a route may need it whatever the rules given
 	if !o.HideUngranted {
 		p.grantsRead.Open()
 	}

@@ -38,6 +38,12 @@ type Policy struct {
 	Tools []string
 	// ExcludeTools are globs of tools not served, matched the same way.
 	ExcludeTools []string
+	// Confirm are the rules of the tools whose calls the user confirms
+	// first (ParseConfirm): "destructive", or globs matched against a
+	// tool's MCP name, manifest name and dotted method. A selection made
+	// by headers keeps them (Narrow): headers can hide tools, never
+	// confirm less.
+	Confirm []string
 
 	// header marks a selection made by HTTP request headers; inner is one
 	// applied on top of this one (see Narrow).
@@ -163,15 +169,69 @@ func (p Policy) flagName(flag, header string) string {
 
 // matchAny returns the first glob matching t's MCP or manifest name, or "".
 func matchAny(globs []string, t manifest.Tool) string {
+	return matchGlob(globs, t.Name, t.ToolName)
+}
+
+// matchGlob returns the first of globs (path.Match syntax) that matches
+// one of names, or "": the one way a tool is matched against globs.
+func matchGlob(globs []string, names ...string) string {
 	for _, g := range globs {
-		if ok, _ := path.Match(g, t.Name); ok {
-			return g
-		}
-		if ok, _ := path.Match(g, t.ToolName); ok {
-			return g
+		for _, name := range names {
+			if ok, _ := path.Match(g, name); ok && name != "" {
+				return g
+			}
 		}
 	}
 	return ""
+}
+
+// NeedsConfirm reports whether calls of t need the user's confirmation
+// under p's Confirm rules.
+func (p Policy) NeedsConfirm(t manifest.Tool) bool {
+	for _, r := range p.Confirm {
+		if r == "destructive" {
+			if t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint {
+				return true
+			}
+			continue
+		}
+		if matchGlob([]string{r}, t.Name, t.ToolName, t.Method) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseConfirm checks the values of --confirm: "none", "destructive" (the
+// tools annotated destructiveHint: true), or globs matched against a tool's
+// MCP name and its manifest (dotted) name, such as "contacts.*" or
+// "tairseach_mail_send". Values may be comma lists. It returns the rules
+// for Policy.Confirm: empty when nothing is confirmed.
+func ParseConfirm(values []string) ([]string, error) {
+	var rules []string
+	none := false
+	for _, v := range values {
+		for _, r := range strings.Split(v, ",") {
+			r = strings.TrimSpace(r)
+			switch r {
+			case "":
+				continue
+			case "none":
+				none = true
+				continue
+			case "destructive":
+			default:
+				if _, err := path.Match(r, ""); err != nil {
+					return nil, fmt.Errorf("--confirm %q: not a valid glob: %v", r, err)
+				}
+			}
+			rules = append(rules, r)
+		}
+	}
+	if none && len(rules) > 0 {
+		return nil, fmt.Errorf("--confirm none cannot be combined with %q", strings.Join(rules, ","))
+	}
+	return rules, nil
 }
 
 // Toolsets returns the toolsets of reg's tools with how many tools each has,

@@ -20,9 +20,8 @@ func partTool(prefix string) (*mcp.Tool, []byte) {
 	name, _ := manifest.MCPName(prefix, partToolName)
 	def := &mcp.Tool{
 		Name:        name,
-		Title:       "Read the next part of a large result",
-		Description: "Read one part of a Tairseach result that was too large to send at once. Such a result comes as its first part, whole JSON items, followed by a note with the result's id and the call that returns the next part; call this tool with that id and part number. Parts are held for this session only, for a while after their last read.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the result's id, as the note after its first part gives it"},"part":{"type":"integer","minimum":1,"description":"the part to read: 2 for the second"}},"required":["id","part"],"additionalProperties":false}`),
+		Description: "Read a part of a Tairseach result too large to send at once: pass the id and part number its note gives. For this session only.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"part":{"type":"integer","minimum":1}},"required":["id","part"]}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 	}
 	b, _ := json.Marshal(def)

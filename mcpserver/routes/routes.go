@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"time"
 
@@ -105,11 +104,10 @@ type Options struct {
 	// GrantsClient the one the server's own reads of the grants use.
 	Client, GrantsClient func(socket string) *socketrpc.Client
 	CallTimeout          time.Duration
-	OutputSchemas        bool     // advertise outputSchemas (strict)
-	CheckOutputs         bool     // check results against unadvertised ones (warn)
-	Confirm              []string // --confirm
-	Discover             bool     // --tool-mode discover
-	Parts                bool     // list the tool that reads a part of a result (--result-budget not off)
+	OutputSchemas        bool // advertise outputSchemas (strict)
+	CheckOutputs         bool // check results against unadvertised ones (warn)
+	Discover             bool // --tool-mode discover
+	Parts                bool // list the tool that reads a part of a result (--result-budget not off)
 	Prefix               string
 	Log                  zerolog.Logger
 }
@@ -212,7 +210,9 @@ func Build(reg *manifest.Registry, o Options, old *Table) (*Table, Change) {
 		defs, visible = table.Discover.Defs, table.Discover.visible
 		table.List, table.Listed = listJSON(table.Discover.Names, visible), len(table.Discover.Names)
 	}
-	if o.Parts {
+	if o.Parts && len(table.Order) > 0 {
+		// Listed with the tools served: with none, there is nothing to
+		// read in parts.
 		def, b := partTool(o.Prefix)
 		table.Parts = def.Name
 		if _, ok := table.ByName[def.Name]; ok {
@@ -269,7 +269,7 @@ func (o *Options) prepare(t manifest.Tool) (*mcp.Tool, *Route) {
 		}
 		def.Annotations = ann
 	}
-	r := &Route{Tool: t, Client: o.Client(t.Socket), Timeout: o.CallTimeout, Confirm: NeedsConfirm(o.Confirm, t)}
+	r := &Route{Tool: t, Client: o.Client(t.Socket), Timeout: o.CallTimeout, Confirm: o.Policy.NeedsConfirm(t)}
 	if t.TimeoutMs > 0 {
 		r.Timeout = time.Duration(t.TimeoutMs) * time.Millisecond
 	}
@@ -277,25 +277,6 @@ func (o *Options) prepare(t manifest.Tool) (*mcp.Tool, *Route) {
 		def.OutputSchema = t.OutputSchema
 	}
 	return def, r
-}
-
-// NeedsConfirm reports whether calls of t need the user's confirmation
-// under --confirm rules.
-func NeedsConfirm(rules []string, t manifest.Tool) bool {
-	for _, r := range rules {
-		if r == "destructive" {
-			if t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint {
-				return true
-			}
-			continue
-		}
-		for _, name := range []string{t.Name, t.ToolName, t.Method} {
-			if ok, _ := path.Match(r, name); ok && name != "" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // cachedSchema returns the schema value of b from m, else from old (the
