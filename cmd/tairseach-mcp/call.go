@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
@@ -191,10 +192,10 @@ func buildArgs(argv []string, stdin io.Reader, schema json.RawMessage) (json.Raw
 	for i, kv := range argv {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("argument %q is not key=value; pass key=value pairs or one JSON object", kv)
+			return nil, fmt.Errorf("argument %s is not key=value; pass key=value pairs or one JSON object", quote.Line(kv, quote.Text))
 		}
 		if seen[k] {
-			return nil, fmt.Errorf("argument %q given twice", k)
+			return nil, fmt.Errorf("argument %s given twice", quote.IdentLine(k, quote.Name))
 		}
 		seen[k] = true
 		val, err := argValue(k, v, s.Properties[k])
@@ -327,9 +328,9 @@ func unknownToolError(reg *manifest.Registry, prefix, name string) error {
 		names = append(names, c.name)
 	}
 	if len(names) == 0 {
-		return fmt.Errorf("unknown tool %q; tairseach-mcp tools lists them", name)
+		return fmt.Errorf("unknown tool %s; tairseach-mcp tools lists them", quote.IdentLine(name, quote.Name))
 	}
-	return fmt.Errorf("unknown tool %q; did you mean %s? (tairseach-mcp tools lists them all)", name, strings.Join(names, ", "))
+	return fmt.Errorf("unknown tool %s; did you mean %s? (tairseach-mcp tools lists them all)", quote.IdentLine(name, quote.Name), strings.Join(names, ", "))
 }
 
 // describeParams lists a tool's top-level arguments as a hint:

@@ -31,8 +31,11 @@ const (
 )
 
 // report prints one check: its status, what was found and, when not OK,
-// the fix (already part of what when fix is "").
+// the fix (already part of what when fix is ""), each on one line with
+// what could hide or rewrite what the user reads escaped (printable):
+// they name paths, manifests' words and backends' errors.
 func (d *doctor) report(status, what, fix string) {
+	what, fix = printable(what), printable(fix)
 	if status == statusFail {
 		d.failed = true
 	}
@@ -49,4 +52,4 @@ func (d *doctor) report(status, what, fix string) {
 }
 
 // detail prints an indented line under the last check.
-func (d *doctor) detail(s string) { fmt.Fprintln(d.out, "      "+s) }
+func (d *doctor) detail(s string) { fmt.Fprintln(d.out, "      "+printable(s)) }

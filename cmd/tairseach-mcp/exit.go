@@ -22,7 +22,10 @@ var errReported = errors.New("failed, as reported")
 
 // exitStatus is the one place that decides how a command ends: 0 without
 // an error, 2 for a command line it cannot take (a usageError), 1 for any
-// other failure. The error is said on stderr, unless the command said it.
+// other failure. The error is said on stderr, unless the command said it,
+// with what could hide or rewrite what the user reads escaped (the
+// words of a command line a client's file holds, cobra's and pflag's
+// messages included).
 func exitStatus(err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
@@ -30,7 +33,7 @@ func exitStatus(err error, stderr io.Writer) int {
 	case errors.Is(err, errReported):
 		return 1
 	}
-	fmt.Fprintf(stderr, "tairseach-mcp: %v\n", err)
+	fmt.Fprintf(stderr, "tairseach-mcp: %s\n", printableLines(err.Error()))
 	if errors.As(err, new(usageError)) {
 		return 2
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // expandHome replaces a leading ~ of p with home.
@@ -29,5 +31,5 @@ func onOff(flag, v string) (string, error) {
 	case "off", "false":
 		return "off", nil
 	}
-	return "", usageError{fmt.Errorf("--%s %q: want on or off", flag, v)}
+	return "", usageError{fmt.Errorf("--%s %s: want on or off", flag, quote.Line(v, quote.Text))}
 }

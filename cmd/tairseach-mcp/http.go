@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
@@ -65,10 +66,10 @@ func (h *httpOptions) addFlags(f *pflag.FlagSet) {
 func (h *httpOptions) resolve() error {
 	host, port, err := net.SplitHostPort(h.listen)
 	if err != nil {
-		return usageError{fmt.Errorf("--listen %q: want host:port, such as 127.0.0.1:8765", h.listen)}
+		return usageError{fmt.Errorf("--listen %s: want host:port, such as 127.0.0.1:8765", quote.Line(h.listen, quote.Text))}
 	}
 	if _, err := net.LookupPort("tcp", port); err != nil {
-		return usageError{fmt.Errorf("--listen %q: bad port %q", h.listen, port)}
+		return usageError{fmt.Errorf("--listen %s: bad port %s", quote.Line(h.listen, quote.Text), quote.Line(port, quote.Text))}
 	}
 	if h.maxRequestBytes <= 0 {
 		return usageError{fmt.Errorf("--max-request-bytes %d: must be positive", h.maxRequestBytes)}

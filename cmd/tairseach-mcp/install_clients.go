@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // mcpClient is an MCP client whose configuration file install edits.
@@ -102,7 +104,7 @@ func findClient(name string) (mcpClient, error) {
 			return c, nil
 		}
 	}
-	return mcpClient{}, usageError{fmt.Errorf("unknown client %q; want one of %s", name, strings.Join(clientNames(), ", "))}
+	return mcpClient{}, usageError{fmt.Errorf("unknown client %s; want one of %s", quote.IdentLine(name, quote.Name), strings.Join(clientNames(), ", "))}
 }
 
 // defaultPath is where the client keeps its user configuration on this

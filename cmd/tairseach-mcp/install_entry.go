@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
@@ -101,7 +102,7 @@ func buildEntry(cmd *cobra.Command, o *options, c mcpClient, print bool) (server
 func buildHTTPEntry(o *options, c mcpClient, exe string, args []string, print bool) (serverEntry, []string, error) {
 	host, port, err := net.SplitHostPort(o.http.listen)
 	if err != nil {
-		return serverEntry{}, nil, usageError{fmt.Errorf("--listen %q: want host:port, such as 127.0.0.1:8765", o.http.listen)}
+		return serverEntry{}, nil, usageError{fmt.Errorf("--listen %s: want host:port, such as 127.0.0.1:8765", quote.Line(o.http.listen, quote.Text))}
 	}
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1" // the server listens on every address; loopback is one of them

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // moveMisplaced takes the entry out of c.misplaced, where the app wrote it
@@ -58,7 +59,7 @@ func (c mcpClient) moveMisplaced(cf *configFile, fields []clientconfig.Field) ([
 			fields = append(fields, clientconfig.Field{Key: m.Key, Value: m.Value})
 			kept = append(kept, m.Key)
 		default:
-			dropped = append(dropped, m.Key)
+			dropped = append(dropped, quote.Word(m.Key, quote.Name)) // the user's words
 		}
 	}
 	note := fmt.Sprintf("moved the tairseach entry from %s to %s (%s)", c.misplaced, c.key, why)

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
@@ -135,9 +136,9 @@ func (o *options) resolve(cmd *cobra.Command) error {
 		}
 		if ok && v != "" {
 			if err := placeholder(v); err != nil {
-				errs = append(errs, usageError{fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)})
+				errs = append(errs, usageError{fmt.Errorf("%s=%s: %w", envName(f.Name), quote.Line(v, quote.Text), err)})
 			} else if err := f.Value.Set(v); err != nil {
-				errs = append(errs, usageError{fmt.Errorf("%s=%q: %v", envName(f.Name), v, valueError(f, err))})
+				errs = append(errs, usageError{fmt.Errorf("%s=%s: %v", envName(f.Name), quote.Line(v, quote.Text), valueError(f, err))})
 			}
 		}
 	})
@@ -150,7 +151,7 @@ func (o *options) resolve(cmd *cobra.Command) error {
 			v = strings.Join(sv.GetSlice(), ",")
 		}
 		if err := placeholder(v); err != nil {
-			errs = append(errs, usageError{fmt.Errorf("--%s %q: %w", f.Name, v, err)})
+			errs = append(errs, usageError{fmt.Errorf("--%s %s: %w", f.Name, quote.Line(v, quote.Text), err)})
 		}
 	})
 	if len(errs) > 0 {
@@ -186,7 +187,7 @@ func (o *options) resolve(cmd *cobra.Command) error {
 			}
 		}
 	default:
-		return usageError{fmt.Errorf("--transport %q: want stdio or http", o.transport)}
+		return usageError{fmt.Errorf("--transport %s: want stdio or http", quote.Line(o.transport, quote.Text))}
 	}
 	switch o.outputSchemas {
 	case "warn", "strict":
@@ -197,7 +198,7 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	case "off", "false":
 		o.outputSchemas = "off"
 	default:
-		return usageError{fmt.Errorf("--output-schemas %q: want warn, strict or off", o.outputSchemas)}
+		return usageError{fmt.Errorf("--output-schemas %s: want warn, strict or off", quote.Line(o.outputSchemas, quote.Text))}
 	}
 	direct, err := onOff("direct", o.direct)
 	if err != nil {
@@ -228,7 +229,7 @@ func (o *options) resolve(cmd *cobra.Command) error {
 	default:
 		n, err := strconv.Atoi(o.resultBudget)
 		if err != nil || n < mcpserver.MinResultBudget {
-			return usageError{fmt.Errorf("--result-budget %q: want auto, off, or a number of bytes of at least %d", o.resultBudget, mcpserver.MinResultBudget)}
+			return usageError{fmt.Errorf("--result-budget %s: want auto, off, or a number of bytes of at least %d", quote.Line(o.resultBudget, quote.Text), mcpserver.MinResultBudget)}
 		}
 		o.budget = n
 	}
@@ -245,16 +246,16 @@ func (o *options) resolve(cmd *cobra.Command) error {
 		}
 	}
 	if _, err := zerolog.ParseLevel(o.logLevel); err != nil {
-		return usageError{fmt.Errorf("--log-level %q: want trace, debug, info, warn, error or disabled", o.logLevel)}
+		return usageError{fmt.Errorf("--log-level %s: want trace, debug, info, warn, error or disabled", quote.Line(o.logLevel, quote.Text))}
 	}
 	if o.logFormat != "console" && o.logFormat != "json" {
-		return usageError{fmt.Errorf("--log-format %q: want console or json", o.logFormat)}
+		return usageError{fmt.Errorf("--log-format %s: want console or json", quote.Line(o.logFormat, quote.Text))}
 	}
 	if err := o.obs.resolve(); err != nil {
 		return err
 	}
 	if !validPrefix(o.prefix) {
-		return usageError{fmt.Errorf("--prefix %q: use at most 32 of the characters A-Z a-z 0-9 _ -", o.prefix)}
+		return usageError{fmt.Errorf("--prefix %s: use at most 32 of the characters A-Z a-z 0-9 _ -", quote.Line(o.prefix, quote.Text))}
 	}
 	return o.policyOptions.resolve()
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // flagError is the root's FlagErrorFunc, so every command's: pflag's
@@ -22,10 +24,12 @@ func flagError(cmd *cobra.Command, err error) error {
 		// `invalid argument "maybe" for "--read-only" flag: want true or
 		// false`, not the parser's words.
 		if msg, _, bad := strings.Cut(err.Error(), ": strconv.ParseBool: "); bad {
-			return usageError{errors.New(msg + ": want true or false")}
+			return usageError{errors.New(printable(msg) + ": want true or false")}
 		}
-		return usageError{err}
+		return usageError{errors.New(printable(err.Error()))}
 	}
+	// The name is shown as a client's file or the user wrote it.
+	err = errors.New("unknown flag: " + quote.Word("--"+name, quote.Name))
 	best, bestDist := "", 0
 	visit := func(f *pflag.Flag) {
 		if f.Hidden {
@@ -73,7 +77,7 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		hint = "did you mean " + strings.Join(s, " or ") + "? (" + hint + ")"
 	}
-	return usageError{fmt.Errorf("unknown command %q; %s", args[0], hint)}
+	return usageError{fmt.Errorf("unknown command %s; %s", quote.IdentLine(args[0], quote.Name), hint)}
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
@@ -94,11 +95,13 @@ func (f finding) String() string {
 	return fmt.Sprintf("%s: %s: %s", printable(f.File), f.Severity, printable(f.Message))
 }
 
-// printable escapes control characters and invalid UTF-8, which come from
-// manifests (tool names, file names) and must not reach a terminal as they
-// are: an escape sequence could rewrite what the user reads.
+// printable escapes control characters, invalid UTF-8 and characters
+// that render as nothing or as something else (quote.Hidden), which come
+// from manifests (tool names, file names), backends and the command line,
+// and must not reach a terminal as they are: an escape sequence could
+// rewrite what the user reads, a filler make two words look alike.
 func printable(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError || quote.Hidden(r) }) {
 		return s
 	}
 	var b strings.Builder
@@ -107,8 +110,8 @@ func printable(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsControl(r):
-			q := strconv.QuoteRune(r)
+		case unicode.IsControl(r), quote.Hidden(r):
+			q := strconv.QuoteRuneToASCII(r)
 			b.WriteString(q[1 : len(q)-1])
 		default:
 			b.WriteString(s[i : i+n])
@@ -116,6 +119,16 @@ func printable(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// printableLines is printable line by line: a message of several lines
+// keeps them.
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = printable(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // validation is the outcome of validate, also its --json form.
