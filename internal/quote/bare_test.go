@@ -44,3 +44,22 @@ func TestWordAndBare(t *testing.T) {
 		t.Errorf("Bare of %d bytes = %s", len(long), got)
 	}
 }
+
+// TestEscape: in a message, what could hide is escaped where it is, and
+// nothing else changes.
+func TestEscape(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`unknown tool "contacts"`, `unknown tool "contacts"`},
+		{"unknown tool \"contacts\u3164\"", `unknown tool "contacts\u3164"`},
+		{"a\nb\x00", `a\nb\x00`},
+		{"bad\xff", `bad\xff`},
+		{"caf\u00e9 › done…", "caf\u00e9 › done…"},
+		{"cafe\u0301", `cafe\u0301`},
+		{"evil\u202egnp", `evil\u202egnp`},
+		{`back\slash`, `back\slash`},
+	} {
+		if got := Escape(tt.in); got != tt.want {
+			t.Errorf("Escape(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

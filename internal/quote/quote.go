@@ -109,6 +109,41 @@ func Bare(s string, n int) string {
 	return s
 }
 
+// Escape returns s with every character Line would escape, but quotes and
+// backslashes, escaped as Line escapes it, and nothing else changed. It is
+// for a message that holds outside words unquoted, or quoted by another
+// program's %q (the go-sdk's "unknown tool %q"): what could hide shows.
+func Escape(s string) string {
+	marks := !norm.NFC.IsNormalString(s)
+	hidden := func(r rune) bool {
+		return r < utf8.RuneSelf && !strconv.IsPrint(r) || r >= utf8.RuneSelf && (Hidden(r) || marks && unicode.Is(unicode.M, r))
+	}
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	var buf []byte
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		buf = buf[:0]
+		switch {
+		case r == utf8.RuneError && size == 1:
+			buf = append(buf, `\x`...)
+			buf = append(buf, hex[s[i]>>4], hex[s[i]&15])
+		case r < utf8.RuneSelf && !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r) // \n, \t, \x00
+			buf = append(buf, q[1:len(q)-1]...)
+		case hidden(r):
+			buf = appendEscape(buf, r)
+		default:
+			buf = append(buf, s[i:i+size]...)
+		}
+		b.Write(buf)
+		i += size
+	}
+	return b.String()
+}
+
 // More is the mark of a cut after a quoted value: "… (N more bytes)".
 func More(n int) string {
 	return "… (" + strconv.Itoa(n) + " more bytes)"
