@@ -57,6 +57,7 @@ func TestEscape(t *testing.T) {
 		{"cafe\u0301", `cafe\u0301`},
 		{"evil\u202egnp", `evil\u202egnp`},
 		{`back\slash`, `back\slash`},
+		{"\ufffd", "\ufffd"},
 	} {
 		if got := Escape(tt.in); got != tt.want {
 			t.Errorf("Escape(%q) = %s, want %s", tt.in, got, tt.want)
