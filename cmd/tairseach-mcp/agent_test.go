@@ -24,6 +24,7 @@ import (
 // when it is not installed.
 func geminiCLI(t *testing.T) string {
 	t.Helper()
+	skipShort(t, "drives Gemini CLI")
 	bin := filepath.Join(repoRoot, "scripts", "agents", "node_modules", ".bin", "gemini")
 	if _, err := os.Stat(bin); err != nil {
 		missingClients(t, "Gemini CLI is not installed: run `make test`, or `cd scripts/agents && npm ci --omit=optional` (%v)", err)

@@ -31,6 +31,7 @@ func codersDir() string {
 // most one matches. It stops the test with the fix when there is none.
 func codersBin(t *testing.T, agent, glob string) string {
 	t.Helper()
+	skipShort(t, "drives "+agent)
 	found, _ := filepath.Glob(filepath.Join(codersDir(), glob))
 	if len(found) == 0 {
 		missingClients(t, "%s is not installed: run `make test`, or `cd scripts/coders && npm ci --ignore-scripts` (no %s)", agent, glob)

@@ -29,10 +29,21 @@ func missingClients(t *testing.T, format string, args ...any) {
 	t.Skipf("%s; `make test` installs them (set CI=true to fail instead of skipping)", msg)
 }
 
+// skipShort skips t under go test -short, saying what makes it slow: it
+// drives a real npm client or agent, builds release files, or runs a long
+// process. make test, which installs the clients, runs it.
+func skipShort(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s; make test runs it", what)
+	}
+}
+
 // nodeModules returns scripts/node_modules, or stops the test with the fix
 // when the pinned clients are not installed.
 func nodeModules(t *testing.T) string {
 	t.Helper()
+	skipShort(t, "drives the pinned npm clients")
 	dir := filepath.Join(repoRoot, "scripts", "node_modules")
 	if _, err := os.Stat(filepath.Join(dir, "@modelcontextprotocol", "sdk")); err != nil {
 		missingClients(t, "the pinned MCP clients are not installed: run `make test`, or `cd scripts && npm ci` (%v)", err)

@@ -23,6 +23,7 @@ import (
 // entry point, failing with the fix when they are not installed.
 func conformanceNode(t *testing.T) (node, suite string) {
 	t.Helper()
+	skipShort(t, "runs the MCP conformance suite")
 	dir := filepath.Join(repoRoot, "scripts", "conformance", "node_modules")
 	suite = filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if _, err := os.Stat(suite); err != nil {

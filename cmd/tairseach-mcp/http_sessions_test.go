@@ -258,7 +258,8 @@ func TestHTTPAbandonedSessionsMemory(t *testing.T) {
 	if os.Getenv("TAIRSEACH_MEASURE") != "1" {
 		t.Skip("set TAIRSEACH_MEASURE=1 to measure")
 	}
-	// The other tests' binary is built with -race, which multiplies memory.
+	// Under go test -race the other tests' binary is built with -race,
+	// which multiplies memory.
 	bin := filepath.Join(t.TempDir(), "tairseach-mcp")
 	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "./cmd/tairseach-mcp")
 	build.Dir = repoRoot

