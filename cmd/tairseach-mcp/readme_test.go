@@ -647,7 +647,10 @@ func TestReadmeMakeDemo(t *testing.T) {
 		args  []string
 		wants []string
 	}{
+		// The command lines it shows are those it runs, every flag.
 		{[]string{"demo", "BIN=" + bin}, []string{"== tools/list", "tairseach_contacts_search", `"fullName": "Aoife Byrne"`,
+			"running under the demo client, which starts it as Claude Desktop would: " + bin + "/tairseach-mcp --manifests manifests.example --prompts-dir manifests.example/prompts --socket ",
+			` --log-level warn` + "\n", `"arguments":{"id":"c-001"}}}' | ` + bin + "/tairseach-mcp --manifests manifests.example --socket ",
 			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"id\":\"c-001\"`, "demo finished; the backend is stopped"}},
 		{[]string{"-o", "build", "try", "BIN=" + bin}, []string{"tairseach_screen_capture", "screen_recording", `"fullName":"Anna Ryan"`,
 			"the backend is stopped"}},
