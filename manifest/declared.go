@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 type resourceJSON struct {
@@ -39,7 +41,7 @@ var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // saying why it is not one.
 func TemplateVars(tmpl string) ([]string, error) {
 	if strings.Count(tmpl, "{") != strings.Count(tmpl, "}") {
-		return nil, fmt.Errorf("unbalanced braces in %q", tmpl)
+		return nil, fmt.Errorf("unbalanced braces in %s", quote.Line(tmpl, quote.Text))
 	}
 	var vars []string
 	for _, m := range templateVar.FindAllStringSubmatch(tmpl, -1) {
@@ -52,7 +54,7 @@ func TemplateVars(tmpl string) ([]string, error) {
 		vars = append(vars, m[1])
 	}
 	if len(vars) == 0 {
-		return nil, fmt.Errorf("uriTemplate %q has no {variable}; use \"uri\"", tmpl)
+		return nil, fmt.Errorf("uriTemplate %s has no {variable}; use \"uri\"", quote.Line(tmpl, quote.Text))
 	}
 	return vars, nil
 }
@@ -77,9 +79,9 @@ func (f *File) addDeclared(data []byte, res []resourceJSON, prompts []promptJSON
 		ro, ok := methods[meth]
 		switch {
 		case !ok:
-			bad(key, i, "complete method %q is not one of this manifest's methods", meth)
+			bad(key, i, "complete method %s is not one of this manifest's methods", quote.Line(meth, quote.Text))
 		case !ro:
-			bad(key, i, "complete method %q is not read-only (its tool needs annotations.readOnlyHint true)", meth)
+			bad(key, i, "complete method %s is not read-only (its tool needs annotations.readOnlyHint true)", quote.Line(meth, quote.Text))
 		}
 		return ok && ro
 	}
@@ -93,12 +95,12 @@ func (f *File) addDeclared(data []byte, res []resourceJSON, prompts []promptJSON
 			continue
 		}
 		if _, ok := methods[r.Method]; !ok {
-			bad("resources", i, "method %q is not one of this manifest's methods (implementation.methods)", r.Method)
+			bad("resources", i, "method %s is not one of this manifest's methods (implementation.methods)", quote.Line(r.Method, quote.Text))
 			continue
 		}
 		u := r.URI + r.URITemplate
 		if p, err := url.Parse(templateVar.ReplaceAllString(u, "x")); err != nil || p.Scheme == "" {
-			bad("resources", i, "%q is not an absolute URI", u)
+			bad("resources", i, "%s is not an absolute URI", quote.Line(u, quote.Text))
 			continue
 		}
 		var vars []string
@@ -112,7 +114,7 @@ func (f *File) addDeclared(data []byte, res []resourceJSON, prompts []promptJSON
 		ok := true
 		for v, meth := range r.Complete {
 			if !slices.Contains(vars, v) {
-				bad("resources", i, "complete names %q, which is not a variable of the template", v)
+				bad("resources", i, "complete names %s, which is not a variable of the template", quote.IdentLine(v, quote.Name))
 				ok = false
 			} else if !completes("resources", i, meth) {
 				ok = false
@@ -127,7 +129,7 @@ func (f *File) addDeclared(data []byte, res []resourceJSON, prompts []promptJSON
 	}
 	for i, p := range prompts {
 		if !ValidName(p.Name) && !validPromptName(p.Name) {
-			bad("prompts", i, "name %q must be letters, digits, '_', '-' or '.'", p.Name)
+			bad("prompts", i, "name %s must be letters, digits, '_', '-' or '.'", quote.IdentLine(p.Name, quote.Name))
 			continue
 		}
 		if p.Template == "" {

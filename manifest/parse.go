@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // manifestJSON is the part of a manifest file the package reads; other keys are ignored.
@@ -122,8 +123,8 @@ func ParseFile(rel string, data []byte, opts Options) (*File, error) {
 	switch impl.Type {
 	case "", implInternal, implScript, implProxy:
 	default:
-		fe := &FileError{Path: rel, Err: fmt.Errorf("implementation.type %q is not one of %s, %s, %s",
-			clip(impl.Type, 40), implInternal, implScript, implProxy)}
+		fe := &FileError{Path: rel, Err: fmt.Errorf("implementation.type %s is not one of %s, %s, %s",
+			quote.Line(clip(impl.Type, 40), quote.Text), implInternal, implScript, implProxy)}
 		if off, ok := valueOffset(data, "implementation", "type"); ok {
 			fe.Line, fe.Column = lineCol(data, off)
 		}

@@ -407,6 +407,12 @@ func TestNamesAreWords(t *testing.T) {
 		{"method with a newline", "demo", "demo.echo", "demo.echo\r\nx", false},
 		{"method with a line separator", "demo", "demo.echo", "demo.\u2028echo", false},
 		{"method too long", "demo", "demo.echo", long, false},
+		// Characters that render as nothing, or as part of another.
+		{"id with a grapheme joiner", "de\u034fmo", "demo.echo", "demo.echo", true},
+		{"tool with a Hangul filler", "demo", "demo.echo\u3164", "demo.echo", false},
+		{"tool with a variation selector", "demo", "demo.echo\ufe0f", "demo.echo", false},
+		{"tool not in NFC", "demo", "demo.cafe\u0301", "demo.echo", false},
+		{"method with a Hangul filler", "demo", "demo.echo", "demo.echo\u3164", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -427,14 +433,14 @@ func TestNamesAreWords(t *testing.T) {
 				t.Fatalf("tools %d, skipped %+v", len(f.Tools), f.Skipped)
 			}
 			for _, p := range f.Problems {
-				if s := p.String(); strings.ContainsAny(s, "\n\r\u2028\u202e") || len(s) > 400 {
+				if s := p.String(); strings.ContainsAny(s, "\n\r\u2028\u202e\u3164\ufe0f\u0301") || len(s) > 400 {
 					t.Fatalf("a problem shows the words as they are: %q", s)
 				}
 			}
 		})
 	}
 	// The real names are words.
-	for _, w := range []string{"contacts.list", "op_items_create", "jira.issues.search", "天気", "bad\xffname"} {
+	for _, w := range []string{"contacts.list", "op_items_create", "jira.issues.search", "天気", "bad\xffname", "caf\u00e9.list"} {
 		if !PlainWord(w) {
 			t.Errorf("%q is not a word", w)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // permissionNames are the macOS privacy permissions the Tairseach server
@@ -76,13 +77,13 @@ func requiredPermissions(raw json.RawMessage) (names []string, warnings []string
 				warnings = append(warnings, fmt.Sprintf("%s[%d] is ignored: empty name", where, i))
 				continue
 			}
-			warnings = append(warnings, fmt.Sprintf(`%s[%d] is the string %q; the Tairseach server reads only {"name": %q}`, where, i, name, name))
+			warnings = append(warnings, fmt.Sprintf(`%s[%d] is the string %s; the Tairseach server reads only {"name": %s}`, where, i, quote.Line(name, quote.Name), quote.Line(name, quote.Name)))
 		default:
 			warnings = append(warnings, fmt.Sprintf(`%s[%d] is ignored: it must be an object {"name": …}, got %s`, where, i, jsonscan.Kind(e)))
 			continue
 		}
 		if !KnownPermission(name) {
-			warnings = append(warnings, fmt.Sprintf("%s[%d]: unknown permission %q (known: %s)", where, i, clip(name, 40), strings.Join(permissionNames, ", ")))
+			warnings = append(warnings, fmt.Sprintf("%s[%d]: unknown permission %s (known: %s)", where, i, quote.Line(clip(name, 40), quote.Text), strings.Join(permissionNames, ", ")))
 		}
 		names = append(names, name)
 	}

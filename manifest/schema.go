@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // Limits on a tool's schema, checked at load so that validating arguments or
@@ -157,7 +159,7 @@ func (g *schemaGraph) walk(v any, ptr string, depth int) error {
 	// differently from how it is used.
 	for k := range obj {
 		if kw := foldedKeyword(k); kw != "" {
-			return at(ptr, "%q: keywords are case-sensitive; did you mean %q?", k, kw)
+			return at(ptr, "%s: keywords are case-sensitive; did you mean %q?", quote.IdentLine(k, quote.Name), kw)
 		}
 	}
 	for _, k := range stringKeywords {
@@ -221,7 +223,7 @@ func (g *schemaGraph) walk(v any, ptr string, depth int) error {
 		}
 	}
 	if s, ok := obj["$schema"].(string); ok && !slices.Contains(schemaVersions, s) {
-		return at(ptr, "$schema %q is %v (use draft-07 or 2020-12, or leave it out)", s, errNotSupported)
+		return at(ptr, "$schema %s is %v (use draft-07 or 2020-12, or leave it out)", quote.Line(s, quote.Text), errNotSupported)
 	}
 	if _, ok := obj["$dynamicRef"]; ok {
 		return at(ptr, "$dynamicRef is %v (use $ref)", errNotSupported)
@@ -238,14 +240,14 @@ func (g *schemaGraph) walk(v any, ptr string, depth int) error {
 			return at(ptr, "$id: %v", err)
 		}
 		if !u.IsAbs() || u.Fragment != "" {
-			return at(ptr, "$id %q: want an absolute URI without a fragment, e.g. \"https://example.com/schemas/tool.json\"", id)
+			return at(ptr, "$id %s: want an absolute URI without a fragment, e.g. \"https://example.com/schemas/tool.json\"", quote.Line(id, quote.Text))
 		}
 		g.rootID = u
 	}
 	for _, k := range []string{"$anchor", "$dynamicAnchor"} {
 		if a, ok := obj[k].(string); ok {
 			if prev, dup := g.anchors[a]; dup && prev != ptr {
-				return at(ptr, "%s %q: also defined at %s", k, a, pointerOrRoot(prev))
+				return at(ptr, "%s %s: also defined at %s", k, quote.Line(a, quote.Text), pointerOrRoot(prev))
 			}
 			g.anchors[a] = ptr
 		}
@@ -336,7 +338,7 @@ func (g *schemaGraph) walk(v any, ptr string, depth int) error {
 			if arr, ok := m[name].([]any); ok {
 				for _, e := range arr {
 					if _, ok := e.(string); !ok {
-						return at(ptr, "dependencies: %q: got %s in the array, want property names (strings)", name, describeJSON(e))
+						return at(ptr, "dependencies: %s: got %s in the array, want property names (strings)", quote.IdentLine(name, quote.Name), describeJSON(e))
 					}
 				}
 				continue
@@ -354,11 +356,11 @@ func (g *schemaGraph) walk(v any, ptr string, depth int) error {
 		for name, e := range m {
 			arr, ok := e.([]any)
 			if !ok {
-				return at(ptr, "dependentRequired: %q: got %s, want an array of property names", name, describeJSON(e))
+				return at(ptr, "dependentRequired: %s: got %s, want an array of property names", quote.IdentLine(name, quote.Name), describeJSON(e))
 			}
 			for _, s := range arr {
 				if _, ok := s.(string); !ok {
-					return at(ptr, "dependentRequired: %q: got %s in the array, want property names (strings)", name, describeJSON(s))
+					return at(ptr, "dependentRequired: %s: got %s in the array, want property names (strings)", quote.IdentLine(name, quote.Name), describeJSON(s))
 				}
 			}
 		}
@@ -400,14 +402,14 @@ func (g *schemaGraph) link() error {
 		}
 		u, err := url.Parse(n.ref)
 		if err != nil {
-			return at(ptr, "$ref %q: %v", n.ref, err)
+			return at(ptr, "$ref %s: %v", quote.Line(n.ref, quote.Text), err)
 		}
 		target := base.ResolveReference(u)
 		frag := target.Fragment
 		target.Fragment = ""
 		target.RawFragment = ""
 		if target.String() != base.String() {
-			return at(ptr, "$ref %q refers outside the schema; remote schemas are %v (copy it under $defs and use \"#/$defs/name\")", n.ref, errNotSupported)
+			return at(ptr, "$ref %s refers outside the schema; remote schemas are %v (copy it under $defs and use \"#/$defs/name\")", quote.Line(n.ref, quote.Text), errNotSupported)
 		}
 		var to string
 		var ok bool
@@ -418,7 +420,7 @@ func (g *schemaGraph) link() error {
 			to, ok = g.anchors[frag]
 		}
 		if !ok {
-			return at(ptr, "$ref %q does not resolve to a subschema of this schema", n.ref)
+			return at(ptr, "$ref %s does not resolve to a subschema of this schema", quote.Line(n.ref, quote.Text))
 		}
 		n.applied = append(n.applied, to)
 	}
@@ -480,7 +482,7 @@ func (g *schemaGraph) acyclic() error {
 func checkType(x any) error {
 	check := func(s string) error {
 		if !slices.Contains(jsonTypes, s) {
-			return fmt.Errorf("%q is not a JSON Schema type (use one of %s)", s, strings.Join(jsonTypes, ", "))
+			return fmt.Errorf("%s is not a JSON Schema type (use one of %s)", quote.Line(s, quote.Name), strings.Join(jsonTypes, ", "))
 		}
 		return nil
 	}
@@ -529,7 +531,7 @@ func describeJSON(v any) string {
 	case json.Number:
 		return "the number " + clip(string(v), 20)
 	case string:
-		return "the string " + strconv.Quote(clip(v, 40))
+		return "the string " + quote.Line(clip(v, 40), quote.Text)
 	case []any:
 		return "an array"
 	case map[string]any:

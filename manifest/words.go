@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
@@ -16,14 +18,19 @@ const MaxWordLen = 200
 // PlainWord reports whether s can be shown as it is where people and
 // models read it (messages, the user's questions, the instructions): at
 // most MaxWordLen bytes, without a line break, a control character or a
-// format character (a bidirectional override hides text). Invalid UTF-8
-// is repaired wherever it is shown, so it does not disqualify.
+// format character: one of Unicode's Cf (a bidirectional override hides
+// text), or any other that renders as nothing or as something else
+// (quote.Hidden: a Hangul filler, a variation selector), or a combining
+// mark of a word not in NFC, where "e" and U+0301 would read as the "é"
+// of another word. Invalid UTF-8 is repaired wherever it is shown, so it
+// does not disqualify.
 func PlainWord(s string) bool {
 	if len(s) > MaxWordLen {
 		return false
 	}
+	marks := !norm.NFC.IsNormalString(s)
 	for _, r := range s {
-		if r != utf8.RuneError && (unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf)) {
+		if r != utf8.RuneError && (quote.Hidden(r) || marks && unicode.Is(unicode.M, r)) {
 			return false
 		}
 	}
