@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonenc"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/pipeline"
 )
@@ -31,7 +32,7 @@ func boundMessages(maxBytes int, log zerolog.Logger) mcp.Middleware {
 			res, err := next(ctx, method, req)
 			limit := maxBytes - pipeline.EnvelopeReserve
 			if err != nil {
-				return res, boundError(method, err, limit, maxBytes)
+				return res, boundError(method, shownError(err), limit, maxBytes)
 			}
 			switch r := res.(type) {
 			case *mcp.CallToolResult:
@@ -61,6 +62,31 @@ var narrower = map[string]string{
 	"resources/read":      "read a narrower resource (a template's variables), or call the tool of its method with a smaller request",
 	"prompts/get":         "get the prompt with shorter arguments",
 	"completion/complete": "type more of the value",
+}
+
+// shownError is err with what could hide in its message escaped where it
+// is (quote.Escape): the go-sdk's own errors quote what the client sent
+// with %q ("unknown tool %q", "unknown prompt %q"), which prints a Hangul
+// filler or a variation selector as it is, and a name with one would read
+// as the name without.
+func shownError(err error) error {
+	msg := err.Error()
+	shown := quote.Escape(msg)
+	if shown == msg {
+		return err
+	}
+	if we, ok := err.(*jsonrpc.Error); ok {
+		c := *we
+		c.Message = shown
+		return &c
+	}
+	// As the go-sdk writes an error that is not a wire error: its message,
+	// and the code of a wire error it wraps.
+	we := &jsonrpc.Error{Message: shown}
+	if wrapped := (*jsonrpc.Error)(nil); errors.As(err, &wrapped) {
+		we.Code = wrapped.Code
+	}
+	return we
 }
 
 // boundError returns err, or a short error with its code when err, as the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/policy"
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
@@ -79,7 +80,7 @@ func (sl *selections) handler(next http.Handler) http.Handler {
 		s.mu.Unlock()
 		if unknown, known := policy.UnknownToolsets(reg, h.Toolsets); len(unknown) > 0 {
 			http.Error(w, fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
-				policy.HeaderToolsets, strings.Join(unknown, ","), strings.Join(known, ",")), http.StatusBadRequest)
+				policy.HeaderToolsets, quote.Escape(strings.Join(unknown, ",")), strings.Join(known, ",")), http.StatusBadRequest)
 			return
 		}
 		sel, err := sl.use(h)

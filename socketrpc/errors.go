@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // Sentinel errors that callers branch on with errors.Is. The errors Call
@@ -68,9 +70,9 @@ type CallError struct {
 
 func (e *CallError) Error() string {
 	if e.Op == "" {
-		return fmt.Sprintf("calling %q on %s: %v", e.Method, e.Path, e.Err)
+		return fmt.Sprintf("calling %s on %s: %v", quote.Line(e.Method, quote.Text), e.Path, e.Err)
 	}
-	return fmt.Sprintf("calling %q on %s: %s: %v", e.Method, e.Path, e.Op, e.Err)
+	return fmt.Sprintf("calling %s on %s: %s: %v", quote.Line(e.Method, quote.Text), e.Path, e.Op, e.Err)
 }
 
 func (e *CallError) Unwrap() error { return e.Err }

@@ -2,12 +2,13 @@ package check
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // checkArgs validates args against schema and returns "" when they conform,
@@ -70,7 +71,7 @@ func describeSchemaError(err error) string {
 	// A null reaches jsonschema-go as an invalid reflect.Value.
 	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null")
 	if field := schemaPathToField(path); field != "" {
-		return "argument " + strconvQuote(field) + ": " + msg
+		return "argument " + quote.IdentLine(field, quote.Text) + ": " + msg
 	}
 	return msg
 }
@@ -96,7 +97,10 @@ func sortAdditional(msg string) string {
 		list = strings.TrimPrefix(list[len(q):], " ")
 	}
 	slices.Sort(names)
-	return fmt.Sprintf("unexpected additional properties %q", names)
+	for i, n := range names {
+		names[i] = quote.IdentLine(n, quote.Name)
+	}
+	return "unexpected additional properties [" + strings.Join(names, " ") + "]"
 }
 
 // schemaPathToField turns a schema location such as
@@ -119,9 +123,4 @@ func schemaPathToField(p string) string {
 		}
 	}
 	return b.String()
-}
-
-func strconvQuote(s string) string {
-	q, _ := json.Marshal(s)
-	return string(q)
 }

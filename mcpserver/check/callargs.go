@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // clientAddedArgs are arguments that clients add to every tool call on
@@ -30,7 +31,7 @@ func Args(in *Input, args json.RawMessage) (json.RawMessage, string, error) {
 	if key, dup := duplicateKey(args); dup {
 		// encoding/json keeps the last, other readers the first: the check
 		// and the backend could see different arguments.
-		return nil, fmt.Sprintf("member %q appears more than once; send each argument once", key), nil
+		return nil, fmt.Sprintf("member %s appears more than once; send each argument once", quote.IdentLine(key, quote.Name)), nil
 	}
 	args = dropClientArgs(args, in.Declares)
 	msg, err := in.Check(args)

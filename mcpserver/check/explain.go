@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // jsonschema-go says what is wrong in its own terms ("minimum: 0/1 is less
@@ -216,7 +218,7 @@ func checkValue(path string, s *jsonschema.Schema, v any) *problem {
 		}
 		if s.Pattern != "" {
 			if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(v) {
-				return &problem{path: path, rule: `must match the pattern "` + s.Pattern + `"`, got: describeValue(v)}
+				return &problem{path: path, rule: `must match the pattern "` + quote.Escape(s.Pattern) + `"`, got: describeValue(v)}
 			}
 		}
 	}
@@ -390,9 +392,9 @@ func missing(path string, required []string, v map[string]any, why string) *prob
 func join(path, k string) string {
 	switch {
 	case !plainName(k) && path == "":
-		return describeValue(k)
+		return describeName(k)
 	case !plainName(k):
-		return path + "[" + describeValue(k) + "]"
+		return path + "[" + describeName(k) + "]"
 	case path == "":
 		return k
 	}

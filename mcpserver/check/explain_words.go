@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // DescribeTypes says what JSON Schema types allow, in words: "an integer",
@@ -82,7 +84,8 @@ func plural(n int, unit string) string {
 }
 
 // describeValue shows a value given: JSON for scalars (a long string cut
-// short), the kind for arrays and objects.
+// short, with what could hide in it escaped), the kind for arrays and
+// objects.
 func describeValue(v any) string {
 	shown := v
 	switch v := v.(type) {
@@ -108,9 +111,23 @@ func describeValue(v any) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(shown) != nil {
-		return fmt.Sprint(shown)
+		return quote.Escape(fmt.Sprint(shown))
 	}
-	return strings.TrimSpace(buf.String())
+	// encoding/json writes a Hangul filler or a variation selector as it
+	// is: "to" and "to\u3164" would read alike.
+	return quote.Escape(strings.TrimSpace(buf.String()))
+}
+
+// describeName shows an argument's name that is not a plain one: quoted,
+// every character outside ASCII escaped (quote.Ident), so that names that
+// differ never read alike; a long one cut short.
+func describeName(k string) string {
+	const most = 60
+	if utf8.RuneCountInString(k) <= most {
+		return quote.IdentLine(k, 1<<20)
+	}
+	q := quote.IdentLine(string([]rune(k)[:most]), 1<<20)
+	return q[:len(q)-1] + "…\""
 }
 
 // formatNumber writes f as JSON does: 1, 2.5, 1e+21.

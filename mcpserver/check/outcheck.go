@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // outputCheck validates a tool's results against its outputSchema.
@@ -177,19 +178,19 @@ func (c *outputCheck) checkShowing(result []byte, redact bool) string {
 		pc, ok := c.props[name]
 		if !ok {
 			if c.closed {
-				problem = fmt.Sprintf("unexpected additional property %q", name)
+				problem = fmt.Sprintf("unexpected additional property %s", quote.IdentLine(name, quote.Name))
 				return false
 			}
 			return true
 		}
 		if pc.types != nil && !slices.ContainsFunc(pc.types, func(t string) bool { return hasType(value, t) }) {
-			problem = fmt.Sprintf("property %q: type: %s is not %s", name, show(value), strings.Join(pc.types, " or "))
+			problem = fmt.Sprintf("property %s: type: %s is not %s", quote.IdentLine(name, quote.Name), show(value), strings.Join(pc.types, " or "))
 			return false
 		}
 		if pc.sub != nil {
 			var v any
 			if err := json.Unmarshal(value, &v); err != nil {
-				problem = fmt.Sprintf("property %q: %v", name, err)
+				problem = fmt.Sprintf("property %s: %v", quote.IdentLine(name, quote.Name), err)
 				return false
 			}
 			if err := pc.sub.Validate(v); err != nil {
@@ -197,7 +198,7 @@ func (c *outputCheck) checkShowing(result []byte, redact bool) string {
 				if redact {
 					msg = redactValidation(msg)
 				}
-				problem = fmt.Sprintf("property %q: %s", name, msg)
+				problem = fmt.Sprintf("property %s: %s", quote.IdentLine(name, quote.Name), msg)
 				return false
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/permissions"
@@ -61,7 +62,7 @@ func resolveTool(c *Request, table *routes.Table, prefix, name string) (string, 
 			return "", refuseHidden(c, n, why)
 		}
 	}
-	return "", c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %q; %s lists the tools", name, table.Discover.Search))
+	return "", c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %s; %s lists the tools", quote.IdentLine(name, quote.Name), table.Discover.Search))
 }
 
 // describeTool returns a served tool's definition as tools/list would.

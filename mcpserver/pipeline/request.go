@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
 	"github.com/geilt/tairseach-mcp/mcpserver/observe"
@@ -133,8 +134,11 @@ func From(c *Request, req mcp.Request, meta mcp.Meta) {
 
 // refuse is the answer to c when a rule stopped it: msg is what the
 // client reads, and the rule stays on c as a typed value for whoever asked
-// (Refused) and the audit log.
+// (Refused) and the audit log. Whatever words msg holds unquoted (a
+// policy's reason, jsonschema-go's message), what could hide in them is
+// escaped (quote.Escape).
 func (c *Request) refuse(rule backend.Rule, msg string) *mcp.CallToolResult {
+	msg = quote.Escape(msg)
 	c.refused = &backend.Refused{Rule: rule, Message: msg}
 	return check.ErrorResult(msg)
 }

@@ -254,7 +254,7 @@ func (p *Pipeline) resolve(ctx context.Context, table *routes.Table, c *Request)
 	}
 	r, ok := table.ByName[c.Name]
 	if !ok {
-		return nil, c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %q; it may have been removed by a manifest reload; list the tools again", c.Name))
+		return nil, c.refuse(backend.RuleUnknownTool, fmt.Sprintf("unknown tool %s; it may have been removed by a manifest reload; list the tools again", quote.IdentLine(c.Name, quote.Name)))
 	}
 	return r, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // FromHeaders is the selection the X-MCP-* headers of a request make, read
@@ -21,7 +23,7 @@ func FromHeaders(h http.Header) (Policy, error) {
 	case "1", "true", "yes", "on":
 		p.ReadOnly = true
 	default:
-		return p, fmt.Errorf("%s: %q: want true or false", HeaderReadonly, v)
+		return p, fmt.Errorf("%s: %s: want true or false", HeaderReadonly, quote.Line(v, quote.Text))
 	}
 	return p, p.Validate()
 }

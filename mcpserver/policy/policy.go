@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
@@ -81,7 +82,7 @@ func (p Policy) Validate() error {
 	}{{p.flagName("--tools", HeaderTools), p.Tools}, {p.flagName("--exclude-tools", HeaderExcludeTools), p.ExcludeTools}} {
 		for _, g := range list.globs {
 			if _, err := path.Match(g, ""); err != nil {
-				return fmt.Errorf("%s %q: not a valid glob (path.Match syntax: * ? [a-z] \\x)", list.flag, g)
+				return fmt.Errorf("%s %s: not a valid glob (path.Match syntax: * ? [a-z] \\x)", list.flag, quote.Line(g, quote.Text))
 			}
 		}
 	}
@@ -138,7 +139,7 @@ func (p Policy) Why(t manifest.Tool) Reason {
 	}
 	if len(p.Toolsets) > 0 {
 		if ts := ToolsetOf(t); !slices.Contains(p.Toolsets, ts) {
-			return Reason{by, fmt.Sprintf("hidden by %s (its toolset %q is not among %s)", p.flagName("--toolsets", HeaderToolsets), ts, strings.Join(p.Toolsets, ","))}
+			return Reason{by, fmt.Sprintf("hidden by %s (its toolset %s is not among %s)", p.flagName("--toolsets", HeaderToolsets), quote.IdentLine(ts, quote.Name), strings.Join(p.Toolsets, ","))}
 		}
 	}
 	if p.ReadOnly && !ReadOnly(t) {
@@ -152,7 +153,7 @@ func (p Policy) Why(t manifest.Tool) Reason {
 		return Reason{by, fmt.Sprintf("hidden by %s (neither %s nor %s matches %s)", p.flagName("--tools", HeaderTools), t.Name, t.ToolName, strings.Join(p.Tools, ","))}
 	}
 	if g := matchAny(p.ExcludeTools, t); g != "" {
-		return Reason{by, fmt.Sprintf("hidden by %s (it matches %q)", p.flagName("--exclude-tools", HeaderExcludeTools), g)}
+		return Reason{by, fmt.Sprintf("hidden by %s (it matches %s)", p.flagName("--exclude-tools", HeaderExcludeTools), quote.Line(g, quote.Text))}
 	}
 	if p.inner != nil {
 		return p.inner.Why(t)
@@ -222,14 +223,14 @@ func ParseConfirm(values []string) ([]string, error) {
 			case "destructive":
 			default:
 				if _, err := path.Match(r, ""); err != nil {
-					return nil, fmt.Errorf("--confirm %q: not a valid glob: %v", r, err)
+					return nil, fmt.Errorf("--confirm %s: not a valid glob: %v", quote.Line(r, quote.Text), err)
 				}
 			}
 			rules = append(rules, r)
 		}
 	}
 	if none && len(rules) > 0 {
-		return nil, fmt.Errorf("--confirm none cannot be combined with %q", strings.Join(rules, ","))
+		return nil, fmt.Errorf("--confirm none cannot be combined with %s", quote.Line(strings.Join(rules, ","), quote.Text))
 	}
 	return rules, nil
 }
@@ -291,7 +292,7 @@ func ParseToolsets(from, list string) ([]string, error) {
 		return names, nil
 	}
 	if len(names) > 1 {
-		return nil, fmt.Errorf("%s %q: \"all\" cannot be combined with other toolsets", from, list)
+		return nil, fmt.Errorf("%s %s: \"all\" cannot be combined with other toolsets", from, quote.Line(list, quote.Text))
 	}
 	return nil, nil
 }

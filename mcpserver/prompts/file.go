@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
@@ -48,7 +49,7 @@ var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}`)
 // in by Render. name is the file's name without ".md".
 func ParseFile(name string, data []byte) (*Prompt, error) {
 	if !manifest.ValidPromptName(name) {
-		return nil, fmt.Errorf("%q is not a prompt name: use letters, digits, '_', '-' and '.'", name)
+		return nil, fmt.Errorf("%s is not a prompt name: use letters, digits, '_', '-' and '.'", quote.Line(name, quote.Text))
 	}
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	body := string(data)
@@ -84,7 +85,7 @@ func (p *Prompt) check() error {
 		case a.Name == "":
 			return errors.New("an argument has no name")
 		case seen[a.Name]:
-			return fmt.Errorf("argument %q is declared twice", a.Name)
+			return fmt.Errorf("argument %s is declared twice", quote.IdentLine(a.Name, quote.Name))
 		}
 		seen[a.Name] = true
 	}
@@ -101,16 +102,16 @@ func (p *Prompt) check() error {
 func (p *Prompt) Render(args map[string]string) (string, error) {
 	for k := range args {
 		if !slices.ContainsFunc(p.Arguments, func(a manifest.PromptArgument) bool { return a.Name == k }) {
-			return "", fmt.Errorf("unknown argument %q for prompt %s", k, p.Name)
+			return "", fmt.Errorf("unknown argument %s for prompt %s", quote.IdentLine(k, quote.Name), p.Name)
 		}
 	}
 	for _, a := range p.Arguments {
 		v, ok := args[a.Name]
 		if a.Required && (!ok || v == "") {
-			return "", fmt.Errorf("missing required argument %q for prompt %s", a.Name, p.Name)
+			return "", fmt.Errorf("missing required argument %s for prompt %s", quote.IdentLine(a.Name, quote.Name), p.Name)
 		}
 		if ok && len(a.Enum) > 0 && !slices.Contains(a.Enum, v) {
-			return "", fmt.Errorf("argument %q of prompt %s must be one of %s", a.Name, p.Name, strings.Join(a.Enum, ", "))
+			return "", fmt.Errorf("argument %s of prompt %s must be one of %s", quote.IdentLine(a.Name, quote.Name), p.Name, strings.Join(a.Enum, ", "))
 		}
 	}
 	return placeholder.ReplaceAllStringFunc(p.Template, func(m string) string {

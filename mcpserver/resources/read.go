@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver/backend"
 	"github.com/geilt/tairseach-mcp/mcpserver/check"
@@ -50,7 +51,7 @@ func backendError(uri, method string, err error) error {
 		if re.Code == -32002 {
 			return mcp.ResourceNotFoundError(uri)
 		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s failed: %s (%d)", method, re.Message, re.Code), Data: re.Data}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s failed: %s (%d)", method, quote.Bare(re.Message, quote.Text), re.Code), Data: re.Data}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s failed: %v", method, err)}
 }
@@ -160,7 +161,7 @@ func MatchTemplate(re *regexp.Regexp, vars []string, uri string) (json.RawMessag
 }
 
 func invalidVar(name, why string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("template variable %q %s; it must stay within its place in the URI", name, why)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("template variable %s %s; it must stay within its place in the URI", quote.IdentLine(name, quote.Name), why)}
 }
 
 // escapes says why a variable's value is refused, or "".

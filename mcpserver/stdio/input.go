@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonscan"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/exact"
 )
 
@@ -160,7 +161,7 @@ func (c *conn) decode(line []byte) (in incoming, ok bool, resp jsonrpc.Message) 
 		return in, false, nil
 	}
 	if err == nil && w.JSONRPC != "2.0" {
-		err = fmt.Errorf("invalid message version tag %q; expected \"2.0\"", w.JSONRPC)
+		err = fmt.Errorf("invalid message version tag %s; expected \"2.0\"", quote.Line(w.JSONRPC, quote.Name))
 	}
 	if err == nil {
 		if *w.Method == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/geilt/tairseach-mcp/internal/jsonenc"
+	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
 // SameOriginOnly refuses, with 403 and whatever the method or path, a
@@ -67,7 +68,7 @@ func LocalhostOnly(log zerolog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && IsLoopback(local.String()) && !IsLoopback(r.Host) {
 			log.Debug().Str("host", r.Host).Str("path", r.URL.Path).Msg("refused a request with a non-loopback Host on a loopback address")
-			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %s", quote.Line(r.Host, quote.Text)), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
