@@ -42,10 +42,10 @@ flags (--toolsets, --read-only, --tools, --exclude-tools) hide what they hide.`,
 				w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "URI\tNAME\tMIME TYPE")
 				for _, r := range rs.Resources {
-					fmt.Fprintf(w, "%s\t%s\t%s\n", r.URI, r.Name, r.MIMEType)
+					fmt.Fprintf(w, "%s\t%s\t%s\n", printable(r.URI), printable(r.Name), printable(r.MIMEType))
 				}
 				for _, t := range ts.ResourceTemplates {
-					fmt.Fprintf(w, "%s\t%s\t%s\n", t.URITemplate, t.Name, t.MIMEType)
+					fmt.Fprintf(w, "%s\t%s\t%s\n", printable(t.URITemplate), printable(t.Name), printable(t.MIMEType))
 				}
 				return w.Flush()
 			})
@@ -92,7 +92,7 @@ broken file is reported on stderr and left out) and those manifests declare.`,
 							args += "*"
 						}
 					}
-					fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, args, p.Description)
+					fmt.Fprintf(w, "%s\t%s\t%s\n", printable(p.Name), printable(args), printable(p.Description))
 				}
 				return w.Flush()
 			})

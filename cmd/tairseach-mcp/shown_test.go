@@ -15,7 +15,7 @@ import (
 // TestMessagesShowInvisibleCharactersEscaped: an unknown tool, an argument
 // given twice, an unknown client, a flag's value, an unknown flag, a member
 // of a client's file that install leaves out and a backend a manifest names
-// in doctor, each holding U+3164 (a Hangul filler, which renders as
+// in doctor and tools, each holding U+3164 (a Hangul filler, which renders as
 // nothing and which fmt's %q prints as it is), show it escaped.
 func TestMessagesShowInvisibleCharactersEscaped(t *testing.T) {
 	const filler = "\u3164"
@@ -39,6 +39,7 @@ func TestMessagesShowInvisibleCharactersEscaped(t *testing.T) {
 		{"an unknown flag", []string{"--socket" + filler, "x", "tools"}, `--socket\u3164`},
 		{"a member install leaves out", []string{"--manifests", exampleDir, "--socket", fixedSocket, "install", "openclaw"}, `left out its "disabled\u3164"`},
 		{"a backend doctor reaches", []string{"--manifests", manifests, "--socket", fixedSocket, "doctor"}, `backend /run/other\u3164.sock`},
+		{"a backend tools lists", []string{"--manifests", manifests, "--socket", fixedSocket, "tools"}, `/run/other\u3164.sock`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, code := cli("", tt.args...)

@@ -198,8 +198,9 @@ func listTools(ctx context.Context, o *options, f toolsFlags, log zerolog.Logger
 		fmt.Fprintln(tw, "NAME\tMETHOD\tSOCKET\tFILE\tANNOTATIONS\tOUTPUT\tPERMISSION")
 		g := srv.Grants()
 		for _, t := range l.exposed {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Method, o.socketOf(t), t.File, hintFlags(t.Annotations),
-				outputColumn(srv.OutputSchemaUse(t.Name)), permissionColumn(t, g))
+			// A manifest's words, each on its cell (printable).
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, printable(t.Method), printable(o.socketOf(t)), printable(t.File), hintFlags(t.Annotations),
+				outputColumn(srv.OutputSchemaUse(t.Name)), printable(permissionColumn(t, g)))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -212,7 +213,7 @@ func listTools(ctx context.Context, o *options, f toolsFlags, log zerolog.Logger
 				fmt.Fprintln(stdout)
 				printed = true
 			}
-			fmt.Fprintf(stdout, "%s: outputSchema untrusted: %s\n", t.Name, u.Problem)
+			fmt.Fprintf(stdout, "%s: outputSchema untrusted: %s\n", t.Name, printable(u.Problem))
 		}
 	}
 	if !f.all || len(l.skipped) == 0 {
@@ -224,7 +225,7 @@ func listTools(ctx context.Context, o *options, f toolsFlags, log zerolog.Logger
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NOT EXPOSED\tTOOL\tFILE\tREASON")
 	for _, s := range l.skipped {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.name, s.toolName, s.file, s.reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.name, printable(s.toolName), printable(s.file), printable(s.reason))
 	}
 	return tw.Flush()
 }
