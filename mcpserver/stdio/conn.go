@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
@@ -234,10 +235,10 @@ func (c *conn) cutOff() {
 		defer c.callWG.Done()
 		for i, r := range left {
 			msg := fmt.Sprintf("tairseach-mcp is shutting down (%s) and %s did not finish within the %s (%s); restart the server and retry",
-				st.Drain, r.method, st.Hurry, limit)
+				st.Drain, quote.Word(r.method, quote.Name), st.Hurry, limit)
 			if st.Hurry == shutdown.SecondSignal {
 				msg = fmt.Sprintf("tairseach-mcp is shutting down (%s) and %s was cut off by a %s after %s; restart the server and retry",
-					st.Drain, r.method, st.Hurry, limit)
+					st.Drain, quote.Word(r.method, quote.Name), st.Hurry, limit)
 			}
 			if err := c.writeLine(errorLine(r.raw, jsonrpc.CodeInternalError, msg)); err != nil {
 				if !c.outClosed.Load() { // said once, as it closed
