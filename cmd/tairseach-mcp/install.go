@@ -40,19 +40,12 @@ the command again when the entry is already there changes nothing and makes no b
 that is a symlink (dotfiles) stays one: the file it points to is written, and made if missing.
 --print shows the file as it would be written and writes nothing at all.
 
-With --transport http, clients that reach servers by URL (claude-code, cursor, vscode,
-windsurf, gemini, openclaw, codex) get an HTTP entry with the bearer token (OpenClaw's names
-${TAIRSEACH_MCP_TOKEN} instead); start the server yourself.
+With --transport http, the clients that reach servers by URL get an HTTP entry with the bearer
+token (OpenClaw's names ${TAIRSEACH_MCP_TOKEN} instead); start the server yourself. They are
+` + strings.Join(urlClientNames(), ", ") + `.
 
 Clients and their files (macOS; ~/.config on Linux):
-  claude-desktop  ~/Library/Application Support/Claude/claude_desktop_config.json
-  claude-code     ~/.claude.json (user scope)
-  cursor          ~/.cursor/mcp.json
-  vscode          ~/Library/Application Support/Code/User/mcp.json
-  windsurf        ~/.codeium/windsurf/mcp_config.json
-  gemini          ~/.gemini/settings.json (user scope)
-  openclaw        ~/.openclaw/openclaw.json ($OPENCLAW_CONFIG_PATH when set), under mcp.servers
-  codex           ~/.codex/config.toml ($CODEX_HOME/config.toml when set)`,
+` + clientFiles(),
 		Example: `  tairseach-mcp install claude-desktop
   tairseach-mcp --socket /tmp/tairseach.sock install cursor
   tairseach-mcp install vscode --print
@@ -123,6 +116,33 @@ tairseach-mcp install claude-desktop writes it for you.`,
 	return cfg
 }
 
+// urlClientNames are the clients that reach servers by URL.
+func urlClientNames() []string {
+	var names []string
+	for _, c := range mcpClients {
+		if c.http {
+			names = append(names, c.name)
+		}
+	}
+	return names
+}
+
+// clientFiles lists each client's file, a line each, for install's help.
+func clientFiles() string {
+	width := 0
+	for _, c := range mcpClients {
+		width = max(width, len(c.name))
+	}
+	var b strings.Builder
+	for i, c := range mcpClients {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "  %-*s  %s", width, c.name, c.file)
+	}
+	return b.String()
+}
+
 func completeClient(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -140,7 +160,7 @@ func exactClient(_ *cobra.Command, args []string) error {
 func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	cf, err := f.open(c)
 	fe := (*fileSyntaxError)(nil)
-	if err != nil && !(c.json5 && errors.As(err, &fe)) {
+	if err != nil && !(c.format.json5 && errors.As(err, &fe)) {
 		return err
 	}
 	entry, notes, err := buildEntry(cmd, o, c, f.print)
@@ -154,7 +174,7 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
-	fields, moved, err := c.moveMisplaced(cf, c.fields(entry))
+	fields, moved, err := c.moveMisplaced(cf, c.entry(entry))
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.shown, err)
 	}
@@ -175,7 +195,7 @@ func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, std
 	if found {
 		verb = "updated"
 	}
-	if entry.token != "" && !c.tokenRef && cf.data != nil && cf.mode&0o077 != 0 {
+	if entry.token != "" && c.tokenRef == "" && cf.data != nil && cf.mode&0o077 != 0 {
 		if f.print {
 			notes = append(notes, fmt.Sprintf("%s is readable by others (%04o); install makes it 0600, as it will hold the token", cf.shown, cf.mode))
 		} else {
@@ -218,7 +238,7 @@ func missingSetup(o *options) []string {
 
 func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
 	cf, err := f.open(c)
-	if fe := (*fileSyntaxError)(nil); c.json5 && errors.As(err, &fe) {
+	if fe := (*fileSyntaxError)(nil); c.format.json5 && errors.As(err, &fe) {
 		return fmt.Errorf("%s:%d:%d: %s: uninstall edits %s's JSON5 in place only as JSON with comments and trailing commas; run OpenClaw's own command, which rewrites the file as plain JSON:\n  openclaw mcp unset %s",
 			fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.title, entryName)
 	}

@@ -10,81 +10,158 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 	"github.com/geilt/tairseach-mcp/internal/quote"
 )
 
-// mcpClient is an MCP client whose configuration file install edits.
+// mcpClient is one row of the table of clients: everything install knows
+// of a client, so that another client is another row (and its test data).
+// install's help is made from the table, and TestClientTables holds the
+// README's and docs/clients.md's tables to it.
 type mcpClient struct {
-	name     string // on the command line: claude-desktop
-	title    string // in messages: Claude Desktop
-	key      string // the server map: the top-level key (JSON), the tables' prefix (TOML)
-	toml     bool   // the file is TOML, not JSON
-	typed    bool   // entries carry "type": "stdio" or "http"
-	urlKey   string // the key of an HTTP entry's address; "" when the client only starts servers over stdio
-	path     func(home, configDir string) string
+	name   string // on the command line: claude-desktop
+	title  string // in messages: Claude Desktop
+	file   string // where its file is, in install's help
+	path   func(home, configDir string) string
+	format fileFormat
+	key    string                                   // the server map: its path of keys (JSON), the tables' prefix (TOML)
+	entry  func(e serverEntry) []clientconfig.Field // the members install owns, in the client's words and in the order of a new entry
+	// http: the client reaches servers by URL, so that with --transport
+	// http its entry is the server's address; else it starts them itself,
+	// over stdio.
+	http     bool
 	afterAdd string // what to do once the entry is written
 
 	// OpenClaw's (install_openclaw.go).
-	transport bool     // an HTTP entry carries "transport": "streamable-http"
-	tokenRef  bool     // the Authorization header names ${TAIRSEACH_MCP_TOKEN}, which the client fills in, not the token
-	json5     bool     // the file is JSON5: what hujson cannot read goes through the client's own command
+	tokenRef  string   // what the Authorization header names in place of the token, which the client fills in from tokenFrom
+	tokenFrom string   // where the client finds tokenRef's value
 	misplaced string   // a server map where an entry was once written and the client rejects it
 	keeps     []string // the members of a misplaced entry that the client reads, which a move keeps
 }
 
+// fileFormat is the language of a client's file, and how it is parsed for
+// editing.
+type fileFormat struct {
+	name  string // in messages: JSON, TOML
+	parse func(data []byte, key, entry string) (clientconfig.File, error)
+	// json5: the file is JSON5, edited in place only as far as hujson reads
+	// it; the rest goes through the client's own command.
+	json5 bool
+}
+
+var (
+	jsonFile  = fileFormat{name: "JSON", parse: parseJSON}
+	json5File = fileFormat{name: "JSON", parse: parseJSON, json5: true}
+	tomlFile  = fileFormat{name: "TOML", parse: parseTOML}
+)
+
+func parseJSON(data []byte, key, entry string) (clientconfig.File, error) {
+	f, err := clientconfig.ParseJSON(data, key, entry)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func parseTOML(data []byte, key, entry string) (clientconfig.File, error) {
+	f, err := clientconfig.ParseTOML(data, key, entry)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
 var mcpClients = []mcpClient{
 	{
-		name: "claude-desktop", title: "Claude Desktop", key: "mcpServers",
+		name: "claude-desktop", title: "Claude Desktop", format: jsonFile, key: "mcpServers",
+		file: "~/Library/Application Support/Claude/claude_desktop_config.json",
 		path: func(_, configDir string) string {
 			return filepath.Join(configDir, "Claude", "claude_desktop_config.json")
+		},
+		entry: func(e serverEntry) []clientconfig.Field {
+			return []clientconfig.Field{none("type"), command(e), args(e), none("url"), headers("headers", e)}
 		},
 		afterAdd: "quit Claude Desktop and open it again to load it",
 	},
 	{
-		name: "claude-code", title: "Claude Code", key: "mcpServers", typed: true, urlKey: "url",
+		name: "claude-code", title: "Claude Code", format: jsonFile, key: "mcpServers", http: true,
+		file: "~/.claude.json (user scope)",
 		path: func(home, _ string) string {
 			if dir := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(dir) {
 				return filepath.Join(dir, ".claude.json") // where Claude Code then keeps it
 			}
 			return filepath.Join(home, ".claude.json")
 		},
+		entry: func(e serverEntry) []clientconfig.Field {
+			return []clientconfig.Field{kind(e), command(e), args(e), address("url", e), headers("headers", e)}
+		},
 		afterAdd: "new Claude Code sessions load it in every project (claude mcp list shows it)",
 	},
 	{
-		name: "cursor", title: "Cursor", key: "mcpServers", urlKey: "url",
-		path:     func(home, _ string) string { return filepath.Join(home, ".cursor", "mcp.json") },
+		name: "cursor", title: "Cursor", format: jsonFile, key: "mcpServers", http: true,
+		file: "~/.cursor/mcp.json",
+		path: func(home, _ string) string { return filepath.Join(home, ".cursor", "mcp.json") },
+		entry: func(e serverEntry) []clientconfig.Field {
+			return []clientconfig.Field{none("type"), command(e), args(e), address("url", e), headers("headers", e)}
+		},
 		afterAdd: "Cursor lists it under Settings > MCP; restart Cursor if it does not show",
 	},
 	{
-		name: "vscode", title: "VS Code", key: "servers", typed: true, urlKey: "url",
+		name: "vscode", title: "VS Code", format: jsonFile, key: "servers", http: true,
+		file: "~/Library/Application Support/Code/User/mcp.json",
 		path: func(_, configDir string) string {
 			return filepath.Join(configDir, "Code", "User", "mcp.json")
+		},
+		entry: func(e serverEntry) []clientconfig.Field {
+			return []clientconfig.Field{kind(e), command(e), args(e), address("url", e), headers("headers", e)}
 		},
 		afterAdd: "in VS Code, run MCP: List Servers and start tairseach (Copilot agent mode uses its tools)",
 	},
 	{
-		name: "windsurf", title: "Windsurf", key: "mcpServers", urlKey: "serverUrl",
-		path:     func(home, _ string) string { return filepath.Join(home, ".codeium", "windsurf", "mcp_config.json") },
+		name: "windsurf", title: "Windsurf", format: jsonFile, key: "mcpServers", http: true,
+		file: "~/.codeium/windsurf/mcp_config.json",
+		path: func(home, _ string) string { return filepath.Join(home, ".codeium", "windsurf", "mcp_config.json") },
+		entry: func(e serverEntry) []clientconfig.Field {
+			return []clientconfig.Field{none("type"), command(e), args(e), address("serverUrl", e), none("url"), headers("headers", e)}
+		},
 		afterAdd: "press refresh in Windsurf's MCP servers panel (Cascade) to load it",
 	},
 	{
-		name: "gemini", title: "Gemini CLI", key: "mcpServers", urlKey: "httpUrl",
-		path:     func(home, _ string) string { return filepath.Join(home, ".gemini", "settings.json") },
+		name: "gemini", title: "Gemini CLI", format: jsonFile, key: "mcpServers", http: true,
+		file: "~/.gemini/settings.json (user scope)",
+		path: func(home, _ string) string { return filepath.Join(home, ".gemini", "settings.json") },
+		entry: func(e serverEntry) []clientconfig.Field {
+			// url is Gemini CLI's word for an SSE server's address.
+			return []clientconfig.Field{none("type"), command(e), args(e), address("httpUrl", e), none("url"), headers("headers", e)}
+		},
 		afterAdd: "new Gemini CLI sessions load it in every project (/mcp in a session lists its tools)",
 	},
 	{
-		name: "openclaw", title: "OpenClaw", key: "mcp.servers", urlKey: "url",
-		transport: true, tokenRef: true, json5: true, misplaced: "mcpServers", keeps: openClawKeeps,
-		path:     openClawPath,
+		name: "openclaw", title: "OpenClaw", format: json5File, key: "mcp.servers", http: true,
+		file: "~/.openclaw/openclaw.json ($OPENCLAW_CONFIG_PATH when set), under mcp.servers",
+		path: openClawPath,
+		entry: func(e serverEntry) []clientconfig.Field {
+			tr := none("transport") // none over stdio, as openclaw mcp add writes it
+			if e.url != "" {
+				tr.Value = "streamable-http" // without it a URL is taken as SSE
+			}
+			return []clientconfig.Field{none("type"), command(e), args(e), address("url", e), tr, headers("headers", e)}
+		},
+		tokenRef: "${" + tokenEnv + "}", tokenFrom: "its environment or ~/.openclaw/.env", // its doctor warns of a literal token
+		misplaced: "mcpServers", keeps: openClawKeeps,
 		afterAdd: "new OpenClaw agent turns load it (openclaw mcp probe tairseach checks it; restart a running Gateway)",
 	},
 	{
-		name: "codex", title: "Codex", key: "mcp_servers", toml: true, urlKey: "url",
+		name: "codex", title: "Codex", format: tomlFile, key: "mcp_servers", http: true,
+		file: "~/.codex/config.toml ($CODEX_HOME/config.toml when set)",
 		path: func(home, _ string) string {
 			if dir := os.Getenv("CODEX_HOME"); filepath.IsAbs(dir) {
 				return filepath.Join(dir, "config.toml")
 			}
 			return filepath.Join(home, ".codex", "config.toml")
+		},
+		entry: func(e serverEntry) []clientconfig.Field {
+			return []clientconfig.Field{command(e), args(e), address("url", e), headers("http_headers", e)}
 		},
 		afterAdd: "new Codex sessions load it (codex mcp list shows it; /mcp in a session lists its tools)",
 	},
@@ -122,14 +199,6 @@ func (c mcpClient) defaultPath() (string, error) {
 		configDir = x
 	}
 	return c.path(home, configDir), nil
-}
-
-// format names the file's language in messages.
-func (c mcpClient) format() string {
-	if c.toml {
-		return "TOML"
-	}
-	return "JSON"
 }
 
 // entryName is the key of our server in every client's server map.

@@ -29,51 +29,57 @@ type serverEntry struct {
 	token   string
 }
 
-// fields are the members of e that install owns, in the client's words and
-// in the order of a new entry; those of the other form (command and args,
-// or the address and headers) are absent, and so is the type of a client
-// that does not take one.
-func (c mcpClient) fields(e serverEntry) []clientconfig.Field {
-	type field = clientconfig.Field
-	typ, command, args := field{Key: "type"}, field{Key: "command"}, field{Key: "args"}
-	address, headers := field{Key: c.urlKey}, field{Key: "headers"}
-	if c.toml {
-		headers.Key = "http_headers"
+// The members of the entries install writes, for the clients' rows. A
+// member without a value is one install owns and that this form of the
+// entry (command and args, or the address and headers) does not have, nor
+// an entry of a client that does not take it: install takes it out.
+
+// none is a member the entry does not have.
+func none(key string) clientconfig.Field { return clientconfig.Field{Key: key} }
+
+// kind is "type": "stdio" or "http".
+func kind(e serverEntry) clientconfig.Field {
+	if e.url != "" {
+		return clientconfig.Field{Key: "type", Value: "http"}
 	}
+	return clientconfig.Field{Key: "type", Value: "stdio"}
+}
+
+// command is the command that starts the server, of a stdio entry.
+func command(e serverEntry) clientconfig.Field {
+	if e.url != "" {
+		return none("command")
+	}
+	return clientconfig.Field{Key: "command", Value: e.command}
+}
+
+// args are the command's arguments, of a stdio entry.
+func args(e serverEntry) clientconfig.Field {
+	if e.url != "" {
+		return none("args")
+	}
+	return clientconfig.Field{Key: "args", Value: e.args}
+}
+
+// address is the server's URL under key, of an HTTP entry.
+func address(key string, e serverEntry) clientconfig.Field {
 	if e.url == "" {
-		command.Value, args.Value = e.command, e.args
-	} else {
-		address.Value = e.url
-		auth := field{Key: "Authorization"}
-		if e.token != "" {
-			auth.Value = "Bearer " + e.token
-		}
-		headers.Sub = []field{auth}
+		return none(key)
 	}
-	if c.typed {
-		typ.Value = "stdio"
-		if e.url != "" {
-			typ.Value = "http"
-		}
+	return clientconfig.Field{Key: key, Value: e.url}
+}
+
+// headers are the HTTP headers under key, of which install owns
+// Authorization, of an HTTP entry.
+func headers(key string, e serverEntry) clientconfig.Field {
+	if e.url == "" {
+		return none(key)
 	}
-	fs := []field{command, args}
-	if !c.toml {
-		fs = append([]field{typ}, fs...)
+	auth := none("Authorization")
+	if e.token != "" {
+		auth.Value = "Bearer " + e.token
 	}
-	if c.urlKey != "" {
-		fs = append(fs, address)
-	}
-	if c.transport {
-		tr := field{Key: "transport"} // none over stdio, as openclaw mcp add writes it
-		if e.url != "" {
-			tr.Value = "streamable-http" // without it a URL is taken as SSE
-		}
-		fs = append(fs, tr)
-	}
-	if c.urlKey != "url" {
-		fs = append(fs, field{Key: "url"}) // another client's word for the address: Gemini CLI's SSE one
-	}
-	return append(fs, headers)
+	return clientconfig.Field{Key: key, Sub: []clientconfig.Field{auth}}
 }
 
 // buildEntry is the client's entry for this binary and these flags, and
@@ -85,7 +91,7 @@ func buildEntry(cmd *cobra.Command, o *options, c mcpClient, print bool) (server
 		return serverEntry{}, nil, err
 	}
 	args, left, notes := entryArgs(cmd)
-	if o.transport == "http" && c.urlKey != "" {
+	if o.transport == "http" && c.http {
 		// The flags go to the server's command line, shown in a note.
 		return buildHTTPEntry(o, c, exe, args, print)
 	}
@@ -116,13 +122,13 @@ func buildHTTPEntry(o *options, c mcpClient, exe string, args []string, print bo
 		return serverEntry{}, nil, err
 	}
 	switch {
-	case c.tokenRef && !o.http.noAuth:
-		e.token = "${" + tokenEnv + "}" // its doctor warns of a literal token
+	case c.tokenRef != "" && !o.http.noAuth:
+		e.token = c.tokenRef
 		where := "to the token in " + from
 		if from == "" {
 			where = "as it is set here"
 		}
-		notes = append(notes, fmt.Sprintf("the entry names ${%s}, which %s fills in from its environment or ~/.openclaw/.env: set it there %s", tokenEnv, c.title, where))
+		notes = append(notes, fmt.Sprintf("the entry names %s, which %s fills in from %s: set it there %s", c.tokenRef, c.title, c.tokenFrom, where))
 	case token == "" && !o.http.noAuth:
 		e.token = "<the token in " + from + ">"
 		notes = append(notes, from+" does not exist yet: the entry shows a placeholder for the token; install without --print makes it (0600), as the server's first start would")

@@ -241,7 +241,7 @@ func TestInstallKeepsSettings(t *testing.T) {
 				e = serverEntry{url: "http://127.0.0.1:9876/mcp", token: testToken}
 			}
 			old, _ := entryOf(t, c, []byte(k.before)).(map[string]any)
-			if got, want := entryOf(t, c, after), clientconfig.Merge(old, c.fields(e)); !reflect.DeepEqual(got, any(want)) {
+			if got, want := entryOf(t, c, after), clientconfig.Merge(old, c.entry(e)); !reflect.DeepEqual(got, any(want)) {
 				t.Errorf("the entry reads\n%v\nwant\n%v", got, want)
 			}
 			got, _ := entryOf(t, c, after).(map[string]any)
@@ -277,7 +277,7 @@ func TestInstallKeepsSettings(t *testing.T) {
 func owned(c mcpClient) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range []serverEntry{{command: "x"}, {url: "u", token: "t"}} {
-		for _, f := range c.fields(e) {
+		for _, f := range c.entry(e) {
 			out[f.Key] = true
 		}
 	}
@@ -288,7 +288,7 @@ func owned(c mcpClient) map[string]bool {
 func decoded(t *testing.T, c mcpClient, data []byte) (doc, servers map[string]any) {
 	t.Helper()
 	var err error
-	if c.toml {
+	if c.format.name == "TOML" {
 		err = toml.Unmarshal(data, &doc)
 	} else if data, err = hujson.Standardize(slices.Clone(data)); err == nil {
 		err = json.Unmarshal(data, &doc)

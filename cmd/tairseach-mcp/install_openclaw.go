@@ -94,7 +94,7 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 	}
 	why := fmt.Sprintf("%s:%d:%d: %s: install edits %s in place, byte for byte, only as JSON with comments and trailing commas, "+
 		"not the rest of JSON5 (unquoted keys, single quotes…)", fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.title+"'s file")
-	patch := clientconfig.Patch(append(strings.Split(c.key, "."), entryName), c.fields(entry))
+	patch := clientconfig.Patch(append(strings.Split(c.key, "."), entryName), c.entry(entry))
 	bin, lookErr := exec.LookPath("openclaw")
 	if lookErr != nil || f.print {
 		cmd := "printf '%s\\n' " + shellQuote(string(patch)) + " | " + env + "openclaw config patch --stdin"

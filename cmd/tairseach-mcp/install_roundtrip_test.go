@@ -159,10 +159,10 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 						t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
 					}
 					placeholder := "<the token in " + filepath.Join(home, ".tairseach", "mcp-token") + ">"
-					if c.tokenRef {
+					if c.tokenRef != "" {
 						placeholder = "Bearer ${TAIRSEACH_MCP_TOKEN}"
 					}
-					if args[0] == "--transport" && c.urlKey != "" && !strings.Contains(stdout, placeholder) {
+					if args[0] == "--transport" && c.http && !strings.Contains(stdout, placeholder) {
 						t.Errorf("%v: no placeholder for the token:\n%s", args, stdout)
 					}
 				}

@@ -252,7 +252,7 @@ func TestInstallClients(t *testing.T) {
 // that take them.
 func TestInstallHTTP(t *testing.T) {
 	for _, c := range mcpClients {
-		if c.urlKey == "" {
+		if !c.http {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {

@@ -58,15 +58,11 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 			return nil, fmt.Errorf("reading %s: %w", p, err)
 		}
 	}
-	if c.toml {
-		cf.doc, err = clientconfig.ParseTOML(cf.data, c.key, entryName)
-	} else {
-		cf.doc, err = clientconfig.ParseJSON(cf.data, c.key, entryName)
-	}
+	cf.doc, err = c.format.parse(cf.data, c.key, entryName)
 	if err != nil {
 		const leave = "left as it is: fix it, or move it aside and run this again"
 		if se := (*clientconfig.SyntaxError)(nil); errors.As(err, &se) {
-			return nil, &fileSyntaxError{fmt.Sprintf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.format(), se.Cause, leave), p, se}
+			return nil, &fileSyntaxError{fmt.Sprintf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.format.name, se.Cause, leave), p, se}
 		}
 		return nil, fmt.Errorf("%s: %v; %s", p, err, leave)
 	}
