@@ -66,7 +66,7 @@ func (d *doctor) run(ctx context.Context) {
 	}
 	d.checkBackends(ctx, reg)
 	d.checkFeatureDirs()
-	d.checkOpenClaw() // install_openclaw.go
+	d.checkOpenClaw() // install.go: install.CheckOpenClaw
 	if d.o.transport == "http" {
 		d.checkToken()
 	}

@@ -2,7 +2,7 @@ package main
 
 // The doctor and how it reports: one line per check, OK, WARN or FAIL.
 // The checks are doctor.go's, and permissions.go's and
-// install_openclaw.go's for what is theirs.
+// install.go's (OpenClaw's file, from internal/install) for what is theirs.
 
 import (
 	"fmt"

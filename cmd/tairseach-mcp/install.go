@@ -1,25 +1,32 @@
 package main
 
-// install and uninstall: add one "tairseach" entry to an MCP client's
-// configuration file, or set the members of it that install owns, or take
-// it out, leaving every other byte of the file as it was (the editing is
-// internal/clientconfig's); config claude is install claude-desktop
-// --print by its older name. The clients are in install_clients.go, the
-// entry in install_entry.go, the reading and writing of their files in
-// install_write.go.
+// install and uninstall: their flags, and the flags of the server the
+// entry starts, handed to internal/install, which edits the client's file;
+// config claude is install claude-desktop --print by its older name.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
+
+// installFlags say which file install and uninstall edit, and whether to
+// write it.
+type installFlags struct {
+	config string // --config: the client's configuration file
+	print  bool   // --print: show the resulting file, write nothing
+}
 
 func newInstallCmd(o *options, stdout, stderr io.Writer) *cobra.Command {
 	var f installFlags
@@ -53,11 +60,7 @@ Clients and their files (macOS; ~/.config on Linux):
 		Args:              exactClient,
 		ValidArgsFunction: completeClient,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := findClient(args[0])
-			if err != nil {
-				return err
-			}
-			return runInstall(cmd, o, c, f, stdout, stderr)
+			return runInstall(cmd, o, args[0], f, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVar(&f.config, "config", "", "the client's configuration file (default: its usual place)")
@@ -76,11 +79,7 @@ command copies the file to its next backup, as install does (FILE` + clientconfi
 		Args:              exactClient,
 		ValidArgsFunction: completeClient,
 		RunE: func(_ *cobra.Command, args []string) error {
-			c, err := findClient(args[0])
-			if err != nil {
-				return err
-			}
-			return runUninstall(c, f, stdout, stderr)
+			return runUninstall(args[0], f, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVar(&f.config, "config", "", "the client's configuration file (default: its usual place)")
@@ -106,22 +105,20 @@ path of this binary and the flags (and TAIRSEACH_* variables) given here.
 tairseach-mcp install claude-desktop writes it for you.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := findClient("claude-desktop")
-			if err != nil {
-				return err
-			}
-			return runInstall(cmd, o, c, installFlags{print: true}, stdout, stderr)
+			return runInstall(cmd, o, "claude-desktop", installFlags{print: true}, stdout, stderr)
 		},
 	})
 	return cfg
 }
 
+func clientNames() []string { return install.Names() }
+
 // urlClientNames are the clients that reach servers by URL.
 func urlClientNames() []string {
 	var names []string
-	for _, c := range mcpClients {
-		if c.http {
-			names = append(names, c.name)
+	for _, c := range install.Clients {
+		if c.HTTP {
+			names = append(names, c.Name)
 		}
 	}
 	return names
@@ -130,15 +127,15 @@ func urlClientNames() []string {
 // clientFiles lists each client's file, a line each, for install's help.
 func clientFiles() string {
 	width := 0
-	for _, c := range mcpClients {
-		width = max(width, len(c.name))
+	for _, c := range install.Clients {
+		width = max(width, len(c.Name))
 	}
 	var b strings.Builder
-	for i, c := range mcpClients {
+	for i, c := range install.Clients {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "  %-*s  %s", width, c.name, c.file)
+		fmt.Fprintf(&b, "  %-*s  %s", width, c.Name, c.File)
 	}
 	return b.String()
 }
@@ -157,122 +154,127 @@ func exactClient(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func runInstall(cmd *cobra.Command, o *options, c mcpClient, f installFlags, stdout, stderr io.Writer) error {
-	cf, err := f.open(c)
-	fe := (*fileSyntaxError)(nil)
-	if err != nil && !(c.format.json5 && errors.As(err, &fe)) {
-		return err
-	}
-	entry, notes, err := buildEntry(cmd, o, c, f.print)
+func runInstall(cmd *cobra.Command, o *options, name string, f installFlags, stdout, stderr io.Writer) error {
+	c, err := install.Find(name)
 	if err != nil {
-		return err
+		return installError(err)
 	}
-	if fe != nil {
-		return installJSON5(c, f, fe, entry, notes, stdout, stderr)
+	args, left, notes := entryArgs(cmd)
+	cfg := install.Config{
+		File: f.config, Print: f.print,
+		Args: args, Left: left, Notes: notes,
+		HTTP: o.transport == "http", Listen: o.http.listen, NoAuth: o.http.noAuth,
+		Token:  func() (string, string, error) { return entryToken(o, f.print) },
+		Setup:  []string{o.manifests, o.socket},
+		Stdout: stdout, Stderr: stderr,
 	}
-	found, err := cf.doc.Has()
-	if err != nil {
-		return fmt.Errorf("%s: %w", cf.shown, err)
+	if o.http.authTokenFile != "" {
+		cfg.AuthTokenFile = absPath(o.http.authTokenFile)
 	}
-	fields, moved, err := c.moveMisplaced(cf, c.entry(entry))
-	if err != nil {
-		return fmt.Errorf("%s: %w", cf.shown, err)
-	}
-	if moved != "" {
-		notes = append(notes, moved)
-	}
-	if err := cf.doc.Set(fields); err != nil {
-		return fmt.Errorf("%s: %w", cf.shown, err)
-	}
-	if cf.data != nil && bytes.Equal(cf.doc.Bytes(), cf.data) && !f.print {
-		for _, n := range notes {
-			fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
-		}
-		fmt.Fprintf(stdout, "%s already has this tairseach entry in %s; nothing changed\n", c.title, cf.shown)
-		return nil
-	}
-	verb := "added"
-	if found {
-		verb = "updated"
-	}
-	if entry.token != "" && c.tokenRef == "" && cf.data != nil && cf.mode&0o077 != 0 {
-		if f.print {
-			notes = append(notes, fmt.Sprintf("%s is readable by others (%04o); install makes it 0600, as it will hold the token", cf.shown, cf.mode))
-		} else {
-			notes = append(notes, fmt.Sprintf("%s was readable by others (%04o); now 0600, as it holds the token", cf.shown, cf.mode))
-		}
-		cf.mode = 0o600
-	}
-	for _, n := range notes {
-		fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
-	}
-	if f.print {
-		return printConfig(cf, stdout, stderr)
-	}
-	backup, err := cf.write()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s the tairseach entry in %s%s\n%s\n", verb, cf.shown, backup, c.afterAdd)
-	if missing := missingSetup(o); len(missing) > 0 {
-		verb := "does not exist yet, so " + c.title + " will see no tools until it does"
-		if len(missing) > 1 {
-			verb = "do not exist yet, so " + c.title + " will see no tools until they do"
-		}
-		fmt.Fprintf(stderr, "tairseach-mcp: %s %s; tairseach-mcp doctor checks the setup\n", strings.Join(missing, " and "), verb)
-	}
-	return nil
+	return installError(install.Install(c, cfg))
 }
 
-// missingSetup names what the server needs and does not find: the
-// manifests directory, the socket.
-func missingSetup(o *options) []string {
-	var missing []string
-	for _, p := range []string{o.manifests, o.socket} {
-		if _, err := os.Stat(p); err != nil {
-			missing = append(missing, p)
-		}
+func runUninstall(name string, f installFlags, stdout, stderr io.Writer) error {
+	c, err := install.Find(name)
+	if err != nil {
+		return installError(err)
 	}
-	return missing
+	return installError(install.Uninstall(c, install.Config{File: f.config, Print: f.print, Stdout: stdout, Stderr: stderr}))
 }
 
-func runUninstall(c mcpClient, f installFlags, stdout, stderr io.Writer) error {
-	cf, err := f.open(c)
-	if fe := (*fileSyntaxError)(nil); c.format.json5 && errors.As(err, &fe) {
-		return fmt.Errorf("%s:%d:%d: %s: uninstall edits %s's JSON5 in place only as JSON with comments and trailing commas; run OpenClaw's own command, which rewrites the file as plain JSON:\n  openclaw mcp unset %s",
-			fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.title, entryName)
+// installError marks install's usage errors as this command line's.
+func installError(err error) error {
+	if errors.Is(err, install.ErrUsage) {
+		return usageError{err}
 	}
-	if err != nil {
-		return err
-	}
-	found, err := cf.doc.Has()
-	if err != nil {
-		return fmt.Errorf("%s: %w", cf.shown, err)
-	}
-	if !found {
-		if cf.data == nil {
-			fmt.Fprintf(stdout, "%s does not exist; no tairseach entry to remove\n", cf.shown)
-		} else {
-			fmt.Fprintf(stdout, "no tairseach entry in %s; nothing changed\n", cf.shown)
-		}
-		return nil
-	}
-	if err := cf.doc.Remove(); err != nil {
-		return fmt.Errorf("%s: %w", cf.shown, err)
-	}
-	if f.print {
-		return printConfig(cf, stdout, stderr)
-	}
-	backup, err := cf.write()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "removed the tairseach entry from %s%s\n", cf.shown, backup)
-	return nil
-}
-
-func printConfig(cf *configFile, stdout, stderr io.Writer) error {
-	fmt.Fprintf(stderr, "tairseach-mcp: --print: %s not written; it would read:\n", cf.shown)
-	_, err := stdout.Write(cf.doc.Bytes())
 	return err
+}
+
+// checkOpenClaw reports the app's misplaced entry in OpenClaw's file
+// (install.CheckOpenClaw).
+func (d *doctor) checkOpenClaw() {
+	if f, ok := install.CheckOpenClaw(); ok {
+		st := statusWarn
+		if f.Fail {
+			st = statusFail
+		}
+		d.report(st, f.Message, f.Hint)
+	}
+}
+
+// entryToken is the token an HTTP entry carries and the file it is in (""
+// for TAIRSEACH_MCP_TOKEN; both "" with --no-auth). Without print the
+// default file is made when missing; with print a missing default file
+// gives its path and no token.
+func entryToken(o *options, print bool) (path, token string, err error) {
+	if !print {
+		return clientToken(o)
+	}
+	if o.http.noAuth {
+		return "", "", nil
+	}
+	path, token, _, _, err = o.http.loadToken(false)
+	if err != nil && errors.Is(err, fs.ErrNotExist) && o.http.authTokenFile == "" && os.Getenv(tokenEnv) == "" {
+		return streamable.DefaultTokenPath(), "", nil
+	}
+	return path, token, err
+}
+
+// entryArgs are the flags of the command line and the environment that
+// change what is served, as --name=value. left names those a stdio entry
+// cannot carry; notes say which came from the environment.
+func entryArgs(cmd *cobra.Command) (args, left, notes []string) {
+	args = []string{}
+	flags := cmd.Flags()
+	cmd.Root().PersistentFlags().VisitAll(func(g *pflag.Flag) {
+		f := flags.Lookup(g.Name)
+		if f == nil || f.Hidden {
+			return
+		}
+		env := envName(f.Name)
+		fromEnv := !f.Changed && os.Getenv(env) != ""
+		if !f.Changed && !fromEnv {
+			return
+		}
+		switch {
+		case f.Name == "transport" && f.Value.String() == "stdio":
+			return
+		case f.Name == "transport", f.Name == "linger", strings.HasPrefix(f.Usage, "with --transport http"):
+			shown := "--" + f.Name
+			if fromEnv {
+				shown = env
+			}
+			left = append(left, shown)
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "manifests" || f.Name == "socket" {
+			v = absPath(v) // the client starts servers in a directory of its own
+		}
+		args = append(args, "--"+f.Name+"="+v)
+		if fromEnv {
+			notes = append(notes, fmt.Sprintf("%s carried into the entry as --%s=%s", env, f.Name, v))
+		}
+	})
+	return args, left, notes
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// clientToken returns what an HTTP client of this server needs: the token
+// and the file it is in (path is "" when the token comes from
+// TAIRSEACH_MCP_TOKEN; both are "" with --no-auth). It creates the default
+// token file when missing, as the server's first start would, so that a
+// client can be configured before the server ever ran.
+func clientToken(o *options) (path, token string, err error) {
+	if o.http.noAuth {
+		return "", "", nil
+	}
+	path, token, _, _, err = o.http.loadToken(true)
+	return path, token, err
 }

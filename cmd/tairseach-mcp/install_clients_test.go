@@ -1,25 +1,25 @@
 package main
 
-// Tests of where install finds each client's file and this binary.
+// The clients install knows, as its help and the documentation list them.
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 )
 
 // TestClientTables: the clients install's help lists, and the README's and
-// docs/clients.md's tables, are the rows of mcpClients, each by its title,
+// docs/clients.md's tables, are the rows of install.Clients, each by its title,
 // and no other. docs/clients.md opens with the first, Claude Desktop, and
 // its table has the others.
 func TestClientTables(t *testing.T) {
 	var names, titles []string
-	for _, c := range mcpClients {
-		names, titles = append(names, c.name), append(titles, c.title)
+	for _, c := range install.Clients {
+		names, titles = append(names, c.Name), append(titles, c.Title)
 	}
 	stdout, stderr, code := cli("", "install", "--help")
 	_, list, ok := strings.Cut(stdout, "Clients and their files (macOS; ~/.config on Linux):\n")
@@ -71,63 +71,12 @@ func TestClientTables(t *testing.T) {
 	}
 }
 
-func TestDefaultPaths(t *testing.T) {
-	home := installHome(t)
-	want := map[string]string{
-		"claude-desktop": ".config/Claude/claude_desktop_config.json",
-		"claude-code":    ".claude.json",
-		"cursor":         ".cursor/mcp.json",
-		"vscode":         ".config/Code/User/mcp.json",
-		"windsurf":       ".codeium/windsurf/mcp_config.json",
-		"gemini":         ".gemini/settings.json",
-		"codex":          ".codex/config.toml",
+// mcpClients are install's clients by name and title, for the tests of
+// the docs (docs_test.go).
+var mcpClients = func() []struct{ name, title string } {
+	var cs []struct{ name, title string }
+	for _, c := range install.Clients {
+		cs = append(cs, struct{ name, title string }{c.Name, c.Title})
 	}
-	if isDarwin {
-		want["claude-desktop"] = "Library/Application Support/Claude/claude_desktop_config.json"
-		want["vscode"] = "Library/Application Support/Code/User/mcp.json"
-	}
-	for name, rel := range want {
-		if got := configPathOf(t, name); got != filepath.Join(home, rel) {
-			t.Errorf("%s: %s, want $HOME/%s", name, got, rel)
-		}
-	}
-	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, "cc"))
-	if got := configPathOf(t, "claude-code"); got != filepath.Join(home, "cc", ".claude.json") {
-		t.Errorf("claude-code with CLAUDE_CONFIG_DIR: %s", got)
-	}
-	t.Setenv("CODEX_HOME", filepath.Join(home, "cx"))
-	if got := configPathOf(t, "codex"); got != filepath.Join(home, "cx", "config.toml") {
-		t.Errorf("codex with CODEX_HOME: %s", got)
-	}
-	if !isDarwin {
-		t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
-		if got := configPathOf(t, "vscode"); got != filepath.Join(home, "xdg", "Code", "User", "mcp.json") {
-			t.Errorf("vscode with XDG_CONFIG_HOME: %s", got)
-		}
-	}
-}
-
-const isDarwin = runtime.GOOS == "darwin"
-
-func TestHomebrewOpt(t *testing.T) {
-	prefix := t.TempDir()
-	cellar := filepath.Join(prefix, "Cellar", "tairseach-mcp", "1.2.3", "bin", "tairseach-mcp")
-	writeFixture(t, cellar, "")
-	if got := homebrewOpt(cellar); got != cellar {
-		t.Errorf("without an opt link: %s, want the Cellar path", got)
-	}
-	if err := os.MkdirAll(filepath.Join(prefix, "opt"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join("..", "Cellar", "tairseach-mcp", "1.2.3"), filepath.Join(prefix, "opt", "tairseach-mcp")); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := homebrewOpt(cellar), filepath.Join(prefix, "opt", "tairseach-mcp", "bin", "tairseach-mcp"); got != want {
-		t.Errorf("with an opt link: %s, want %s", got, want)
-	}
-	for _, p := range []string{"/usr/local/bin/tairseach-mcp", filepath.Join(prefix, "Cellar", "x", "bin", "tairseach-mcp")} {
-		if got := homebrewOpt(p); got != p {
-			t.Errorf("homebrewOpt(%s) = %s", p, got)
-		}
-	}
-}
+	return cs
+}()

@@ -16,6 +16,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
 
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
@@ -212,7 +213,7 @@ func TestInstallKeepsSettings(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(home, "token"), []byte(testToken+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			c, _ := findClient(k.client)
+			c, _ := install.Find(k.client)
 			path := configPathOf(t, k.client)
 			writeFixture(t, path, k.before)
 			args := []string{}
@@ -233,15 +234,15 @@ func TestInstallKeepsSettings(t *testing.T) {
 
 			// The entry: owned members as a new entry has them; the others as
 			// they were.
-			e := serverEntry{command: exePath(t), args: []string{"--manifests=/srv/tairseach/manifests", "--socket=" + fixedSocket}}
+			e := install.Server{Command: exePath(t), Args: []string{"--manifests=/srv/tairseach/manifests", "--socket=" + fixedSocket}}
 			if slices.Contains(k.args, "--prefix") {
-				e.args = slices.Insert(e.args, 1, "--prefix=ts_")
+				e.Args = slices.Insert(e.Args, 1, "--prefix=ts_")
 			}
 			if slices.Contains(k.args, "http") {
-				e = serverEntry{url: "http://127.0.0.1:9876/mcp", token: testToken}
+				e = install.Server{URL: "http://127.0.0.1:9876/mcp", Token: testToken}
 			}
 			old, _ := entryOf(t, c, []byte(k.before)).(map[string]any)
-			if got, want := entryOf(t, c, after), clientconfig.Merge(old, c.entry(e)); !reflect.DeepEqual(got, any(want)) {
+			if got, want := entryOf(t, c, after), clientconfig.Merge(old, c.Entry(e)); !reflect.DeepEqual(got, any(want)) {
 				t.Errorf("the entry reads\n%v\nwant\n%v", got, want)
 			}
 			got, _ := entryOf(t, c, after).(map[string]any)
@@ -274,10 +275,10 @@ func TestInstallKeepsSettings(t *testing.T) {
 
 // owned are the names of the members install owns in c's entries, of
 // either form.
-func owned(c mcpClient) map[string]bool {
+func owned(c install.Client) map[string]bool {
 	out := map[string]bool{}
-	for _, e := range []serverEntry{{command: "x"}, {url: "u", token: "t"}} {
-		for _, f := range c.entry(e) {
+	for _, e := range []install.Server{{Command: "x"}, {URL: "u", Token: "t"}} {
+		for _, f := range c.Entry(e) {
 			out[f.Key] = true
 		}
 	}
@@ -285,10 +286,10 @@ func owned(c mcpClient) map[string]bool {
 }
 
 // decoded is a client file's values, and its server map's.
-func decoded(t *testing.T, c mcpClient, data []byte) (doc, servers map[string]any) {
+func decoded(t *testing.T, c install.Client, data []byte) (doc, servers map[string]any) {
 	t.Helper()
 	var err error
-	if c.format.name == "TOML" {
+	if c.Format.Name == "TOML" {
 		err = toml.Unmarshal(data, &doc)
 	} else if data, err = hujson.Standardize(slices.Clone(data)); err == nil {
 		err = json.Unmarshal(data, &doc)
@@ -297,23 +298,23 @@ func decoded(t *testing.T, c mcpClient, data []byte) (doc, servers map[string]an
 		t.Fatalf("%v\n%s", err, data)
 	}
 	servers = doc
-	for _, k := range strings.Split(c.key, ".") {
+	for _, k := range strings.Split(c.Key, ".") {
 		servers, _ = servers[k].(map[string]any)
 	}
 	return doc, servers
 }
 
 // entryOf is the tairseach entry of a client file, decoded.
-func entryOf(t *testing.T, c mcpClient, data []byte) any {
+func entryOf(t *testing.T, c install.Client, data []byte) any {
 	t.Helper()
 	_, servers := decoded(t, c, data)
-	return servers[entryName]
+	return servers[install.EntryName]
 }
 
 // restOf is a client file decoded, without the entry.
-func restOf(t *testing.T, c mcpClient, data []byte) any {
+func restOf(t *testing.T, c install.Client, data []byte) any {
 	t.Helper()
 	doc, servers := decoded(t, c, data)
-	delete(servers, entryName)
+	delete(servers, install.EntryName)
 	return doc
 }

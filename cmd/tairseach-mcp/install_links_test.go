@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
@@ -19,14 +20,14 @@ import (
 // uninstall; the dotfile holds the entry, then not; the backups are beside
 // the link, none in the directory it points into.
 func TestInstallKeepsLinks(t *testing.T) {
-	for _, c := range mcpClients {
+	for _, c := range install.Clients {
 		for _, live := range []bool{true, false} {
 			for _, rel := range []bool{true, false} {
-				name := fmt.Sprintf("%s/live=%v,relative=%v", c.name, live, rel)
+				name := fmt.Sprintf("%s/live=%v,relative=%v", c.Name, live, rel)
 				t.Run(name, func(t *testing.T) {
 					home := installHome(t)
-					path := configPathOf(t, c.name)
-					dotfiles := filepath.Join(home, "dotfiles", c.name)
+					path := configPathOf(t, c.Name)
+					dotfiles := filepath.Join(home, "dotfiles", c.Name)
 					for _, d := range []string{dotfiles, filepath.Dir(path)} {
 						if err := os.MkdirAll(d, 0o755); err != nil {
 							t.Fatal(err)
@@ -41,14 +42,14 @@ func TestInstallKeepsLinks(t *testing.T) {
 						}
 					}
 					if live {
-						writeFixture(t, target, fixtures[c.key])
+						writeFixture(t, target, fixtures[c.Key])
 					}
 					if err := os.Symlink(text, path); err != nil {
 						t.Fatal(err)
 					}
 					for _, args := range [][]string{
-						append(slices.Clone(fixedFlags), "install", c.name),
-						{"uninstall", c.name},
+						append(slices.Clone(fixedFlags), "install", c.Name),
+						{"uninstall", c.Name},
 					} {
 						stdout, stderr, code := cli("", args...)
 						if code != 0 {
@@ -65,14 +66,14 @@ func TestInstallKeepsLinks(t *testing.T) {
 							t.Errorf("%v: the link's target has the entry: %v\n%s", args, has, data)
 						}
 					}
-					if data, _ := os.ReadFile(target); live && string(data) != fixtures[c.key] {
+					if data, _ := os.ReadFile(target); live && string(data) != fixtures[c.Key] {
 						t.Errorf("after uninstall the dotfile is not as it was:\n%s", data)
 					}
 					entries, _ := os.ReadDir(dotfiles)
 					if len(entries) != 1 {
 						t.Errorf("the dotfiles directory holds %v, want only the file", entries)
 					}
-					if b, err := os.ReadFile(path + clientconfig.BackupSuffix); live && (err != nil || string(b) != fixtures[c.key]) {
+					if b, err := os.ReadFile(path + clientconfig.BackupSuffix); live && (err != nil || string(b) != fixtures[c.Key]) {
 						t.Errorf("the backup beside the link: %v\n%s", err, b)
 					}
 				})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
@@ -92,7 +93,7 @@ func TestInstallOpenClawMovesAppEntry(t *testing.T) {
 					t.Errorf("the file still has %q:\n%s", s, data)
 				}
 			}
-			if entry, _ := entryOf(t, mcpClient{key: "mcp.servers"}, data).(map[string]any); entry["command"] == nil {
+			if entry, _ := entryOf(t, install.Client{Key: "mcp.servers"}, data).(map[string]any); entry["command"] == nil {
 				t.Errorf("no entry under mcp.servers:\n%s", data)
 			}
 			if b, _ := os.ReadFile(path + ".tairseach-backup"); string(b) != tt.before {

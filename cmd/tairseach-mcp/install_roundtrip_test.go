@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
@@ -133,24 +134,24 @@ func homeSnapshot(t *testing.T, home string) map[string]string {
 // --print for every client, over stdio and HTTP, with and without a file
 // and before any token exists: HOME is as it was.
 func TestInstallPrintWritesNothing(t *testing.T) {
-	for _, c := range mcpClients {
+	for _, c := range install.Clients {
 		for _, existing := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s, file %v", c.name, existing), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s, file %v", c.Name, existing), func(t *testing.T) {
 				home := installHome(t)
-				path := configPathOf(t, c.name)
+				path := configPathOf(t, c.Name)
 				if existing {
-					writeFixture(t, path, fixtures[c.key])
-					if _, stderr, code := cli("", "install", c.name); code != 0 { // an entry for uninstall to take out
+					writeFixture(t, path, fixtures[c.Key])
+					if _, stderr, code := cli("", "install", c.Name); code != 0 { // an entry for uninstall to take out
 						t.Fatalf("exit %d: %s", code, stderr)
 					}
 				}
 				before := homeSnapshot(t, home)
 				runs := [][]string{
-					append(slices.Clone(fixedFlags), "--prefix", "p_", "install", c.name, "--print"),
-					{"--transport", "http", "install", c.name, "--print"},
-					{"uninstall", c.name, "--print"},
+					append(slices.Clone(fixedFlags), "--prefix", "p_", "install", c.Name, "--print"),
+					{"--transport", "http", "install", c.Name, "--print"},
+					{"uninstall", c.Name, "--print"},
 				}
-				if c.name == "claude-desktop" {
+				if c.Name == "claude-desktop" {
 					runs = append(runs, []string{"config", "claude"})
 				}
 				for _, args := range runs {
@@ -159,10 +160,10 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 						t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
 					}
 					placeholder := "<the token in " + filepath.Join(home, ".tairseach", "mcp-token") + ">"
-					if c.tokenRef != "" {
+					if c.TokenRef != "" {
 						placeholder = "Bearer ${TAIRSEACH_MCP_TOKEN}"
 					}
-					if args[0] == "--transport" && c.http && !strings.Contains(stdout, placeholder) {
+					if args[0] == "--transport" && c.HTTP && !strings.Contains(stdout, placeholder) {
 						t.Errorf("%v: no placeholder for the token:\n%s", args, stdout)
 					}
 				}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
@@ -87,7 +88,7 @@ model = "o4-mini"
 
 // exePath is what os.Executable resolves to in this test process.
 func exePath(t *testing.T) string {
-	exe, err := executable()
+	exe, err := install.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +139,11 @@ var fixedFlags = []string{"--manifests", "/srv/tairseach/manifests", "--socket",
 
 func configPathOf(t *testing.T, name string) string {
 	t.Helper()
-	c, err := findClient(name)
+	c, err := install.Find(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.defaultPath()
+	p, err := c.DefaultPath()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,12 +176,12 @@ func writeToken(t *testing.T, home, token string) {
 // TestInstallClients installs into a missing file and into a file with
 // another server, runs it again, and uninstalls, for every client.
 func TestInstallClients(t *testing.T) {
-	for _, c := range mcpClients {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range install.Clients {
+		t.Run(c.Name, func(t *testing.T) {
 			t.Run("fresh", func(t *testing.T) {
 				home := installHome(t)
-				path := configPathOf(t, c.name)
-				args := append(slices.Clone(fixedFlags), "install", c.name)
+				path := configPathOf(t, c.Name)
+				args := append(slices.Clone(fixedFlags), "install", c.Name)
 				stdout, stderr, code := cli("", args...)
 				if code != 0 {
 					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
@@ -194,16 +195,16 @@ func TestInstallClients(t *testing.T) {
 						t.Errorf("%s: %v, mode %v; want %v", p, err, fi.Mode().Perm(), want)
 					}
 				}
-				checkGolden(t, filepath.Join("install", c.name+"_fresh"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
+				checkGolden(t, filepath.Join("install", c.Name+"_fresh"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
 			})
 
 			t.Run("merge, again, uninstall", func(t *testing.T) {
 				home := installHome(t)
-				path := configPathOf(t, c.name)
+				path := configPathOf(t, c.Name)
 				dir := filepath.Dir(path)
-				before := fixtures[c.key]
+				before := fixtures[c.Key]
 				writeFixture(t, path, before)
-				args := append(slices.Clone(fixedFlags), "install", c.name)
+				args := append(slices.Clone(fixedFlags), "install", c.Name)
 				stdout, stderr, code := cli("", args...)
 				if code != 0 {
 					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
@@ -211,7 +212,7 @@ func TestInstallClients(t *testing.T) {
 				if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
 					t.Errorf("the file's mode was not kept: %v %v", fi.Mode(), err)
 				}
-				checkGolden(t, filepath.Join("install", c.name+"_merge"), installGolden(t, home, before, args, stdout, stderr, code, dir))
+				checkGolden(t, filepath.Join("install", c.Name+"_merge"), installGolden(t, home, before, args, stdout, stderr, code, dir))
 
 				// Again: nothing written, no second backup.
 				files, mtimes := dirSnapshot(t, dir)
@@ -228,7 +229,7 @@ func TestInstallClients(t *testing.T) {
 				// Uninstall: back to the first file, byte for byte; the
 				// backup is the one install made.
 				installed, _ := os.ReadFile(path)
-				uargs := []string{"uninstall", c.name}
+				uargs := []string{"uninstall", c.Name}
 				stdout, stderr, code = cli("", uargs...)
 				if code != 0 {
 					t.Fatalf("uninstall: exit %d\n%s%s", code, stdout, stderr)
@@ -236,7 +237,7 @@ func TestInstallClients(t *testing.T) {
 				if after, _ := os.ReadFile(path); string(after) != before {
 					t.Errorf("uninstall did not restore the file:\n%s\nwant\n%s", after, before)
 				}
-				checkGolden(t, filepath.Join("install", c.name+"_uninstall"), installGolden(t, home, string(installed), uargs, stdout, stderr, code, dir))
+				checkGolden(t, filepath.Join("install", c.Name+"_uninstall"), installGolden(t, home, string(installed), uargs, stdout, stderr, code, dir))
 
 				// Nothing left to remove.
 				stdout, stderr, code = cli("", uargs...)
@@ -251,23 +252,23 @@ func TestInstallClients(t *testing.T) {
 // TestInstallHTTP writes URL entries with the bearer token for the clients
 // that take them.
 func TestInstallHTTP(t *testing.T) {
-	for _, c := range mcpClients {
-		if !c.http {
+	for _, c := range install.Clients {
+		if !c.HTTP {
 			continue
 		}
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.Name, func(t *testing.T) {
 			home := installHome(t)
 			tokenFile := filepath.Join(home, "token")
 			if err := os.WriteFile(tokenFile, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			path := configPathOf(t, c.name)
-			args := append(slices.Clone(fixedFlags), "--transport", "http", "--listen", "0.0.0.0:9876", "--auth-token-file", tokenFile, "install", c.name)
+			path := configPathOf(t, c.Name)
+			args := append(slices.Clone(fixedFlags), "--transport", "http", "--listen", "0.0.0.0:9876", "--auth-token-file", tokenFile, "install", c.Name)
 			stdout, stderr, code := cli("", args...)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 			}
-			checkGolden(t, filepath.Join("install", c.name+"_http"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
+			checkGolden(t, filepath.Join("install", c.Name+"_http"), installGolden(t, home, "", args, stdout, stderr, code, filepath.Dir(path)))
 		})
 	}
 	t.Run("before the server ever ran", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
@@ -50,7 +51,7 @@ func TestInstallBackups(t *testing.T) {
 	if len(backedUp) != 4 {
 		t.Fatalf("%d changes, want 4: install, install with other flags, uninstall, install", len(backedUp))
 	}
-	if backedUp[0] != fixtures["mcpServers"] || !strings.Contains(backedUp[1], `"--prefix=a_"`) || !strings.Contains(backedUp[2], `"--prefix=b_"`) || strings.Contains(backedUp[3], entryName) {
+	if backedUp[0] != fixtures["mcpServers"] || !strings.Contains(backedUp[1], `"--prefix=a_"`) || !strings.Contains(backedUp[2], `"--prefix=b_"`) || strings.Contains(backedUp[3], install.EntryName) {
 		t.Errorf("the states backed up are not the file before each change:\n%s", strings.Join(backedUp, "\n----\n"))
 	}
 	files, _ := dirSnapshot(t, filepath.Dir(path))

@@ -1,4 +1,4 @@
-package main
+package install
 
 // A client's configuration file: found, read and parsed (open), then,
 // once edited, written through the user's links, in one rename, after a
@@ -15,13 +15,6 @@ import (
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 )
 
-// installFlags say which file install and uninstall edit, and whether to
-// write it.
-type installFlags struct {
-	config string // --config: the client's configuration file
-	print  bool   // --print: show the resulting file, write nothing
-}
-
 // configFile is a client's configuration file as read.
 type configFile struct {
 	path  string // as the user knows it; written through its links (clientconfig.Write)
@@ -31,12 +24,12 @@ type configFile struct {
 	doc   clientconfig.File
 }
 
-// open reads and parses the file f names, else c's usual one.
-func (f installFlags) open(c mcpClient) (*configFile, error) {
-	p := f.config
+// open reads and parses the file cfg names, else c's usual one.
+func (cfg Config) open(c Client) (*configFile, error) {
+	p := cfg.File
 	if p == "" {
 		var err error
-		if p, err = c.defaultPath(); err != nil {
+		if p, err = c.DefaultPath(); err != nil {
 			return nil, err
 		}
 	} else if abs, err := filepath.Abs(p); err == nil {
@@ -58,11 +51,11 @@ func (f installFlags) open(c mcpClient) (*configFile, error) {
 			return nil, fmt.Errorf("reading %s: %w", p, err)
 		}
 	}
-	cf.doc, err = c.format.parse(cf.data, c.key, entryName)
+	cf.doc, err = c.Format.parse(cf.data, c.Key, EntryName)
 	if err != nil {
 		const leave = "left as it is: fix it, or move it aside and run this again"
 		if se := (*clientconfig.SyntaxError)(nil); errors.As(err, &se) {
-			return nil, &fileSyntaxError{fmt.Sprintf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.format.name, se.Cause, leave), p, se}
+			return nil, &fileSyntaxError{fmt.Sprintf("%s:%d:%d: not valid %s: %s; %s", p, se.Line, se.Col, c.Format.Name, se.Cause, leave), p, se}
 		}
 		return nil, fmt.Errorf("%s: %v; %s", p, err, leave)
 	}

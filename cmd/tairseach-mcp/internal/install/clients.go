@@ -1,7 +1,6 @@
-package main
+package install
 
-// The MCP clients install knows: their names, their files and the words
-// their files use for an entry.
+// The MCP clients install knows, one row each.
 
 import (
 	"fmt"
@@ -12,37 +11,38 @@ import (
 
 	"github.com/geilt/tairseach-mcp/internal/clientconfig"
 	"github.com/geilt/tairseach-mcp/internal/quote"
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
-// mcpClient is one row of the table of clients: everything install knows
-// of a client, so that another client is another row (and its test data).
-// install's help is made from the table, and TestClientTables holds the
-// README's and docs/clients.md's tables to it.
-type mcpClient struct {
-	name   string // on the command line: claude-desktop
-	title  string // in messages: Claude Desktop
-	file   string // where its file is, in install's help
+// Client is one row of the table of clients: everything install knows of
+// a client, so that another client is another row (and its test data).
+// install's help is made from the table, and cmd's TestClientTables holds
+// the README's and docs/clients.md's tables to it.
+type Client struct {
+	Name   string // on the command line: claude-desktop
+	Title  string // in messages: Claude Desktop
+	File   string // where its file is, in install's help
 	path   func(home, configDir string) string
-	format fileFormat
-	key    string                                   // the server map: its path of keys (JSON), the tables' prefix (TOML)
-	entry  func(e serverEntry) []clientconfig.Field // the members install owns, in the client's words and in the order of a new entry
-	// http: the client reaches servers by URL, so that with --transport
+	Format Format
+	Key    string                              // the server map: its path of keys (JSON), the tables' prefix (TOML)
+	Entry  func(e Server) []clientconfig.Field // the members install owns, in the client's words and in the order of a new entry
+	// HTTP: the client reaches servers by URL, so that with --transport
 	// http its entry is the server's address; else it starts them itself,
 	// over stdio.
-	http     bool
+	HTTP     bool
 	afterAdd string // what to do once the entry is written
 
-	// OpenClaw's (install_openclaw.go).
-	tokenRef  string   // what the Authorization header names in place of the token, which the client fills in from tokenFrom
-	tokenFrom string   // where the client finds tokenRef's value
+	// OpenClaw's (openclaw.go).
+	TokenRef  string   // what the Authorization header names in place of the token, which the client fills in from tokenFrom
+	tokenFrom string   // where the client finds TokenRef's value
 	misplaced string   // a server map where an entry was once written and the client rejects it
 	keeps     []string // the members of a misplaced entry that the client reads, which a move keeps
 }
 
-// fileFormat is the language of a client's file, and how it is parsed for
+// Format is the language of a client's file, and how it is parsed for
 // editing.
-type fileFormat struct {
-	name  string // in messages: JSON, TOML
+type Format struct {
+	Name  string // in messages: JSON, TOML
 	parse func(data []byte, key, entry string) (clientconfig.File, error)
 	// json5: the file is JSON5, edited in place only as far as hujson reads
 	// it; the rest goes through the client's own command.
@@ -50,9 +50,9 @@ type fileFormat struct {
 }
 
 var (
-	jsonFile  = fileFormat{name: "JSON", parse: parseJSON}
-	json5File = fileFormat{name: "JSON", parse: parseJSON, json5: true}
-	tomlFile  = fileFormat{name: "TOML", parse: parseTOML}
+	jsonFile  = Format{Name: "JSON", parse: parseJSON}
+	json5File = Format{Name: "JSON", parse: parseJSON, json5: true}
+	tomlFile  = Format{Name: "TOML", parse: parseTOML}
 )
 
 func parseJSON(data []byte, key, entry string) (clientconfig.File, error) {
@@ -71,123 +71,126 @@ func parseTOML(data []byte, key, entry string) (clientconfig.File, error) {
 	return f, nil
 }
 
-var mcpClients = []mcpClient{
+// Clients are the clients install knows, in the order help lists them.
+var Clients = []Client{
 	{
-		name: "claude-desktop", title: "Claude Desktop", format: jsonFile, key: "mcpServers",
-		file: "~/Library/Application Support/Claude/claude_desktop_config.json",
+		Name: "claude-desktop", Title: "Claude Desktop", Format: jsonFile, Key: "mcpServers",
+		File: "~/Library/Application Support/Claude/claude_desktop_config.json",
 		path: func(_, configDir string) string {
 			return filepath.Join(configDir, "Claude", "claude_desktop_config.json")
 		},
-		entry: func(e serverEntry) []clientconfig.Field {
+		Entry: func(e Server) []clientconfig.Field {
 			return []clientconfig.Field{none("type"), command(e), args(e), none("url"), headers("headers", e)}
 		},
 		afterAdd: "quit Claude Desktop and open it again to load it",
 	},
 	{
-		name: "claude-code", title: "Claude Code", format: jsonFile, key: "mcpServers", http: true,
-		file: "~/.claude.json (user scope)",
+		Name: "claude-code", Title: "Claude Code", Format: jsonFile, Key: "mcpServers", HTTP: true,
+		File: "~/.claude.json (user scope)",
 		path: func(home, _ string) string {
 			if dir := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(dir) {
 				return filepath.Join(dir, ".claude.json") // where Claude Code then keeps it
 			}
 			return filepath.Join(home, ".claude.json")
 		},
-		entry: func(e serverEntry) []clientconfig.Field {
+		Entry: func(e Server) []clientconfig.Field {
 			return []clientconfig.Field{kind(e), command(e), args(e), address("url", e), headers("headers", e)}
 		},
 		afterAdd: "new Claude Code sessions load it in every project (claude mcp list shows it)",
 	},
 	{
-		name: "cursor", title: "Cursor", format: jsonFile, key: "mcpServers", http: true,
-		file: "~/.cursor/mcp.json",
+		Name: "cursor", Title: "Cursor", Format: jsonFile, Key: "mcpServers", HTTP: true,
+		File: "~/.cursor/mcp.json",
 		path: func(home, _ string) string { return filepath.Join(home, ".cursor", "mcp.json") },
-		entry: func(e serverEntry) []clientconfig.Field {
+		Entry: func(e Server) []clientconfig.Field {
 			return []clientconfig.Field{none("type"), command(e), args(e), address("url", e), headers("headers", e)}
 		},
 		afterAdd: "Cursor lists it under Settings > MCP; restart Cursor if it does not show",
 	},
 	{
-		name: "vscode", title: "VS Code", format: jsonFile, key: "servers", http: true,
-		file: "~/Library/Application Support/Code/User/mcp.json",
+		Name: "vscode", Title: "VS Code", Format: jsonFile, Key: "servers", HTTP: true,
+		File: "~/Library/Application Support/Code/User/mcp.json",
 		path: func(_, configDir string) string {
 			return filepath.Join(configDir, "Code", "User", "mcp.json")
 		},
-		entry: func(e serverEntry) []clientconfig.Field {
+		Entry: func(e Server) []clientconfig.Field {
 			return []clientconfig.Field{kind(e), command(e), args(e), address("url", e), headers("headers", e)}
 		},
 		afterAdd: "in VS Code, run MCP: List Servers and start tairseach (Copilot agent mode uses its tools)",
 	},
 	{
-		name: "windsurf", title: "Windsurf", format: jsonFile, key: "mcpServers", http: true,
-		file: "~/.codeium/windsurf/mcp_config.json",
+		Name: "windsurf", Title: "Windsurf", Format: jsonFile, Key: "mcpServers", HTTP: true,
+		File: "~/.codeium/windsurf/mcp_config.json",
 		path: func(home, _ string) string { return filepath.Join(home, ".codeium", "windsurf", "mcp_config.json") },
-		entry: func(e serverEntry) []clientconfig.Field {
+		Entry: func(e Server) []clientconfig.Field {
 			return []clientconfig.Field{none("type"), command(e), args(e), address("serverUrl", e), none("url"), headers("headers", e)}
 		},
 		afterAdd: "press refresh in Windsurf's MCP servers panel (Cascade) to load it",
 	},
 	{
-		name: "gemini", title: "Gemini CLI", format: jsonFile, key: "mcpServers", http: true,
-		file: "~/.gemini/settings.json (user scope)",
+		Name: "gemini", Title: "Gemini CLI", Format: jsonFile, Key: "mcpServers", HTTP: true,
+		File: "~/.gemini/settings.json (user scope)",
 		path: func(home, _ string) string { return filepath.Join(home, ".gemini", "settings.json") },
-		entry: func(e serverEntry) []clientconfig.Field {
+		Entry: func(e Server) []clientconfig.Field {
 			// url is Gemini CLI's word for an SSE server's address.
 			return []clientconfig.Field{none("type"), command(e), args(e), address("httpUrl", e), none("url"), headers("headers", e)}
 		},
 		afterAdd: "new Gemini CLI sessions load it in every project (/mcp in a session lists its tools)",
 	},
 	{
-		name: "openclaw", title: "OpenClaw", format: json5File, key: "mcp.servers", http: true,
-		file: "~/.openclaw/openclaw.json ($OPENCLAW_CONFIG_PATH when set), under mcp.servers",
+		Name: "openclaw", Title: "OpenClaw", Format: json5File, Key: "mcp.servers", HTTP: true,
+		File: "~/.openclaw/openclaw.json ($OPENCLAW_CONFIG_PATH when set), under mcp.servers",
 		path: openClawPath,
-		entry: func(e serverEntry) []clientconfig.Field {
+		Entry: func(e Server) []clientconfig.Field {
 			tr := none("transport") // none over stdio, as openclaw mcp add writes it
-			if e.url != "" {
+			if e.URL != "" {
 				tr.Value = "streamable-http" // without it a URL is taken as SSE
 			}
 			return []clientconfig.Field{none("type"), command(e), args(e), address("url", e), tr, headers("headers", e)}
 		},
-		tokenRef: "${" + tokenEnv + "}", tokenFrom: "its environment or ~/.openclaw/.env", // its doctor warns of a literal token
+		TokenRef: "${" + streamable.TokenEnv + "}", tokenFrom: "its environment or ~/.openclaw/.env", // its doctor warns of a literal token
 		misplaced: "mcpServers", keeps: openClawKeeps,
 		afterAdd: "new OpenClaw agent turns load it (openclaw mcp probe tairseach checks it; restart a running Gateway)",
 	},
 	{
-		name: "codex", title: "Codex", format: tomlFile, key: "mcp_servers", http: true,
-		file: "~/.codex/config.toml ($CODEX_HOME/config.toml when set)",
+		Name: "codex", Title: "Codex", Format: tomlFile, Key: "mcp_servers", HTTP: true,
+		File: "~/.codex/config.toml ($CODEX_HOME/config.toml when set)",
 		path: func(home, _ string) string {
 			if dir := os.Getenv("CODEX_HOME"); filepath.IsAbs(dir) {
 				return filepath.Join(dir, "config.toml")
 			}
 			return filepath.Join(home, ".codex", "config.toml")
 		},
-		entry: func(e serverEntry) []clientconfig.Field {
+		Entry: func(e Server) []clientconfig.Field {
 			return []clientconfig.Field{command(e), args(e), address("url", e), headers("http_headers", e)}
 		},
 		afterAdd: "new Codex sessions load it (codex mcp list shows it; /mcp in a session lists its tools)",
 	},
 }
 
-func clientNames() []string {
-	names := make([]string, 0, len(mcpClients))
-	for _, c := range mcpClients {
-		names = append(names, c.name)
+// Names are the clients' names, in the table's order.
+func Names() []string {
+	names := make([]string, 0, len(Clients))
+	for _, c := range Clients {
+		names = append(names, c.Name)
 	}
 	return names
 }
 
-func findClient(name string) (mcpClient, error) {
-	for _, c := range mcpClients {
-		if c.name == name {
+// Find is the client of that name; an unknown name is an ErrUsage.
+func Find(name string) (Client, error) {
+	for _, c := range Clients {
+		if c.Name == name {
 			return c, nil
 		}
 	}
-	return mcpClient{}, usageError{fmt.Errorf("unknown client %s; want one of %s", quote.IdentLine(name, quote.Name), strings.Join(clientNames(), ", "))}
+	return Client{}, usageError{fmt.Errorf("unknown client %s; want one of %s", quote.IdentLine(name, quote.Name), strings.Join(Names(), ", "))}
 }
 
-// defaultPath is where the client keeps its user configuration on this
+// DefaultPath is where the client keeps its user configuration on this
 // system: ~/Library/Application Support on macOS, $XDG_CONFIG_HOME or
 // ~/.config elsewhere.
-func (c mcpClient) defaultPath() (string, error) {
+func (c Client) DefaultPath() (string, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", fmt.Errorf("finding your home directory: %w; pass --config FILE", err)
@@ -201,8 +204,8 @@ func (c mcpClient) defaultPath() (string, error) {
 	return c.path(home, configDir), nil
 }
 
-// entryName is the key of our server in every client's server map.
-const entryName = "tairseach"
+// EntryName is the key of our server in every client's server map.
+const EntryName = "tairseach"
 
 // openClawKeeps are the members of an entry that OpenClaw reads besides
 // those install owns (its schema's mcp.servers.*): what a move of the

@@ -1,4 +1,4 @@
-package main
+package install
 
 // What is OpenClaw's own in install and doctor. Its file is JSON5, which
 // install edits in place, byte for byte, as far as hujson reads it (JSON
@@ -7,14 +7,13 @@ package main
 // `openclaw config patch`, or install names that command (docs/architecture.md
 // says why no JSON5 parser). The Tairseach app once wrote its entry under
 // a top-level mcpServers, a key for which OpenClaw rejects the whole file:
-// install moves that entry to mcp.servers, and doctor finds it.
+// install moves that entry to mcp.servers, and doctor finds it (CheckOpenClaw).
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -29,7 +28,7 @@ import (
 // and c does not read it, and returns fields with the members of that entry
 // that c reads too (c.keeps), and a note for the user; an entry already
 // where c reads it wins, and the misplaced one just goes.
-func (c mcpClient) moveMisplaced(cf *configFile, fields []clientconfig.Field) ([]clientconfig.Field, string, error) {
+func (c Client) moveMisplaced(cf *configFile, fields []clientconfig.Field) ([]clientconfig.Field, string, error) {
 	jf, ok := cf.doc.(*clientconfig.JSONFile)
 	if c.misplaced == "" || !ok {
 		return fields, "", nil
@@ -42,13 +41,13 @@ func (c mcpClient) moveMisplaced(cf *configFile, fields []clientconfig.Field) ([
 	if err != nil || !found {
 		return fields, "", err
 	}
-	why := fmt.Sprintf("%s does not read it there, and rejects the whole file over that key", c.title)
+	why := fmt.Sprintf("%s does not read it there, and rejects the whole file over that key", c.Title)
 	rest := ""
 	if left > 0 {
-		rest = fmt.Sprintf("; %s still holds %d other servers, and %s rejects the file until they go (openclaw doctor --fix removes them)", c.misplaced, left, c.title)
+		rest = fmt.Sprintf("; %s still holds %d other servers, and %s rejects the file until they go (openclaw doctor --fix removes them)", c.misplaced, left, c.Title)
 	}
 	if has {
-		return fields, fmt.Sprintf("took the tairseach entry out of %s (%s); the one in %s stays%s", c.misplaced, why, c.key, rest), nil
+		return fields, fmt.Sprintf("took the tairseach entry out of %s (%s); the one in %s stays%s", c.misplaced, why, c.Key, rest), nil
 	}
 	var kept, dropped []string
 	for _, m := range members {
@@ -62,12 +61,12 @@ func (c mcpClient) moveMisplaced(cf *configFile, fields []clientconfig.Field) ([
 			dropped = append(dropped, quote.Word(m.Key, quote.Name)) // the user's words
 		}
 	}
-	note := fmt.Sprintf("moved the tairseach entry from %s to %s (%s)", c.misplaced, c.key, why)
+	note := fmt.Sprintf("moved the tairseach entry from %s to %s (%s)", c.misplaced, c.Key, why)
 	if len(kept) > 0 {
 		note += "; kept its " + strings.Join(kept, ", ")
 	}
 	if len(dropped) > 0 {
-		note += fmt.Sprintf("; left out its %s, which %s does not read", strings.Join(dropped, ", "), c.title)
+		note += fmt.Sprintf("; left out its %s, which %s does not read", strings.Join(dropped, ", "), c.Title)
 	}
 	return fields, note + rest, nil
 }
@@ -78,7 +77,8 @@ func (c mcpClient) moveMisplaced(cf *configFile, fields []clientconfig.Field) ([
 // members install owns, and nothing of the user's: OpenClaw merges it into
 // the entry, keeping the rest. It goes on the command's stdin, never on
 // its command line, which other local users can read (ps).
-func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry serverEntry, notes []string, stdout, stderr io.Writer) error {
+func installJSON5(c Client, cfg Config, fe *fileSyntaxError, entry Server, notes []string) error {
+	stdout, stderr := cfg.Stdout, cfg.Stderr
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "tairseach-mcp: %s\n", n)
 	}
@@ -89,16 +89,16 @@ func installJSON5(c mcpClient, f installFlags, fe *fileSyntaxError, entry server
 		file = t
 	}
 	env := ""
-	if def, err := c.defaultPath(); err != nil || def != file {
+	if def, err := c.DefaultPath(); err != nil || def != file {
 		env = "OPENCLAW_CONFIG_PATH=" + shellQuote(file) + " "
 	}
 	why := fmt.Sprintf("%s:%d:%d: %s: install edits %s in place, byte for byte, only as JSON with comments and trailing commas, "+
-		"not the rest of JSON5 (unquoted keys, single quotes…)", fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.title+"'s file")
-	patch := clientconfig.Patch(append(strings.Split(c.key, "."), entryName), c.entry(entry))
+		"not the rest of JSON5 (unquoted keys, single quotes…)", fe.path, fe.err.Line, fe.err.Col, fe.err.Cause, c.Title+"'s file")
+	patch := clientconfig.Patch(append(strings.Split(c.Key, "."), EntryName), c.Entry(entry))
 	bin, lookErr := exec.LookPath("openclaw")
-	if lookErr != nil || f.print {
+	if lookErr != nil || cfg.Print {
 		cmd := "printf '%s\\n' " + shellQuote(string(patch)) + " | " + env + "openclaw config patch --stdin"
-		if f.print {
+		if cfg.Print {
 			fmt.Fprintf(stderr, "tairseach-mcp: --print: %s; install would run OpenClaw's own command, which sets install's members of the entry, keeps yours, and rewrites the file as plain JSON:\n", why)
 			fmt.Fprintln(stdout, cmd)
 			return nil
@@ -150,34 +150,46 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// checkOpenClaw reports the app's misplaced entry in OpenClaw's file: a
+// Finding is something doctor reports of a client's file.
+type Finding struct {
+	Fail          bool // else a warning
+	Message, Hint string
+}
+
+// CheckOpenClaw finds the app's misplaced entry in OpenClaw's file: a
 // top-level mcpServers, for which OpenClaw rejects the whole file and runs
-// none of its commands. Nothing is said when there is none, or no file.
-func (d *doctor) checkOpenClaw() {
-	c, _ := findClient("openclaw")
-	path, err := c.defaultPath()
+// none of its commands. There is no finding when there is none, or no file.
+func CheckOpenClaw() (Finding, bool) {
+	c, _ := Find("openclaw")
+	path, err := c.DefaultPath()
 	if err != nil {
-		return
+		return Finding{}, false
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return
+		return Finding{}, false
 	}
-	jf, err := clientconfig.ParseJSON(data, c.misplaced, entryName)
+	jf, err := clientconfig.ParseJSON(data, c.misplaced, EntryName)
 	if se := (*clientconfig.SyntaxError)(nil); errors.As(err, &se) {
 		if bytes.Contains(data, []byte(c.misplaced)) {
-			d.report(statusWarn, fmt.Sprintf("OpenClaw: %s names %s, a key for which OpenClaw rejects the whole file, in JSON5 that doctor does not read", path, c.misplaced),
-				"openclaw config validate checks it; openclaw doctor --fix removes the key")
+			return Finding{
+				Message: fmt.Sprintf("OpenClaw: %s names %s, a key for which OpenClaw rejects the whole file, in JSON5 that doctor does not read", path, c.misplaced),
+				Hint:    "openclaw config validate checks it; openclaw doctor --fix removes the key",
+			}, true
 		}
-		return
+		return Finding{}, false
 	}
 	if err != nil {
-		return
+		return Finding{}, false
 	}
 	if has, _ := jf.Has(); has {
-		d.report(statusFail, fmt.Sprintf("OpenClaw: %s has the tairseach entry under %s, a key for which OpenClaw rejects the whole file and runs none of its commands", path, c.misplaced),
-			"tairseach-mcp install openclaw moves it to mcp.servers.tairseach, keeping your settings there")
+		return Finding{
+			Fail:    true,
+			Message: fmt.Sprintf("OpenClaw: %s has the tairseach entry under %s, a key for which OpenClaw rejects the whole file and runs none of its commands", path, c.misplaced),
+			Hint:    "tairseach-mcp install openclaw moves it to mcp.servers.tairseach, keeping your settings there",
+		}, true
 	}
+	return Finding{}, false
 }
 
 // openClawTimeout bounds each openclaw command install runs: a first start
