@@ -29,7 +29,8 @@ func SameOriginOnly(log zerolog.Logger, next http.Handler) http.Handler {
 		if why := crossOrigin(r); why != "" {
 			log.Debug().Str("origin", r.Header.Get("Origin")).Str("host", r.Host).Str("method", r.Method).Str("path", r.URL.Path).
 				Str("why", why).Msg("refused a cross-origin request")
-			http.Error(w, "Forbidden: cross-origin request ("+why+")", http.StatusForbidden)
+			// why quotes the request's headers as they came.
+			http.Error(w, "Forbidden: cross-origin request ("+quote.Escape(why)+")", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/mcpserver/internal/sdklog"
 	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
@@ -197,7 +198,7 @@ func (h *Handler) refuseWithoutSession(w http.ResponseWriter, r *http.Request) b
 		Error   wireError       `json:"error"`
 	}{"2.0", req.ID, wireError{jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 		"%s needs a session: send initialize first, then this request with the %s header of its response",
-		req.Method, SessionIDHeader)}})
+		quote.Word(req.Method, quote.Name), SessionIDHeader)}})
 	if err != nil {
 		return false
 	}
