@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 )
 
@@ -122,7 +121,7 @@ func (a *Audit) Lost() int {
 
 // record writes the line of one finished call. A failure is logged, never
 // returned: the call itself has succeeded or failed already.
-func (a *Audit) record(o *Call, res *mcp.CallToolResult) {
+func (a *Audit) record(o *Call) {
 	canon := canonicalJSON(o.args)
 	sum := sha256.Sum256(canon)
 	l := auditLine{
@@ -139,7 +138,7 @@ func (a *Audit) record(o *Call, res *mcp.CallToolResult) {
 		DurationMs:  float64(time.Since(o.start).Microseconds()) / 1000,
 		ResultBytes: o.resultBytes,
 	}
-	if ci := o.info; ci != nil {
+	if ci := &o.info; ci != nil {
 		if ci.Transport != "" {
 			l.Transport = ci.Transport
 		}

@@ -2,8 +2,10 @@ package observe
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +33,7 @@ type CallInfo struct {
 // Call follows one call for the audit log and the traces.
 type Call struct {
 	start       time.Time
-	info        *CallInfo
+	info        CallInfo
 	tool        string // the tool whose route the request took
 	target      string // what a request of another kind asked for (a URI)
 	args        json.RawMessage
@@ -42,8 +44,46 @@ type Call struct {
 	outcome     string
 	code        *int64
 	resultBytes int
-	span        spanner // nil without telemetry
+
+	// id names the call in its audit line (call_id) and is the span id of
+	// its span, so that one leads to the other.
+	id     [8]byte
+	traced bool      // telemetry is on: trace is the call's
+	trace  callTrace // its spans' ids and the socket call's times
 }
+
+// callTrace is what a traced call keeps for its spans, made at its end.
+type callTrace struct {
+	name       string // the tool (or target) as the request named it
+	traceID    [16]byte
+	parent     [8]byte // the client's span, from its traceparent; zero: none
+	remote     bool    // parent came from the client
+	sampled    bool    // the spans are exported
+	flags      byte    // W3C trace flags
+	traceState string
+	socketID   [8]byte   // the socket call's span
+	fwdStart   time.Time // the socket call's start and end
+	fwdEnd     time.Time
+}
+
+// newSpanID returns 8 random bytes, not all zero (a valid span id).
+func newSpanID() (id [8]byte) {
+	for id == ([8]byte{}) {
+		putUint64(id[:], rand.Uint64())
+	}
+	return id
+}
+
+func putUint64(b []byte, v uint64) {
+	_ = b[7]
+	for i := range 8 {
+		b[i] = byte(v >> (56 - 8*i))
+	}
+}
+
+// ID is the call's id as its audit line gives it: 16 hexadecimal digits,
+// the span id of its span when it is traced.
+func (o *Call) ID() string { return hex.EncodeToString(o.id[:]) }
 
 // Resolved names the tool the call reached (call_tool's target) and the
 // arguments it is sent with.
@@ -61,15 +101,15 @@ func (o *Call) Refused(outcome string) { o.outcome = outcome }
 // its span.
 func (o *Call) Forward(ctx context.Context, method, socket string, do func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	o.method, o.socket, o.forwarded = method, socket, true
-	var endSpan func(error)
-	if o.span != nil {
-		endSpan = o.span.socketSpan(ctx, method, socket)
+	if !o.traced {
+		out, err := do(ctx)
+		o.err = err
+		return out, err
 	}
+	o.trace.fwdStart = time.Now()
 	out, err := do(ctx)
+	o.trace.fwdEnd = time.Now()
 	o.err = err
-	if endSpan != nil {
-		endSpan(err)
-	}
 	return out, err
 }
 
@@ -118,9 +158,4 @@ func (o *Call) classify(res *mcp.CallToolResult, limit int) {
 			o.outcome = "rejected"
 		}
 	}
-}
-
-// spanner is the trace span of a call, as the socket call sees it.
-type spanner interface {
-	socketSpan(ctx context.Context, method, socket string) (end func(error))
 }

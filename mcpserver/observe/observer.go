@@ -20,9 +20,10 @@ func (ob Observer) On() bool { return ob.Audit != nil || ob.Telemetry != nil }
 
 // Start begins following a request for name with args, made as info
 // says: a call of the tool name, or for the other kinds a read or
-// completion of the target name, whose tool Resolved names.
+// completion of the target name, whose tool Resolved names. The context
+// is ctx: nothing below the call reads its span from it.
 func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args json.RawMessage) (context.Context, *Call) {
-	o := &Call{start: time.Now(), info: &info, tool: name, args: args}
+	o := &Call{start: time.Now(), info: info, tool: name, args: args, id: newSpanID()}
 	if info.Kind != "" && info.Kind != "tool" {
 		o.tool, o.target = "", name
 	}
@@ -30,19 +31,21 @@ func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args j
 		o.args = json.RawMessage("{}")
 	}
 	if t := ob.Telemetry; t != nil {
-		ctx = t.startCall(ctx, o)
+		t.startCall(o)
 	}
 	return ctx, o
 }
 
 // End records how the call ended: res is its result, nil when the caller
 // cancelled it; limit is the size past which a result is not measured.
+// With the audit log, End returns once the call's line is in the file
+// (see Audit).
 func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
 	o.classify(res, limit)
-	if ob.Audit != nil {
-		ob.Audit.record(o, res)
-	}
 	if t := ob.Telemetry; t != nil {
-		t.endCall(o)
+		t.endCall(o) // before the audit line, whose write may wait
+	}
+	if ob.Audit != nil {
+		ob.Audit.record(o)
 	}
 }

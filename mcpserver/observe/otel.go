@@ -3,20 +3,18 @@
 package observe
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
@@ -29,64 +27,36 @@ import (
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
-// Telemetry exports a span and a duration measurement per tool call, named
-// by the OpenTelemetry semantic conventions for MCP, over OTLP/HTTP.
+// Telemetry exports a span per tool call, with a child span for its socket
+// call, named by the OpenTelemetry semantic conventions for MCP, and a
+// duration measurement, over OTLP/HTTP.
+//
+// The spans are not made with the SDK's tracer: a call keeps its ids and
+// times in its Call, and at its end one value is queued (spanQueue); the
+// exporter's goroutine writes the queued spans as OTLP protobuf itself
+// (otlp.go) and hands the bytes to the SDK's OTLP/HTTP client, which sends
+// them as configured by the OTEL_* environment. The SDK's tracer and its
+// exporter cost 20–30 µs of CPU a call in allocations, attribute sets and
+// protobuf reflection (docs/performance.md); this costs about 2.
 type Telemetry struct {
-	traces   *sdktrace.TracerProvider
+	spans    *spanQueue
+	sampler  sdktrace.Sampler
 	metrics  *sdkmetric.MeterProvider // nil: metrics not exported
-	tracer   trace.Tracer
 	duration metric.Float64Histogram
 	sets     attrSets // the duration's attribute sets, made once each
 }
 
-// attrSets keeps the attribute set of each distinct combination of a
-// measurement's attributes. A call's are the same as many others' (method,
-// tool, kind, protocol, transport, error type), and making a set sorts
-// and hashes them: a tenth of a traced call's CPU at 8 callers.
-type attrSets struct {
-	m sync.Map     // key → metric.MeasurementOption
-	n atomic.Int64 // entries, bounded by maxAttrSets
-}
-
-// maxAttrSets bounds the sets kept: an error type comes from the backend,
-// so the combinations are not bounded by the manifests alone.
-const maxAttrSets = 4096
-
-func (a *attrSets) option(attrs []attribute.KeyValue) metric.MeasurementOption {
-	var b strings.Builder
-	for _, kv := range attrs {
-		v := kv.Value.String()
-		b.WriteString(string(kv.Key))
-		b.WriteByte(0)
-		b.WriteString(strconv.Itoa(int(kv.Value.Type())))
-		b.WriteByte(0)
-		b.WriteString(strconv.Itoa(len(v)))
-		b.WriteByte(0)
-		b.WriteString(v)
-	}
-	key := b.String()
-	if o, ok := a.m.Load(key); ok {
-		return o.(metric.MeasurementOption)
-	}
-	o := metric.WithAttributeSet(attribute.NewSet(slices.Clone(attrs)...)) // NewSet sorts in place
-	if a.n.Load() < maxAttrSets {
-		if _, loaded := a.m.LoadOrStore(key, o); !loaded {
-			a.n.Add(1)
-		}
-	}
-	return o
-}
-
-// spanHandOnDelay is how long an ended span waits to be handed to the
-// batch span processor with the others (see spanBuffer); the batch
-// processor then waits OTEL_BSP_SCHEDULE_DELAY (5 s) to export.
-const spanHandOnDelay = 5 * time.Millisecond
-
 // StartTelemetry starts the OTLP/HTTP exporters configured by the standard
 // OTEL_* environment. Call it only when TelemetryWanted; Shutdown flushes.
 func StartTelemetry(ctx context.Context, version string) (*Telemetry, error) {
-	if p := os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "http/protobuf" {
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: tairseach-mcp exports OTLP over HTTP only; set it to http/protobuf or unset it", p)
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
+		if p := os.Getenv(v); p != "" && p != "http/protobuf" {
+			return nil, fmt.Errorf("%s=%s: tairseach-mcp exports OTLP over HTTP with protobuf only; set it to http/protobuf or unset it", v, p)
+		}
+	}
+	sampler, err := samplerFromEnv()
+	if err != nil {
+		return nil, err
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "tairseach-mcp"), attribute.String("service.version", version)),
@@ -95,22 +65,20 @@ func StartTelemetry(ctx context.Context, version string) (*Telemetry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OpenTelemetry resource: %w", err)
 	}
-	texp, err := otlptracehttp.New(ctx)
-	if err != nil {
+	client := otlptracehttp.NewClient()
+	if err := client.Start(ctx); err != nil {
 		return nil, fmt.Errorf("OpenTelemetry trace exporter: %w", err)
 	}
-	batcher := newSpanBuffer(sdktrace.NewBatchSpanProcessor(texp), spanHandOnDelay)
-	t := &Telemetry{traces: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res))}
-	t.tracer = t.traces.Tracer("github.com/geilt/tairseach-mcp/mcpserver", trace.WithInstrumentationVersion(version))
+	t := &Telemetry{sampler: sampler, spans: newSpanQueue(client, newBatchEncoder(res, version), bspFromEnv())}
 	var meter metric.Meter
 	if e := os.Getenv("OTEL_METRICS_EXPORTER"); e == "" || e == "otlp" {
 		mexp, err := otlpmetrichttp.New(ctx)
 		if err != nil {
-			_ = t.traces.Shutdown(ctx)
+			_ = t.spans.shutdown(ctx)
 			return nil, fmt.Errorf("OpenTelemetry metric exporter: %w", err)
 		}
 		t.metrics = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)), sdkmetric.WithResource(res))
-		meter = t.metrics.Meter("github.com/geilt/tairseach-mcp/mcpserver")
+		meter = t.metrics.Meter(scopeName)
 	}
 	if meter != nil {
 		t.duration, err = meter.Float64Histogram("mcp.server.operation.duration",
@@ -125,95 +93,102 @@ func StartTelemetry(ctx context.Context, version string) (*Telemetry, error) {
 	return t, nil
 }
 
-// Shutdown flushes and stops the exporters.
+// scopeName is the instrumentation scope of the spans and the metric.
+const scopeName = "github.com/geilt/tairseach-mcp/mcpserver"
+
+// Shutdown exports what is queued and stops the exporters.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	err := t.traces.Shutdown(ctx)
+	err := t.spans.shutdown(ctx)
 	if t.metrics != nil {
 		err = errors.Join(err, t.metrics.Shutdown(ctx))
 	}
 	return err
 }
 
-// callSpan is the span of one tools/call.
-type callSpan struct {
-	t     *Telemetry
-	span  trace.Span
-	attrs []attribute.KeyValue // shared by the span and the metric
+// ForceFlush exports the spans queued and the metrics so far.
+func (t *Telemetry) ForceFlush(ctx context.Context) error {
+	err := t.spans.flush(ctx)
+	if t.metrics != nil {
+		err = errors.Join(err, t.metrics.ForceFlush(ctx))
+	}
+	return err
 }
 
-// startCall starts the server span of a call, as a child of the trace
-// context the client passed in params._meta, if any.
-func (t *Telemetry) startCall(ctx context.Context, o *Call) context.Context {
-	transport := "pipe" // stdio
-	method, name := "tools/call", o.tool
-	attrs := []attribute.KeyValue{
-		attribute.String("mcp.method.name", method),
-		attribute.String("gen_ai.tool.name", o.tool),
-		attribute.String("gen_ai.operation.name", "execute_tool"),
+// samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and
+// OTEL_TRACES_SAMPLER_ARG name, as the SDK's tracer provider reads them.
+func samplerFromEnv() (sdktrace.Sampler, error) {
+	name := strings.ToLower(strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER")))
+	arg := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER_ARG"))
+	ratio := 1.0
+	if strings.HasSuffix(name, "traceidratio") && arg != "" {
+		r, err := strconv.ParseFloat(arg, 64)
+		if err != nil || r < 0 || r > 1 {
+			return nil, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%s: the ratio of traceidratio is a number from 0 to 1", arg)
+		}
+		ratio = r
 	}
+	switch name {
+	case "", "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
+	case "parentbased_traceidratio":
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), nil
+	case "always_on":
+		return sdktrace.AlwaysSample(), nil
+	case "always_off":
+		return sdktrace.NeverSample(), nil
+	case "traceidratio":
+		return sdktrace.TraceIDRatioBased(ratio), nil
+	}
+	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%s: tairseach-mcp knows always_on, always_off, traceidratio, parentbased_always_on (the default), parentbased_always_off and parentbased_traceidratio", name)
+}
+
+// startCall gives a call its trace: the client's, from the traceparent in
+// its _meta, or a new one; and decides whether its spans are exported.
+func (t *Telemetry) startCall(o *Call) {
+	o.traced = true
+	tr := &o.trace
+	tr.name = o.tool
 	if o.target != "" {
-		// A resource read or a completion: named by its MCP method and
-		// target, with the kind the audit log gives it.
-		method, name = "resources/read", o.target
-		if o.info.Kind == "completion" {
-			method = "completion/complete"
-		}
-		attrs = []attribute.KeyValue{attribute.String("mcp.method.name", method)}
-		if method == "resources/read" {
-			attrs = append(attrs, attribute.String("mcp.resource.uri", o.target))
-		}
+		tr.name = o.target
 	}
-	attrs = append(attrs, attribute.String("tairseach.kind", cmp.Or(o.info.Kind, "tool")))
-	var extra []attribute.KeyValue
-	if ci := o.info; ci != nil {
-		if ci.Transport == "http" {
-			transport = "tcp"
-			extra = append(extra, attribute.String("network.protocol.name", "http"))
+	pctx := context.Background()
+	var psc trace.SpanContext
+	if tp, ok := o.info.Meta["traceparent"].(string); ok {
+		carrier := propagation.MapCarrier{"traceparent": tp}
+		if ts, ok := o.info.Meta["tracestate"].(string); ok {
+			carrier["tracestate"] = ts
 		}
-		if ci.Protocol != "" {
-			attrs = append(attrs, attribute.String("mcp.protocol.version", ci.Protocol))
-		}
-		if ci.Session != "" {
-			extra = append(extra, attribute.String("mcp.session.id", ci.Session))
-		}
-		if ci.RequestID != "" {
-			extra = append(extra, attribute.String("jsonrpc.request.id", strings.Trim(ci.RequestID, `"`)))
-		}
-		carrier := propagation.MapCarrier{}
-		for _, k := range []string{"traceparent", "tracestate"} {
-			if v, ok := ci.Meta[k].(string); ok {
-				carrier[k] = v
-			}
-		}
-		if len(carrier) > 0 {
-			ctx = propagation.TraceContext{}.Extract(ctx, carrier)
-		}
+		pctx = propagation.TraceContext{}.Extract(pctx, carrier)
+		psc = trace.SpanContextFromContext(pctx)
 	}
-	attrs = append(attrs, attribute.String("network.transport", transport))
-	ctx, span := t.tracer.Start(ctx, method+" "+name, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithTimestamp(o.start), trace.WithAttributes(attrs...), trace.WithAttributes(extra...))
-	o.span = &callSpan{t: t, span: span, attrs: attrs}
-	return ctx
+	if psc.IsValid() {
+		tr.traceID, tr.parent, tr.remote = psc.TraceID(), psc.SpanID(), true
+	} else {
+		putUint64(tr.traceID[:8], rand.Uint64())
+		putUint64(tr.traceID[8:], rand.Uint64())
+	}
+	r := t.sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: pctx, TraceID: tr.traceID, Kind: trace.SpanKindServer})
+	tr.sampled = r.Decision == sdktrace.RecordAndSample
+	tr.flags = byte(psc.TraceFlags() &^ trace.FlagsSampled)
+	if tr.sampled {
+		tr.flags |= byte(trace.FlagsSampled)
+		if r.Tracestate.Len() > 0 {
+			tr.traceState = r.Tracestate.String()
+		}
+		tr.socketID = newSpanID()
+	}
 }
 
-// endCall ends the span and measures the call.
+// endCall queues the call's spans and measures it.
 func (t *Telemetry) endCall(o *Call) {
-	cs, _ := o.span.(*callSpan)
-	if cs == nil {
-		return
-	}
-	attrs := cs.attrs
-	if etype := o.errorType(); etype != "" {
-		e := attribute.String("error.type", etype)
-		attrs = append(slices.Clip(attrs), e)
-		cs.span.SetAttributes(e)
-		cs.span.SetStatus(codes.Error, o.outcome)
-	}
-	cs.span.SetAttributes(attribute.String("tairseach.outcome", o.outcome))
 	end := time.Now()
-	cs.span.End(trace.WithTimestamp(end))
+	if o.trace.sampled {
+		t.spans.add(newSpanRecord(o, end))
+	}
 	if t.duration != nil {
-		t.duration.Record(context.Background(), end.Sub(o.start).Seconds(), t.sets.option(attrs))
+		t.duration.Record(context.Background(), end.Sub(o.start).Seconds(), t.sets.option(o))
 	}
 }
 
@@ -235,28 +210,96 @@ func (o *Call) errorType() string {
 	return "tool_error"
 }
 
-// socketSpan starts the client span of the socket call; the returned func
-// ends it with the call's error.
-func (cs *callSpan) socketSpan(ctx context.Context, method, socket string) (end func(error)) {
-	_, span := cs.t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(
-			attribute.String("rpc.system", "jsonrpc"),
-			attribute.String("rpc.method", method),
-			attribute.String("network.transport", "unix"),
-			attribute.String("server.address", socket),
-		))
-	return func(err error) {
-		if err != nil {
-			etype := "transport_error"
-			var rpcErr *socketrpc.Error
-			if errors.As(err, &rpcErr) {
-				etype = "jsonrpc_error"
-			} else if errors.Is(err, context.DeadlineExceeded) {
-				etype = "timeout"
-			}
-			span.SetAttributes(attribute.String("error.type", etype))
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
+// socketErrorType is the socket call's error.type.
+func socketErrorType(err error) string {
+	var rpcErr *socketrpc.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		return "jsonrpc_error"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
 	}
+	return "transport_error"
 }
+
+// attrSets keeps the duration metric's attribute set of each distinct
+// combination of a measurement's attributes. A call's are the same as
+// many others' (method, tool, kind, protocol, transport, error type), and
+// making a set sorts and hashes them.
+type attrSets struct {
+	mu sync.RWMutex
+	m  map[attrKey]metric.MeasurementOption
+}
+
+// attrKey is what a call's duration attributes are made of.
+type attrKey struct {
+	method, tool, uri, kind, protocol, transport, errorType string
+}
+
+// maxAttrSets bounds the sets kept: an error type comes from the backend,
+// and a resource's URI from the client, so the combinations are not
+// bounded by the manifests alone.
+const maxAttrSets = 4096
+
+func (a *attrSets) option(o *Call) metric.MeasurementOption {
+	k := attrKey{method: "tools/call", tool: o.trace.name, kind: o.info.Kind, protocol: o.info.Protocol, transport: "pipe", errorType: o.errorType()}
+	if k.kind == "" {
+		k.kind = "tool"
+	}
+	if o.target != "" {
+		k.method, k.tool = resourceMethod(o.info.Kind), ""
+		if k.method == "resources/read" {
+			k.uri = o.target
+		}
+	}
+	if o.info.Transport == "http" {
+		k.transport = "tcp"
+	}
+	a.mu.RLock()
+	opt, ok := a.m[k]
+	a.mu.RUnlock()
+	if ok {
+		return opt
+	}
+	opt = metric.WithAttributeSet(attribute.NewSet(k.attributes()...))
+	a.mu.Lock()
+	if a.m == nil {
+		a.m = map[attrKey]metric.MeasurementOption{}
+	}
+	if len(a.m) < maxAttrSets {
+		a.m[k] = opt
+	}
+	a.mu.Unlock()
+	return opt
+}
+
+func (k attrKey) attributes() []attribute.KeyValue {
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", k.method)}
+	if k.method == "tools/call" {
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", k.tool), attribute.String("gen_ai.operation.name", "execute_tool"))
+	}
+	if k.uri != "" {
+		attrs = append(attrs, attribute.String("mcp.resource.uri", k.uri))
+	}
+	attrs = append(attrs, attribute.String("tairseach.kind", k.kind))
+	if k.protocol != "" {
+		attrs = append(attrs, attribute.String("mcp.protocol.version", k.protocol))
+	}
+	attrs = append(attrs, attribute.String("network.transport", k.transport))
+	if k.errorType != "" {
+		attrs = append(attrs, attribute.String("error.type", k.errorType))
+	}
+	return attrs
+}
+
+// resourceMethod is the MCP method of a request of another kind than a
+// tool call: a completion, or a resource read.
+func resourceMethod(kind string) string {
+	if kind == "completion" {
+		return "completion/complete"
+	}
+	return "resources/read"
+}
+
+// handle reports an export error as the SDK does: to the global handler.
+func handle(err error) { otel.Handle(err) }

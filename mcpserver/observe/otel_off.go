@@ -12,8 +12,6 @@ import (
 // memory even when nothing is exported.
 type Telemetry struct{}
 
-type callSpan struct{}
-
 // StartTelemetry refuses: this build has no exporters.
 func StartTelemetry(context.Context, string) (*Telemetry, error) {
 	return nil, errors.New("this tairseach-mcp was built with -tags notelemetry and cannot export OpenTelemetry data; unset OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_TRACES_EXPORTER, or use a release build")
@@ -22,8 +20,9 @@ func StartTelemetry(context.Context, string) (*Telemetry, error) {
 // Shutdown does nothing.
 func (*Telemetry) Shutdown(context.Context) error { return nil }
 
-func (*Telemetry) startCall(ctx context.Context, _ *Call) context.Context { return ctx }
+// ForceFlush does nothing.
+func (*Telemetry) ForceFlush(context.Context) error { return nil }
+
+func (*Telemetry) startCall(*Call) {}
 
 func (*Telemetry) endCall(*Call) {}
-
-func (*callSpan) socketSpan(context.Context, string, string) func(error) { return func(error) {} }
