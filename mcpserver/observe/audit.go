@@ -6,6 +6,7 @@
 package observe
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,41 +14,73 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 )
 
 // Audit writes one JSON line per tool call to a file only the user can
 // read: who called which tool, with which arguments (a hash of them, or
 // the arguments themselves), and how it ended. Never the result.
+//
+// A call's line is in the file before the call is answered: record
+// returns once it is written. The lines of calls that end at the same
+// time are written together, by one of their callers, in one write (a
+// group commit): the first caller whose line is not yet written writes
+// every line waiting, while the others wait for it. With Sync, the file is
+// also synced before they return.
 type Audit struct {
 	path     string
 	args     bool  // store the arguments themselves, not only their hash
 	maxBytes int64 // rotate to path.1 past this size; 0: never
+	sync     bool  // sync the file after each write, before the calls return
 	log      zerolog.Logger
 
-	mu     sync.Mutex
-	f      journal
-	size   int64
-	failed bool // the last write failed (logged once until one succeeds)
-	lost   int  // records not written
+	client atomic.Pointer[clientJSON] // the clientInfo last written, and its JSON
+
+	mu      sync.Mutex
+	wrote   sync.Cond // broadcast when a write ends
+	pending []byte    // lines waiting for the next write, each ending in '\n'
+	spare   []byte    // the buffer of the last write, for the next one
+	queued  uint64    // lines ever queued
+	written uint64    // of them, those written or lost
+	writing bool      // a caller is writing, or Close is closing; the others wait
+	lost    int       // records not written
+
+	// Owned by the caller that set writing:
+	f       journal
+	size    int64
+	endsNL  bool   // the file ends with a newline (or is empty)
+	longest int    // the longest line written, for layout
+	out     []byte // the bytes of one write
+	failed  bool   // the last write failed (logged once until one succeeds)
 }
 
 // AuditOptions configure OpenAudit.
 type AuditOptions struct {
 	Args     bool  // --audit-args
 	MaxBytes int64 // --audit-max-bytes; 0 never rotates
+	Sync     bool  // --audit-sync: each call's line reaches the disk before its answer
 	Logger   zerolog.Logger
+}
+
+// clientJSON is a clientInfo as the audit line writes it.
+type clientJSON struct {
+	impl mcp.Implementation // a copy, without icons
+	json []byte
 }
 
 // OpenAudit opens (creating it with mode 0600) the audit log at path for
 // appending. It refuses a symlink, a file that is not a regular file, one
 // owned by another user, and one that others can read or write.
 func OpenAudit(path string, o AuditOptions) (*Audit, error) {
-	a := &Audit{path: path, args: o.Args, maxBytes: o.MaxBytes, log: o.Logger}
+	a := &Audit{path: path, args: o.Args, maxBytes: o.MaxBytes, sync: o.Sync, log: o.Logger}
+	a.wrote.L = &a.mu
 	if err := a.open(); err != nil {
 		return nil, err
 	}
@@ -56,8 +89,9 @@ func OpenAudit(path string, o AuditOptions) (*Audit, error) {
 
 func (a *Audit) open() error {
 	// O_NONBLOCK: opening a FIFO for writing would wait for a reader, and
-	// hold up the start; it is refused below as not a regular file.
-	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0o600)
+	// hold up the start; it is refused below as not a regular file. Read
+	// too: the last byte says whether a line was left cut short.
+	f, err := os.OpenFile(a.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ELOOP):
@@ -84,7 +118,17 @@ func (a *Audit) open() error {
 		f.Close()
 		return fmt.Errorf("audit log %s has mode %04o: others may read or change it; chmod 600 it or choose another path", a.path, fi.Mode().Perm())
 	}
-	a.f, a.size = f, fi.Size()
+	a.f, a.size, a.endsNL = f, fi.Size(), true
+	if a.size > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], a.size-1); err == nil && last[0] != '\n' {
+			// A process killed as it wrote left a line cut short: the
+			// next write ends it first, so that the lines after it are
+			// whole.
+			a.endsNL = false
+			a.log.Warn().Str("path", a.path).Msg("audit log: its last line was cut short (a process was stopped while writing it); it is ended with a newline and left as it is")
+		}
+	}
 	return nil
 }
 
@@ -96,19 +140,35 @@ type journal interface {
 	Close() error
 }
 
-// Close flushes the file to disk and closes it, reporting the records
-// that could not be written.
+// Close writes the lines waiting, syncs the file and closes it, reporting
+// the records that could not be written. A record after Close opens the
+// file again.
 func (a *Audit) Close() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.lost > 0 {
-		a.log.Error().Int("lost", a.lost).Str("path", a.path).Msg("audit log: records that could not be written")
+	for {
+		for a.writing {
+			a.wrote.Wait()
+		}
+		if len(a.pending) == 0 {
+			break
+		}
+		a.writeWaiting()
 	}
-	if a.f == nil {
-		return nil
+	a.writing = true
+	lost := a.lost
+	a.mu.Unlock()
+	if lost > 0 {
+		a.log.Error().Int("lost", lost).Str("path", a.path).Msg("audit log: records that could not be written")
 	}
-	err := errors.Join(a.f.Sync(), a.f.Close())
-	a.f = nil
+	var err error
+	if a.f != nil {
+		err = errors.Join(a.f.Sync(), a.f.Close())
+		a.f = nil
+	}
+	a.mu.Lock()
+	a.writing = false
+	a.wrote.Broadcast()
+	a.mu.Unlock()
 	return err
 }
 
@@ -119,95 +179,266 @@ func (a *Audit) Lost() int {
 	return a.lost
 }
 
-// record writes the line of one finished call. A failure is logged, never
+// record writes the line of one finished call and returns once it is in
+// the file (and with Sync on the disk). A failure is logged, never
 // returned: the call itself has succeeded or failed already.
 func (a *Audit) record(o *Call) {
-	canon := canonicalJSON(o.args)
+	var buf [1024]byte
+	if b := a.line(buf[:0], o); b != nil {
+		a.commit(b)
+	}
+}
+
+// line appends the line of a call, with its newline, to b; nil if it
+// could not be encoded. The usual line is written without allocating:
+// appendLine writes the time, the ids and the hash from their bytes.
+func (a *Audit) line(b []byte, o *Call) []byte {
+	var buf [512]byte
+	canon := appendCanonicalJSON(buf[:0], o.args)
 	sum := sha256.Sum256(canon)
+	l := a.fields(o)
+	l.at, l.callID, l.sum = o.start, &o.id, &sum
+	if o.traced {
+		l.traceID = &o.trace.traceID
+	}
+	if a.args {
+		l.Args = canon
+	}
+	if out, ok := appendLine(b, &l, a.clientJSON(o.info.Client)); ok {
+		return append(out, '\n')
+	}
+	return a.marshalLine(b[:0], o)
+}
+
+// fields is the record of a call but for its time, ids and arguments.
+func (a *Audit) fields(o *Call) auditLine {
 	l := auditLine{
-		Time:        o.start.UTC().Format(time.RFC3339Nano),
 		Transport:   "stdio",
 		Kind:        "tool",
 		Tool:        o.tool,
 		Target:      o.target,
 		Method:      o.method,
 		Socket:      o.socket,
-		ArgsSHA256:  hex.EncodeToString(sum[:]),
 		Outcome:     o.outcome,
 		Code:        o.code,
 		DurationMs:  float64(time.Since(o.start).Microseconds()) / 1000,
 		ResultBytes: o.resultBytes,
 	}
-	if ci := &o.info; ci != nil {
-		if ci.Transport != "" {
-			l.Transport = ci.Transport
-		}
-		if ci.Kind != "" {
-			l.Kind = ci.Kind
-		}
-		l.Session, l.Client, l.Protocol = ci.Session, ci.Client, ci.Protocol
-		if ci.RequestID != "" {
-			l.RequestID = json.RawMessage(ci.RequestID)
-		}
+	ci := &o.info
+	if ci.Transport != "" {
+		l.Transport = ci.Transport
+	}
+	if ci.Kind != "" {
+		l.Kind = ci.Kind
+	}
+	l.Session, l.Client, l.Protocol = ci.Session, ci.Client, ci.Protocol
+	if ci.RequestID != "" {
+		l.RequestID = json.RawMessage(ci.RequestID)
+	}
+	return l
+}
+
+// marshalLine is line through json.Marshal, for what appendLine leaves to
+// it (a request id or arguments that are not JSON, an odd duration).
+func (a *Audit) marshalLine(b []byte, o *Call) []byte {
+	canon := canonicalJSON(o.args)
+	sum := sha256.Sum256(canon)
+	l := a.fields(o)
+	l.Time = o.start.UTC().Format(time.RFC3339Nano)
+	l.CallID, l.ArgsSHA256 = hex.EncodeToString(o.id[:]), hex.EncodeToString(sum[:])
+	if o.traced {
+		l.TraceID = hex.EncodeToString(o.trace.traceID[:])
 	}
 	if a.args {
 		l.Args = canon
 	}
-	b, ok := appendLine(make([]byte, 0, 512), &l)
-	if !ok {
-		var err error
-		if b, err = json.Marshal(l); err != nil {
-			a.log.Warn().Err(err).Str("tool", o.tool).Msg("audit log: encoding the record")
-			return
-		}
+	j, err := json.Marshal(l)
+	if err != nil {
+		a.log.Warn().Err(err).Str("tool", o.tool).Msg("audit log: encoding the record")
+		return nil
 	}
-	b = append(b, '\n')
-	a.write(b)
+	return append(append(b, j...), '\n')
 }
 
-// write appends one record whole, or not at all: a failed or short write
-// is cut back to where the record began, so the file stays one record a
-// line (a full disk must not leave half a line for the next to join).
-func (a *Audit) write(b []byte) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var err error
-	if a.maxBytes > 0 && a.size > 0 && a.size+int64(len(b)) > a.maxBytes {
-		err = a.rotate()
+// clientJSON returns c as json.Marshal writes it, from the last one
+// written when it is the same (its fields, not its pointer: a session's
+// clientInfo may change); nil for json.Marshal to write it.
+func (a *Audit) clientJSON(c *mcp.Implementation) []byte {
+	if c == nil {
+		return nil
 	}
-	if err == nil && a.f == nil {
+	if last := a.client.Load(); last != nil && sameClient(&last.impl, c) {
+		return last.json
+	}
+	j, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	if len(c.Icons) == 0 {
+		a.client.Store(&clientJSON{impl: *c, json: j})
+	}
+	return j
+}
+
+// sameClient reports whether two clientInfos without icons are written alike.
+func sameClient(x, y *mcp.Implementation) bool {
+	return x.Name == y.Name && x.Title == y.Title && x.Description == y.Description && x.Version == y.Version && x.WebsiteURL == y.WebsiteURL && len(y.Icons) == 0
+}
+
+// commit queues a line and returns once it is written: by this caller,
+// with every line waiting, if no write is under way, else by the caller
+// writing when that one ends.
+func (a *Audit) commit(line []byte) {
+	a.mu.Lock()
+	a.pending = append(a.pending, line...)
+	a.queued++
+	seq := a.queued
+	for a.written < seq {
+		if a.writing {
+			a.wrote.Wait()
+			continue
+		}
+		a.writeWaiting()
+	}
+	a.mu.Unlock()
+}
+
+// writeWaiting writes the lines waiting, as the writer: a.mu is held, and
+// no write is under way; it is released during the write.
+func (a *Audit) writeWaiting() {
+	lines, last := a.pending, a.queued
+	a.pending, a.writing = a.spare[:0], true
+	a.mu.Unlock()
+	lost := a.write(lines)
+	a.mu.Lock()
+	if cap(lines) <= maxSpare {
+		a.spare = lines[:0]
+	}
+	a.written, a.writing = last, false
+	a.lost += lost
+	a.wrote.Broadcast()
+}
+
+// maxSpare is the largest write buffer kept for the next write.
+const maxSpare = 1 << 20
+
+// write appends lines (each ending in '\n') to the file in one write and
+// returns how many of them could not be written. A write that fails part
+// way is cut back to the end of the last whole line written, so the file
+// stays one record a line (a full disk must not leave half a line for the
+// next to join). Only the writer calls it.
+func (a *Audit) write(lines []byte) (lost int) {
+	n := bytes.Count(lines, []byte{'\n'})
+	var err error
+	if a.f == nil {
 		err = a.open()
 	}
 	if err == nil {
-		var n int
-		n, err = a.f.Write(b)
-		if err == nil && n < len(b) {
+		a.out = a.layout(a.out[:0], lines)
+		if a.maxBytes > 0 && a.size > 0 && a.size+int64(len(a.out)) > a.maxBytes {
+			if err = a.rotate(); err == nil {
+				a.out = a.layout(a.out[:0], lines)
+			}
+		}
+	}
+	written := 0
+	if err == nil {
+		out := a.out
+		var w int
+		w, err = a.f.Write(out)
+		if err == nil && w < len(out) {
 			err = io.ErrShortWrite
 		}
-		if err != nil && n > 0 {
-			if terr := a.f.Truncate(a.size); terr != nil {
-				err = errors.Join(err, fmt.Errorf("cutting back a partial record: %w", terr))
+		keep := len(out)
+		if err != nil {
+			keep = bytes.LastIndexByte(out[:max(w, 0)], '\n') + 1
+			if keep < w {
+				if terr := a.f.Truncate(a.size + int64(keep)); terr != nil {
+					err = errors.Join(err, fmt.Errorf("cutting back a partial record: %w", terr))
+				}
 			}
-		} else if err == nil {
-			a.size += int64(n)
+		}
+		written = bytes.Count(out[:keep], []byte{'\n'})
+		if !a.endsNL && keep > 0 {
+			written-- // the newline that ended an earlier process's last line
+			a.endsNL = true
+		}
+		a.size += int64(keep)
+		if err == nil && a.sync {
+			if serr := a.f.Sync(); serr != nil {
+				a.log.Error().Err(serr).Str("path", a.path).Msg("audit log: syncing failed; the lines are written but may not be on the disk")
+			}
 		}
 	}
 	if err != nil {
-		a.lost++
 		if !a.failed {
 			a.log.Error().Err(err).Str("path", a.path).Msg("audit log: writing failed; calls go on unrecorded until a write succeeds")
 		}
 		a.failed = true
-		return
+		return n - written
 	}
 	if a.failed {
-		a.log.Info().Str("path", a.path).Int("lost", a.lost).Msg("audit log: writing again")
+		a.log.Info().Str("path", a.path).Msg("audit log: writing again")
 		a.failed = false
 	}
+	return 0
+}
+
+// pageSize is the unit in which the kernel copies a write into a file;
+// a process killed during a write stops between two of them, so a write
+// that goes past a multiple of pageSize can be cut short there (Linux's
+// generic_perform_write checks for a fatal signal before each). The lines
+// are laid out so that none crosses such a line, where one can be helped:
+// a kill then leaves whole lines only.
+const pageSize = 4096
+
+// maxEndPad bounds the padding at the end of a write (see layout).
+const maxEndPad = 1024
+
+// spaces pads a line before its newline: JSON allows white space after a
+// value, so a padded line parses as the same record.
+var spaces = bytes.Repeat([]byte{' '}, pageSize)
+
+// layout appends to out the bytes of one write of lines at the end of
+// the file (a.size): a newline first if an earlier process left a line
+// cut short, then each line, with spaces before the newline of a line
+// when the next line would otherwise cross a multiple of pageSize, so that
+// it starts on one. The first line of the next write cannot be helped so:
+// if what is left to the next multiple is shorter than the longest line
+// yet (up to maxEndPad), the last line is padded to it.
+func (a *Audit) layout(out, lines []byte) []byte {
+	if !a.endsNL {
+		out = append(out, '\n')
+	}
+	for len(lines) > 0 {
+		i := bytes.IndexByte(lines, '\n')
+		if i < 0 {
+			i = len(lines) - 1
+		}
+		line := lines[:i+1]
+		lines = lines[i+1:]
+		a.longest = max(a.longest, len(line))
+		pos := a.size + int64(len(out))
+		if n := int64(len(line)); n <= pageSize && len(out) > 0 && pos/pageSize != (pos+n-1)/pageSize {
+			out = padLast(out, int(pageSize-pos%pageSize))
+		}
+		out = append(out, line...)
+	}
+	if left := int(pageSize - (a.size+int64(len(out)))%pageSize); left < pageSize && left < min(a.longest, maxEndPad) && len(out) > 0 {
+		out = padLast(out, left)
+	}
+	return out
+}
+
+// padLast puts n spaces before the newline that ends out.
+func padLast(out []byte, n int) []byte {
+	out = slices.Grow(out, n)
+	out = append(out[:len(out)-1], spaces[:n]...)
+	return append(out, '\n')
 }
 
 // rotate renames the log to path.1 (replacing an older one) and opens a new
-// one. a.mu must be held.
+// one. Only the writer calls it.
 func (a *Audit) rotate() error {
 	if a.f != nil {
 		_ = a.f.Close()

@@ -1,11 +1,17 @@
 package observe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -159,5 +165,193 @@ func TestAuditPartialRecordCutBack(t *testing.T) {
 	}
 	if a.Lost() != 1 {
 		t.Errorf("Lost() = %d, want 1", a.Lost())
+	}
+}
+
+// Calls that end at once each return only when their line is in the file;
+// every line is whole, and each caller's lines are in the order its calls
+// ended.
+func TestAuditGroupCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenAudit(path, AuditOptions{Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := Observer{Audit: a}
+	const callers, calls = 16, 150
+	var wg sync.WaitGroup
+	for w := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: fmt.Sprintf(`"%d-%d"`, w, i)}, "t", json.RawMessage(`{"b":1,"a":[2]}`))
+				ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
+				if i%25 == 0 { // the line is there when End returns
+					if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c.ID()+`"`)) {
+						t.Errorf("End of call %d-%d returned before its line was written", w, i)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(lines) != callers*calls {
+		t.Fatalf("%d lines, want %d", len(lines), callers*calls)
+	}
+	next := make([]int, callers)
+	for _, l := range lines {
+		var w, i int
+		if _, err := fmt.Sscanf(strings.Trim(string(l.RequestID), `"`), "%d-%d", &w, &i); err != nil {
+			t.Fatalf("request_id %q: %v", l.RequestID, err)
+		}
+		if i != next[w] {
+			t.Fatalf("caller %d: line of call %d, want %d (out of order)", w, i, next[w])
+		}
+		next[w]++
+	}
+}
+
+type lineRecord struct {
+	RequestID json.RawMessage `json:"request_id"`
+	CallID    string          `json:"call_id"`
+	TraceID   string          `json:"trace_id"`
+	Tool      string
+}
+
+// readLines parses every line of an audit log: each must be whole JSON.
+func readLines(t *testing.T, path string) []lineRecord {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []lineRecord
+	for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var r lineRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %d %q: %v", i+1, l, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// The lines of a write are laid out so that none crosses a multiple of
+// the page size but one that starts a write and is longer than what is
+// left (and than the longest line before it); with their padding taken
+// away they are the lines as written.
+func TestAuditLayout(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		r := rand.New(rand.NewPCG(seed, seed))
+		a := &Audit{endsNL: true, size: int64(r.IntN(pageSize))}
+		var file, want []byte // what is written after the file's a.size bytes
+		for range 400 {
+			var lines []byte
+			for range 1 + r.IntN(12) {
+				n := 200 + r.IntN(500)
+				if r.IntN(50) == 0 {
+					n = 3000 + r.IntN(3000) // a long one, now and then
+				}
+				lines = append(append(lines, bytes.Repeat([]byte{'a'}, n-1)...), '\n')
+			}
+			longest := a.longest
+			start := a.size
+			out := a.layout(nil, lines)
+			a.size += int64(len(out))
+			want = append(want, lines...)
+			for pos, rest := start, out; len(rest) > 0; {
+				i := bytes.IndexByte(rest, '\n')
+				line := rest[:i+1]
+				first := pos == start
+				if n := int64(len(line)); n <= pageSize && pos/pageSize != (pos+n-1)/pageSize &&
+					(!first || n <= int64(min(longest, maxEndPad))) {
+					t.Fatalf("seed %d: a line of %d bytes at %d crosses %d", seed, n, pos, (pos/pageSize+1)*pageSize)
+				}
+				pos += int64(len(line))
+				rest = rest[i+1:]
+			}
+			file = append(file, out...)
+		}
+		if got := regexp.MustCompile(` +\n`).ReplaceAll(file, []byte("\n")); !bytes.Equal(got, want) {
+			t.Fatalf("seed %d: the lines, their padding taken away, are not the lines written", seed)
+		}
+	}
+}
+
+// A line an earlier process left cut short is ended with a newline before
+// the next line, which is whole.
+func TestAuditEndsTornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.WriteFile(path, []byte("{\"a\":1}\n{\"b\":"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	a, err := OpenAudit(path, AuditOptions{Logger: zerolog.New(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := Observer{Audit: a}
+	_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "t", nil)
+	ob.End(c, &mcp.CallToolResult{}, 1<<20)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 3 || lines[1] != `{"b":` || !json.Valid([]byte(lines[2])) || a.Lost() != 0 {
+		t.Fatalf("after a torn line: %q (lost %d); want it ended, then a whole line", lines, a.Lost())
+	}
+	if !strings.Contains(logs.String(), "cut short") {
+		t.Errorf("the torn line was not reported: %s", logs.String())
+	}
+}
+
+// syncCounter counts the syncs of the file under an audit log.
+type syncCounter struct {
+	*os.File
+	syncs atomic.Int32
+}
+
+func (s *syncCounter) Sync() error {
+	s.syncs.Add(1)
+	return s.File.Sync()
+}
+
+// With Sync, the file is synced before a call returns; calls that end at
+// once share the sync.
+func TestAuditSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenAudit(path, AuditOptions{Sync: true, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &syncCounter{File: a.f.(*os.File)}
+	a.f = sc
+	ob := Observer{Audit: a}
+	record := func() {
+		_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "t", nil)
+		ob.End(c, &mcp.CallToolResult{}, 1<<20)
+	}
+	record()
+	if n := sc.syncs.Load(); n != 1 {
+		t.Fatalf("%d syncs after one call, want 1", n)
+	}
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(record)
+	}
+	wg.Wait()
+	if n := sc.syncs.Load(); n < 2 || n > 33 {
+		t.Fatalf("%d syncs for 33 calls", n)
+	}
+	t.Logf("%d syncs for 33 calls", sc.syncs.Load())
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readLines(t, path)); n != 33 {
+		t.Fatalf("%d lines, want 33", n)
 	}
 }

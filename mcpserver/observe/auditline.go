@@ -2,10 +2,12 @@ package observe
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +21,8 @@ import (
 // reflection: the audit log is written once a call.
 type auditLine struct {
 	Time        string              `json:"time"`
+	CallID      string              `json:"call_id,omitempty"`
+	TraceID     string              `json:"trace_id,omitempty"`
 	Transport   string              `json:"transport"`
 	Session     string              `json:"session,omitempty"`
 	Client      *mcp.Implementation `json:"client,omitempty"`
@@ -35,12 +39,20 @@ type auditLine struct {
 	Code        *int64              `json:"code,omitempty"`
 	DurationMs  float64             `json:"duration_ms"`
 	ResultBytes int                 `json:"result_bytes"`
+
+	// What appendLine writes in place of an empty Time, CallID, TraceID
+	// and ArgsSHA256, without making their strings.
+	at      time.Time
+	callID  *[8]byte
+	traceID *[16]byte
+	sum     *[32]byte
 }
 
 // appendLine appends l as json.Marshal writes it, or reports false for
 // what it leaves to json.Marshal (a duration it would write with an
-// exponent, a request id or arguments that are not valid JSON).
-func appendLine(b []byte, l *auditLine) ([]byte, bool) {
+// exponent, a request id or arguments that are not valid JSON). client is
+// l.Client as json.Marshal writes it (nil leaves it to json.Marshal).
+func appendLine(b []byte, l *auditLine, client []byte) ([]byte, bool) {
 	// Every member but the first, time, which is never empty.
 	str := func(b []byte, name, v string, omitEmpty bool) []byte {
 		if omitEmpty && v == "" {
@@ -62,15 +74,37 @@ func appendLine(b []byte, l *auditLine) ([]byte, bool) {
 	if d := l.DurationMs; d != 0 && (math.Abs(d) < 1e-6 || math.Abs(d) >= 1e21) || math.IsNaN(d) || math.IsInf(d, 0) {
 		return b, false
 	}
-	b = jsonenc.AppendString(append(b, `{"time":`...), l.Time, true)
+	// hexa writes raw as hexadecimal digits, when s (which it stands
+	// for) is empty.
+	hexa := func(b []byte, name, s string, raw []byte) []byte {
+		if s != "" || raw == nil {
+			return str(b, name, s, raw == nil)
+		}
+		b = append(append(append(b, `,"`...), name...), `":"`...)
+		return append(hex.AppendEncode(b, raw), '"')
+	}
+	if l.Time == "" && !l.at.IsZero() {
+		b = append(l.at.UTC().AppendFormat(append(b, `{"time":"`...), time.RFC3339Nano), '"')
+	} else {
+		b = jsonenc.AppendString(append(b, `{"time":`...), l.Time, true)
+	}
+	if l.callID != nil {
+		b = hexa(b, "call_id", l.CallID, l.callID[:])
+	} else {
+		b = str(b, "call_id", l.CallID, true)
+	}
+	if l.traceID != nil {
+		b = hexa(b, "trace_id", l.TraceID, l.traceID[:])
+	} else {
+		b = str(b, "trace_id", l.TraceID, true)
+	}
 	b = str(b, "transport", l.Transport, false)
 	b = str(b, "session", l.Session, true)
 	if l.Client != nil { // the go-sdk's type, whose fields are its own
-		j, err := json.Marshal(l.Client)
-		if err != nil {
+		if client == nil {
 			return b, false
 		}
-		b = append(append(b, `,"client":`...), j...)
+		b = append(append(b, `,"client":`...), client...)
 	}
 	b = str(b, "protocol", l.Protocol, true)
 	var ok bool
@@ -82,7 +116,11 @@ func appendLine(b []byte, l *auditLine) ([]byte, bool) {
 	b = str(b, "target", l.Target, true)
 	b = str(b, "method", l.Method, true)
 	b = str(b, "socket", l.Socket, true)
-	b = str(b, "args_sha256", l.ArgsSHA256, false)
+	if l.sum != nil && l.ArgsSHA256 == "" {
+		b = hexa(b, "args_sha256", "", l.sum[:])
+	} else {
+		b = str(b, "args_sha256", l.ArgsSHA256, false)
+	}
 	if b, ok = raw(b, "args", l.Args); !ok {
 		return b, false
 	}
@@ -110,12 +148,17 @@ func appendCompactHTML(b, v []byte) []byte {
 // decoded (with UseNumber) into an any, without HTML escaping; b itself
 // when it is not JSON.
 func canonicalJSON(b json.RawMessage) []byte {
+	return appendCanonicalJSON(make([]byte, 0, len(b)), b)
+}
+
+// appendCanonicalJSON appends canonicalJSON(b) to dst.
+func appendCanonicalJSON(dst []byte, b json.RawMessage) []byte {
 	if jsonscan.Valid(b) {
-		if out, ok := appendCanonical(make([]byte, 0, len(b)), b, 0); ok {
+		if out, ok := appendCanonical(dst, b, 0); ok {
 			return out
 		}
 	}
-	return canonicalSlow(b)
+	return append(dst, canonicalSlow(b)...)
 }
 
 // canonicalSlow is canonicalJSON through encoding/json: for what
@@ -154,7 +197,8 @@ func appendCanonical(b, v []byte, depth int) ([]byte, bool) {
 	}
 	switch v[0] {
 	case '{':
-		var ms []member
+		var few [8]member // most objects have no more members
+		ms := few[:0]
 		ok := true
 		if err := jsonscan.Members(v, func(key, value []byte) bool {
 			if !clean(key) {

@@ -1,8 +1,12 @@
 package observe
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,8 +18,8 @@ func TestAuditLineBytes(t *testing.T) {
 	odd := "a<b>&c\u2028d\"e\\f\x01g\xffh é"
 	clients := []*mcp.Implementation{nil, {Name: "claude-code", Version: "2.1.0"}, {Name: odd, Version: odd, Title: "T"}}
 	for _, l := range []auditLine{
-		{Time: "2026-11-25T15:51:46.522117281Z", Transport: "stdio", Tool: "tairseach_demo_echo", ArgsSHA256: "ab", Outcome: "ok", DurationMs: 0.658, ResultBytes: 162},
-		{Time: "t", Transport: "http", Session: "s1", Protocol: "2025-11-25", RequestID: json.RawMessage(`"id <1>"`), Tool: odd,
+		{Time: "2026-11-25T15:51:46.522117281Z", CallID: "00f067aa0ba902b7", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", Transport: "stdio", Tool: "tairseach_demo_echo", ArgsSHA256: "ab", Outcome: "ok", DurationMs: 0.658, ResultBytes: 162},
+		{Time: "t", CallID: "<odd>", Transport: "http", Session: "s1", Protocol: "2025-11-25", RequestID: json.RawMessage(`"id <1>"`), Tool: odd,
 			Method: "demo.echo", Socket: "/tmp/s.sock", ArgsSHA256: "cd", Args: json.RawMessage(`{"a":"<x>&\u2028","b":[1,2.5e3]}`),
 			Outcome: "error", Code: &code, DurationMs: 12345.001, ResultBytes: 0},
 		{Time: "t", Transport: "cli", RequestID: json.RawMessage(` 9007199254740993 `), Args: json.RawMessage("{ \"x\" : \"\\u2029\" }"), Outcome: "refused", DurationMs: 0},
@@ -27,17 +31,22 @@ func TestAuditLineBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := appendLine([]byte("prefix"), &l)
+			var cj []byte
+			if c != nil {
+				cj, _ = json.Marshal(c)
+			}
+			got, ok := appendLine([]byte("prefix"), &l, cj)
 			if !ok {
 				t.Fatalf("appendLine refused %+v", l)
 			}
 			if got = got[len("prefix"):]; string(got) != string(want) {
 				t.Errorf("appendLine wrote\n%s\njson.Marshal writes\n%s", got, want)
 			}
+
 		}
 	}
 	for _, d := range []float64{1e21, 1e-7} {
-		if _, ok := appendLine(nil, &auditLine{DurationMs: d}); ok {
+		if _, ok := appendLine(nil, &auditLine{DurationMs: d}, nil); ok {
 			t.Errorf("appendLine took duration %g, which json.Marshal writes with an exponent", d)
 		}
 	}
@@ -87,17 +96,43 @@ func TestCanonicalDeepGoesToEncodingJSON(t *testing.T) {
 }
 
 // A clientInfo is written as it is when the call is recorded, even if the
-// same value was recorded before with other fields.
+// same value was recorded before with other fields: the JSON kept of the
+// last one is used only for one with the same fields.
 func TestAuditLineClientAsRecorded(t *testing.T) {
+	a := &Audit{}
 	impl := &mcp.Implementation{Name: "first", Version: "1"}
-	l := auditLine{Time: "t", Transport: "stdio", Client: impl, Outcome: "ok"}
-	if _, ok := appendLine(nil, &l); !ok {
-		t.Fatal("appendLine refused the record")
+	o := &Call{start: time.Now(), info: CallInfo{Transport: "stdio", Client: impl}, tool: "t", args: json.RawMessage(`{}`), outcome: "ok"}
+	for _, name := range []string{"first", "first", "second", "second"} {
+		impl.Name = name
+		var l struct{ Client mcp.Implementation }
+		if err := json.Unmarshal(a.line(nil, o), &l); err != nil || !reflect.DeepEqual(l.Client, *impl) {
+			t.Fatalf("the line's client is %+v (%v), want %+v", l.Client, err, *impl)
+		}
 	}
-	impl.Name = "second"
-	got, _ := appendLine(nil, &l)
-	want, _ := json.Marshal(l)
-	if string(got) != string(want) {
-		t.Errorf("appendLine wrote\n%s\njson.Marshal writes\n%s", got, want)
+	// The copy compared is of every field: a field the go-sdk adds must be
+	// compared too.
+	if n := reflect.TypeFor[mcp.Implementation]().NumField(); n != 6 {
+		t.Errorf("mcp.Implementation has %d fields; sameClient compares 6", n)
+	}
+}
+
+// A line written from the bytes of the time, the ids and the hash is the
+// line written from their strings.
+func TestAuditLineFromBytes(t *testing.T) {
+	at := time.Date(2026, 11, 28, 21, 3, 4, 500600, time.FixedZone("x", 3600))
+	id, trace, sum := [8]byte{0, 0xf0, 0x67}, [16]byte{0x4b, 0xf9, 0xff}, [32]byte{1, 2, 0xab}
+	want := auditLine{Time: at.UTC().Format(time.RFC3339Nano), CallID: hex.EncodeToString(id[:]), TraceID: hex.EncodeToString(trace[:]),
+		Transport: "stdio", Tool: "t", ArgsSHA256: hex.EncodeToString(sum[:]), Outcome: "ok", DurationMs: 1.5}
+	got := auditLine{at: at, callID: &id, traceID: &trace, sum: &sum, Transport: "stdio", Tool: "t", Outcome: "ok", DurationMs: 1.5}
+	w, _ := appendLine(nil, &want, nil)
+	g, _ := appendLine(nil, &got, nil)
+	if string(g) != string(w) {
+		t.Errorf("from bytes\n%s\nfrom strings\n%s", g, w)
+	}
+	got.traceID, want.TraceID = nil, ""
+	w, _ = appendLine(nil, &want, nil)
+	g, _ = appendLine(nil, &got, nil)
+	if string(g) != string(w) || strings.Contains(string(g), "trace_id") {
+		t.Errorf("without a trace: from bytes\n%s\nfrom strings\n%s", g, w)
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/sdk/resource"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -75,7 +77,8 @@ func str(k, v string) *commonpb.KeyValue {
 // The spans a call makes are, once exported and decoded by protobuf, the
 // ones the SDK's tracer and exporter made: names, kinds, ids under the
 // client's traceparent, times, attributes, status and flags; the
-// resource and the scope are the SDK's.
+// resource and the scope are the SDK's. The audit line names the call's
+// span and trace.
 func TestSpansAsOTLP(t *testing.T) {
 	sink := startSink(t)
 	tel, err := StartTelemetry(context.Background(), "v1.2.3")
@@ -83,7 +86,12 @@ func TestSpansAsOTLP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tel.Shutdown(context.Background())
-	ob := Observer{Telemetry: tel}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenAudit(path, AuditOptions{Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := Observer{Audit: a, Telemetry: tel}
 	ok := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}
 
 	// A call under the client's trace.
@@ -161,9 +169,19 @@ func TestSpansAsOTLP(t *testing.T) {
 		t.Errorf("scope %v", sc)
 	}
 
+	// The audit lines lead to the spans, and back.
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range readLines(t, path) {
+		if s := got[[]int{0, 2, 4}[i]]; l.CallID != hex.EncodeToString(s.SpanId) || l.TraceID != hex.EncodeToString(s.TraceId) {
+			t.Errorf("audit line %d: call_id %s trace_id %s; its span: %x in %x", i, l.CallID, l.TraceID, s.SpanId, s.TraceId)
+		}
+	}
 }
 
-// The sampler is the one OTEL_TRACES_SAMPLER names, as the SDK reads it.
+// The sampler is the one OTEL_TRACES_SAMPLER names, as the SDK reads it;
+// a call not sampled is not exported, and its line has no trace.
 func TestSamplerFromEnv(t *testing.T) {
 	sampled := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	unsampled := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
