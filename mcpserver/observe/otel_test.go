@@ -17,7 +17,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -388,5 +391,50 @@ func TestSpanQueueCountsSpans(t *testing.T) {
 	got := fc.got()
 	if len(got) != 4 || len(got[2]) != 4 || len(got[3]) != 2 || got[3][0] != "tools/call g" {
 		t.Fatalf("uploads %v; want c and d, then e and f (4 spans), then g", got)
+	}
+}
+
+// Every call's duration is measured, whether its spans are exported, not
+// sampled, or do not fit the queue.
+func TestDurationMeasured(t *testing.T) {
+	otelHandler(t, func(error) {})
+	r := sdkmetric.NewManualReader()
+	h, err := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)).Meter("t").Float64Histogram("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() uint64 {
+		var rm metricdata.ResourceMetrics
+		if err := r.Collect(context.Background(), &rm); err != nil || len(rm.ScopeMetrics) == 0 {
+			return 0
+		}
+		var n uint64
+		for _, p := range rm.ScopeMetrics[0].Metrics[0].Data.(metricdata.Histogram[float64]).DataPoints {
+			n += p.Count
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name    string
+		sampler sdktrace.Sampler
+		queue   int
+	}{{"exported", sdktrace.AlwaysSample(), 100}, {"not sampled", sdktrace.NeverSample(), 100}, {"dropped", sdktrace.AlwaysSample(), 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := count()
+			tel := &Telemetry{sampler: tc.sampler, duration: h,
+				spans: newSpanQueue(&fakeClient{}, newBatchEncoder(emptyResource(t), "v"), bspConfig{delay: time.Hour, timeout: time.Second, maxQueue: tc.queue, maxBatch: tc.queue})}
+			ob := Observer{Telemetry: tel}
+			for range 5 {
+				_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "t", nil)
+				_, _ = c.Forward(context.Background(), "m", "/s", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+				ob.End(c, &mcp.CallToolResult{}, 1<<20)
+			}
+			if err := tel.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if n := count() - before; n != 5 {
+				t.Errorf("%d calls measured, want 5", n)
+			}
+		})
 	}
 }
