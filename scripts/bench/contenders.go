@@ -88,7 +88,9 @@ func (e *env) spawn(ctx context.Context, who string, ts toolSet, proto string, o
 	case bridge, bridgeAudit, bridgeOTel:
 		// strict: outputSchemas advertised and results sent as
 		// structuredContent too, as sdk-floor does, so both do the same work.
-		cmd = exec.Command(e.cfg.bridge, "--manifests", ts.dir, "--socket", e.socket, "--log-level", "warn", "--output-schemas=strict")
+		// --result-budget off: every result whole, as the others send it
+		// (auto sends a result over the client's budget in parts).
+		cmd = exec.Command(e.cfg.bridge, "--manifests", ts.dir, "--socket", e.socket, "--log-level", "warn", "--output-schemas=strict", "--result-budget", "off")
 		// No OTEL_* or audit settings from the environment: only the
 		// variants observe, each only as it says.
 		cmd.Env = bridgeEnv(os.Environ())

@@ -9,7 +9,8 @@
 //     write a request line, read and decode the reply line. The physical floor.
 //   - sdk-floor: scripts/bench/sdkfloor, a go-sdk stdio server with the same
 //     tools whose handlers answer at once from memory.
-//   - bridge: tairseach-mcp against the demo backend, --log-level warn.
+//   - bridge: tairseach-mcp against the demo backend, --log-level warn,
+//     --output-schemas=strict, --result-budget off.
 //   - peer: mcp-host-rpc (TypeScript SDK) against the same demo backend.
 //
 // Beside the bridge, in the sequential and 8-caller call cases only, two

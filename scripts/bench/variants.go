@@ -178,7 +178,7 @@ func (b *bench) variantNotes() []string {
 			plural(t.otelServers, "server"), t.otelAtExit)
 		otel += fmt.Sprintf("; %d came while no bridge+otel server was running", t.otelOutside)
 		if want := spansPerCall * t.otelCalls; o.spans < want {
-			otel += fmt.Sprintf(" (%s spans short of %d a call: dropped by the batch span processor, whose queue holds 2,048)", thousands(int64(want-o.spans)), spansPerCall)
+			otel += fmt.Sprintf(" (%s spans short of %d a call: dropped by the export queue, which holds 2,048 spans)", thousands(int64(want-o.spans)), spansPerCall)
 		}
 	}
 	return append(notes, otel+".")
