@@ -187,8 +187,10 @@ func TestHeldResultIsPrivateToItsSelection(t *testing.T) {
 	}
 }
 
-// TestHeldResultsStayUnderTheirBound: 1,000 large results held for one
-// session never hold more than HeldBytes; the newest can be read.
+// TestHeldResultsStayUnderTheirBound: large results held for one session,
+// seven times the bound in all, never hold more than HeldBytes, though they
+// come near it; the newest can be read. (40 results of 376 KB show it as
+// 1,000 did, which took 4 minutes under -race.)
 func TestHeldResultsStayUnderTheirBound(t *testing.T) {
 	_, sock := startDemoWith(t, demo.Options{AddressBook: 2000})
 	const bound = 2 << 20
@@ -196,16 +198,22 @@ func TestHeldResultsStayUnderTheirBound(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	cs := session(t, srv, nil)
 	var last string
-	for range 1000 {
+	peak := 0
+	for range 40 {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_contacts_list", Arguments: map[string]any{}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, note := partOf(t, res)
 		last = nextCall.FindStringSubmatch(note)[3]
-		if used := srv.pipe.HeldBytes(); used > bound {
+		used := srv.pipe.HeldBytes()
+		if used > bound {
 			t.Fatalf("%d bytes held, over the bound of %d", used, bound)
 		}
+		peak = max(peak, used)
+	}
+	if peak < bound/2 {
+		t.Errorf("at most %d bytes held: the results never came near the bound of %d, so nothing had to go", peak, bound)
 	}
 	res, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tairseach_result_part", Arguments: map[string]any{"id": last, "part": 2}})
 	if res.IsError {
