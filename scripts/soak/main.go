@@ -258,9 +258,10 @@ func run(c config, out io.Writer) error {
 	}
 	pid := cmd.Process.Pid
 	list, err := cs.ListTools(ctx, nil)
-	if err != nil || len(list.Tools) != len(faults)+1 {
+	// The fault tools, the reloaded one and the bridge's tairseach_result_part.
+	if err != nil || len(list.Tools) != len(faults)+2 {
 		cs.Close()
-		return fmt.Errorf("tools/list: %v, %v; want %d tools", list, err, len(faults)+1)
+		return fmt.Errorf("tools/list: %v, %v; want %d tools", list, err, len(faults)+2)
 	}
 	before, _ := readProc(pid)
 
