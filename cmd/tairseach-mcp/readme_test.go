@@ -567,10 +567,14 @@ func TestReadmeCommands(t *testing.T) {
 			// first) is answered: a proxy such as mcp-remote learns the
 			// session from that answer. The answers are read until the
 			// last request's; stdin stays open until then (at most 40 s).
+			// They are read by bash's read, a line as it comes: mawk, the
+			// awk of Debian, reads a pipe in blocks, and saw the answers
+			// only at the end, when each wait had run its 40 s.
 			first, done := errFile+".first", errFile+".done"
 			fmt.Fprintf(&script, "echo '@@ begin %d'\n{ printf '%%s\\n' %s; for i in $(seq 400); do [ -e %q ] && break; sleep 0.1; done; "+
 				"printf '%%s\\n' %s; for i in $(seq 400); do [ -e %q ] && break; sleep 0.1; done; } | {\n%s\n} 2>%q |\n"+
-				"  awk '{ print } /\"id\":%s,/ { system(\"touch %s\") } /\"id\":%s,/ { system(\"touch %s\"); exit }'\necho \"@@ end %d ${PIPESTATUS[2]}\"\n",
+				"  while IFS= read -r line; do printf '%%s\\n' \"$line\"; case $line in *'\"id\":%s,'*) touch %q ;; esac; case $line in *'\"id\":%s,'*) touch %q; break ;; esac; done\n"+
+				"echo \"@@ end %d ${PIPESTATUS[2]}\"\n",
 				n, shellWords(in[:1]), first, shellWords(in[1:]), done, c.run, errFile, lastID(in[:1]), first, lastID(in), done, n)
 			continue
 		}
