@@ -52,6 +52,9 @@ func TestDist(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three release binaries")
 	}
+	// Beside the tests that wait on agents and timers: a build that keeps
+	// the CPU busy while they wait.
+	t.Parallel()
 	if _, err := exec.LookPath("tar"); err != nil {
 		t.Skip("no tar")
 	}
@@ -162,6 +165,7 @@ func TestBundle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("zips the server twice")
 	}
+	t.Parallel() // as TestDist
 	out := filepath.Join(t.TempDir(), "t.mcpb")
 	b, err := runScript(t, nil, "go", "run", "./scripts/bundle", "-version", "1.2.3-rc.1",
 		"-binary", bridgeBin, "-platform", runtime.GOOS, "-tools", "manifest/testdata/tairseach-manifests", "-o", out)

@@ -252,6 +252,10 @@ func checkShot(t *testing.T, isError bool, text string, types []string, image fu
 // TypeScript SDK and go-sdk tests.
 func TestMCPInspectorResourcesPrompts(t *testing.T) {
 	nm := nodeModules(t)
+	// Its 40 runs of the Inspector take a minute or more: it runs beside
+	// the other long tests, and the only test of the Inspector then, so
+	// that no two share its state in HOME.
+	t.Parallel()
 	inspector := filepath.Join(nm, ".bin", "mcp-inspector")
 	for _, transport := range []string{"stdio", "http"} {
 		for _, era := range []struct{ version, flag string }{{"2025-11-25", "legacy"}, {"2026-07-28", "modern"}} {
