@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,12 +103,13 @@ func TestShutdownSequence(t *testing.T) {
 				// The client's reader gives up on the first answer, a
 				// line over its 1 MiB: from then on nobody reads stdout,
 				// and the bridge blocks writing to it.
+				var read syncBuffer
 				select {
 				case <-s.exited:
 					t.Fatal("the bridge exited before its stdin closed")
-				case <-drained(s.lines):
+				case <-drained(s.lines, &read):
 				case <-time.After(30 * time.Second):
-					t.Fatal("the client's reader did not stop within 30 s: no answer over 1 MiB came")
+					t.Fatalf("the client's reader did not stop within 30 s: no answer over 1 MiB came; it read %.300q", read.String())
 				}
 			case tt.ready == "answer":
 				if !collect(30*time.Second, func(m map[string]any) bool { return m["id"] == 0.0 && m["method"] == nil }) {
@@ -176,11 +178,12 @@ func TestShutdownSequence(t *testing.T) {
 }
 
 // drained reads lines until it is closed, and then closes the channel it
-// returns.
-func drained(lines <-chan string) <-chan struct{} {
+// returns; it writes each line to read, to say what came.
+func drained(lines <-chan string, read *syncBuffer) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
-		for range lines {
+		for l := range lines {
+			fmt.Fprintln(read, l)
 		}
 		close(done)
 	}()
