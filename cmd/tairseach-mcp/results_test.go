@@ -105,7 +105,7 @@ func TestE2EMessageSizeTypeScriptClient(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.flag, func(t *testing.T) {
-			got := tsCalls(t, e, tt.calls, tt.flag)
+			got := tsCalls(t, e, tt.calls, tt.flag, "--result-budget", "off") // the message limit, whole results
 			for i, r := range got {
 				w := tt.want[i]
 				what := fmt.Sprintf("call %d (%s %v)", i, tt.calls[i].Name, tt.calls[i].Arguments)
