@@ -214,6 +214,96 @@ func TestAuditGroupCommit(t *testing.T) {
 	}
 }
 
+// countingFile counts the writes made to the audit file.
+type countingFile struct {
+	*os.File
+	writes *atomic.Int64
+}
+
+func (f countingFile) Write(b []byte) (int, error) {
+	f.writes.Add(1)
+	return f.File.Write(b)
+}
+
+// TestAuditDelayedWrites: with a Delay, as serve opens the log, a call's
+// End does not wait for its line: the lines of calls that end within the
+// delay share one write, made by the timer without Close, in each
+// caller's order; Close writes what is waiting, and a record after Close
+// is written before it returns.
+func TestAuditDelayedWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenAudit(path, AuditOptions{Delay: 20 * time.Millisecond, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	a.f = countingFile{a.f.(*os.File), &writes}
+	ob := Observer{Audit: a}
+	end := func(id string) *Call {
+		_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: `"` + id + `"`}, "t", json.RawMessage(`{"b":1,"a":[2]}`))
+		ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
+		return c
+	}
+
+	// One call: its line is written by the timer, with no Close.
+	end("first")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(readLinesOrNone(t, path)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the line of a call was not written within 10 s of its end, with a 20 ms delay")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	const callers, calls = 16, 150
+	var wg sync.WaitGroup
+	for w := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				end(fmt.Sprintf("%d-%d", w, i))
+			}
+		})
+	}
+	wg.Wait()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(lines) != 1+callers*calls {
+		t.Fatalf("%d lines, want %d", len(lines), 1+callers*calls)
+	}
+	next := make([]int, callers)
+	for _, l := range lines[1:] {
+		var w, i int
+		if _, err := fmt.Sscanf(strings.Trim(string(l.RequestID), `"`), "%d-%d", &w, &i); err != nil {
+			t.Fatalf("request_id %q: %v", l.RequestID, err)
+		}
+		if i != next[w] {
+			t.Fatalf("caller %d: line of call %d, want %d (out of order)", w, i, next[w])
+		}
+		next[w]++
+	}
+	// 2,400 calls in far less than a second, 20 ms a write at most: a
+	// write per call would be 2,401.
+	if n := writes.Load(); n > callers*calls/10 {
+		t.Errorf("%d writes for %d lines: the lines of calls that end together are not written together", n, len(lines))
+	}
+
+	c := end("after-close")
+	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c.ID()+`"`)) {
+		t.Error("a call recorded after Close returned before its line was written")
+	}
+	_ = a.Close()
+}
+
+// readLinesOrNone is readLines of a log that may not exist yet.
+func readLinesOrNone(t *testing.T, path string) []lineRecord {
+	if b, err := os.ReadFile(path); err != nil || len(b) == 0 {
+		return nil
+	}
+	return readLines(t, path)
+}
+
 type lineRecord struct {
 	RequestID json.RawMessage `json:"request_id"`
 	CallID    string          `json:"call_id"`

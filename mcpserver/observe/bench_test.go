@@ -92,13 +92,8 @@ type benchObserver struct {
 func observers(b *testing.B) []benchObserver {
 	return []benchObserver{
 		{"none", func(*testing.B) (Observer, func()) { return Observer{}, func() {} }},
-		{"audit", func(b *testing.B) (Observer, func()) {
-			a, err := OpenAudit(filepath.Join(b.TempDir(), "audit.jsonl"), AuditOptions{Logger: zerolog.Nop()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return Observer{Audit: a}, func() { _ = a.Close() }
-		}},
+		{"audit", func(b *testing.B) (Observer, func()) { return benchAudit(b, DefaultAuditDelay) }},
+		{"audit-undelayed", func(b *testing.B) (Observer, func()) { return benchAudit(b, 0) }},
 		{"telemetry", func(b *testing.B) (Observer, func()) {
 			srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body)
@@ -114,6 +109,15 @@ func observers(b *testing.B) []benchObserver {
 			return Observer{Telemetry: t}, func() { _ = t.Shutdown(context.Background()); srv.Close() }
 		}},
 	}
+}
+
+// benchAudit is an audit log as serve opens it, with the given Delay.
+func benchAudit(b *testing.B, delay time.Duration) (Observer, func()) {
+	a, err := OpenAudit(filepath.Join(b.TempDir(), "audit.jsonl"), AuditOptions{Delay: delay, Logger: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return Observer{Audit: a}, func() { _ = a.Close() }
 }
 
 // BenchmarkAuditLine encodes one call's audit line.
