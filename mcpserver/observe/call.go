@@ -49,10 +49,10 @@ type Call struct {
 	// its span, so that one leads to the other.
 	id     [8]byte
 	traced bool      // telemetry is on: trace is the call's
-	trace  callTrace // its spans' ids and the socket call's times
+	trace  callTrace // its span's trace
 }
 
-// callTrace is what a traced call keeps for its spans, made at its end.
+// callTrace is what a traced call keeps for its span, made at its end.
 type callTrace struct {
 	name       string // the tool (or target) as the request named it
 	traceID    [16]byte
@@ -61,9 +61,6 @@ type callTrace struct {
 	sampled    bool    // the spans are exported
 	flags      byte    // W3C trace flags
 	traceState string
-	socketID   [8]byte   // the socket call's span
-	fwdStart   time.Time // the socket call's start and end
-	fwdEnd     time.Time
 }
 
 // newSpanID returns 8 random bytes, not all zero (a valid span id).
@@ -97,18 +94,10 @@ func (o *Call) Resolved(tool string, args json.RawMessage) {
 // Refused records why the call was not made, as its outcome.
 func (o *Call) Refused(outcome string) { o.outcome = outcome }
 
-// Forward records the socket call that do makes of method on socket, with
-// its span.
+// Forward records the socket call that do makes of method on socket.
 func (o *Call) Forward(ctx context.Context, method, socket string, do func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	o.method, o.socket, o.forwarded = method, socket, true
-	if !o.traced {
-		out, err := do(ctx)
-		o.err = err
-		return out, err
-	}
-	o.trace.fwdStart = time.Now()
 	out, err := do(ctx)
-	o.trace.fwdEnd = time.Now()
 	o.err = err
 	return out, err
 }

@@ -27,9 +27,9 @@ import (
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
-// Telemetry exports a span per tool call, with a child span for its socket
-// call, named by the OpenTelemetry semantic conventions for MCP, and a
-// duration measurement, over OTLP/HTTP.
+// Telemetry exports a span per tool call, named by the OpenTelemetry
+// semantic conventions for MCP, with its socket call's method, socket and
+// error as attributes, and a duration measurement, over OTLP/HTTP.
 //
 // The spans are not made with the SDK's tracer: a call keeps its ids and
 // times in its Call, and at its end one value is queued (spanQueue); the
@@ -177,11 +177,10 @@ func (t *Telemetry) startCall(o *Call) {
 		if r.Tracestate.Len() > 0 {
 			tr.traceState = r.Tracestate.String()
 		}
-		tr.socketID = newSpanID()
 	}
 }
 
-// endCall queues the call's spans and measures it.
+// endCall queues the call's span and measures it.
 func (t *Telemetry) endCall(o *Call) {
 	end := time.Now()
 	if o.trace.sampled {

@@ -77,11 +77,11 @@ func str(k, v string) *commonpb.KeyValue {
 	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
 }
 
-// The spans a call makes are, once exported and decoded by protobuf, the
-// ones the SDK's tracer and exporter made: names, kinds, ids under the
-// client's traceparent, times, attributes, status and flags; the
-// resource and the scope are the SDK's. The audit line names the call's
-// span and trace.
+// The span a call makes is, once exported and decoded by protobuf, the
+// one the SDK's tracer and exporter made: name, kind, ids under the
+// client's traceparent, times, attributes (the socket call's among them),
+// status and flags; the resource and the scope are the SDK's. The audit
+// line names the call's span and trace.
 func TestSpansAsOTLP(t *testing.T) {
 	sink := startSink(t)
 	tel, err := StartTelemetry(context.Background(), "v1.2.3")
@@ -121,26 +121,18 @@ func TestSpansAsOTLP(t *testing.T) {
 		return &tracepb.Span{TraceId: o.trace.traceID[:], SpanId: o.id[:], ParentSpanId: parent, TraceState: state, Name: name, Kind: kind,
 			Attributes: attrs, Status: status, Flags: flags}
 	}
-	socket := func(o *Call, name string, status *tracepb.Status, attrs ...*commonpb.KeyValue) *tracepb.Span {
-		s := span(o, o.id[:], name, tracepb.Span_SPAN_KIND_CLIENT, 0x101, o.trace.traceState, status, attrs...)
-		s.SpanId = o.trace.socketID[:]
-		return s
-	}
 	parent, _ := hex.DecodeString("00f067aa0ba902b7")
 	want := []*tracepb.Span{
 		span(c1, parent, "tools/call t_echo", tracepb.Span_SPAN_KIND_SERVER, 0x301, "vendor=x", &tracepb.Status{},
 			str("mcp.method.name", "tools/call"), str("gen_ai.tool.name", "t_echo"), str("gen_ai.operation.name", "execute_tool"),
 			str("tairseach.kind", "tool"), str("mcp.protocol.version", "2025-11-25"), str("network.transport", "pipe"),
-			str("jsonrpc.request.id", "7"), str("tairseach.outcome", "ok")),
-		socket(c1, "demo.echo", &tracepb.Status{},
-			str("rpc.system", "jsonrpc"), str("rpc.method", "demo.echo"), str("network.transport", "unix"), str("server.address", "/s.sock")),
-		span(c2, nil, "tools/call t_fail", tracepb.Span_SPAN_KIND_SERVER, 0x101, "", &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "tool_error"},
+			str("jsonrpc.request.id", "7"), str("tairseach.outcome", "ok"),
+			str("tairseach.socket.method", "demo.echo"), str("tairseach.socket", "/s.sock")),
+		span(c2, nil, "tools/call t_fail", tracepb.Span_SPAN_KIND_SERVER, 0x101, "", &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "server error -32001: no"},
 			str("mcp.method.name", "tools/call"), str("gen_ai.tool.name", "t_fail"), str("gen_ai.operation.name", "execute_tool"),
 			str("tairseach.kind", "tool"), str("network.transport", "tcp"), str("network.protocol.name", "http"),
-			str("mcp.session.id", "S1"), str("jsonrpc.request.id", "r-2"), str("error.type", "-32001"), str("tairseach.outcome", "tool_error")),
-		socket(c2, "demo.fail", &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "server error -32001: no"},
-			str("rpc.system", "jsonrpc"), str("rpc.method", "demo.fail"), str("network.transport", "unix"), str("server.address", "/s.sock"),
-			str("error.type", "jsonrpc_error")),
+			str("mcp.session.id", "S1"), str("jsonrpc.request.id", "r-2"), str("error.type", "-32001"), str("tairseach.outcome", "tool_error"),
+			str("tairseach.socket.method", "demo.fail"), str("tairseach.socket", "/s.sock"), str("tairseach.socket.error.type", "jsonrpc_error")),
 		span(c3, nil, "resources/read tairseach://x/1", tracepb.Span_SPAN_KIND_SERVER, 0x101, "", &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "invalid_arguments"},
 			str("mcp.method.name", "resources/read"), str("mcp.resource.uri", "tairseach://x/1"), str("tairseach.kind", "resource"),
 			str("network.transport", "pipe"), str("error.type", "tool_error"), str("tairseach.outcome", "invalid_arguments")),
@@ -177,7 +169,7 @@ func TestSpansAsOTLP(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, l := range readLines(t, path) {
-		if s := got[[]int{0, 2, 4}[i]]; l.CallID != hex.EncodeToString(s.SpanId) || l.TraceID != hex.EncodeToString(s.TraceId) {
+		if s := got[i]; l.CallID != hex.EncodeToString(s.SpanId) || l.TraceID != hex.EncodeToString(s.TraceId) {
 			t.Errorf("audit line %d: call_id %s trace_id %s; its span: %x in %x", i, l.CallID, l.TraceID, s.SpanId, s.TraceId)
 		}
 	}
@@ -362,19 +354,19 @@ func emptyResource(t *testing.T) *resource.Resource {
 	return resource.Empty()
 }
 
-// The queue's sizes count spans, as the SDK's do: a call that reached the
-// socket has two.
+// The queue's sizes count spans, as the SDK's do: a batch is sent when
+// full, and a span past the queue's size is dropped.
 func TestSpanQueueCountsSpans(t *testing.T) {
 	fc := &fakeClient{}
 	otelHandler(t, func(error) {})
-	q := newSpanQueue(fc, newBatchEncoder(emptyResource(t), "v"), bspConfig{delay: time.Hour, timeout: time.Second, maxQueue: 6, maxBatch: 4})
+	q := newSpanQueue(fc, newBatchEncoder(emptyResource(t), "v"), bspConfig{delay: time.Hour, timeout: time.Second, maxQueue: 3, maxBatch: 2})
 	rec := func(name string) spanRecord {
 		return spanRecord{trace: callTrace{name: name, sampled: true}, id: newSpanID(), start: time.Now(), end: time.Now(), outcome: "ok", forwarded: true, method: name}
 	}
 	q.add(rec("a"))
-	q.add(rec("b")) // 4 spans: a batch
+	q.add(rec("b")) // 2 spans: a batch
 	waitUntil(t, func() bool { return len(fc.got()) == 1 })
-	if got := fc.got()[0]; len(got) != 4 || got[0] != "tools/call a" || got[1] != "a" {
+	if got := fc.got()[0]; len(got) != 2 || got[0] != "tools/call a" || got[1] != "tools/call b" {
 		t.Fatalf("a batch of two calls: %v", got)
 	}
 	fc.gate, fc.entered = make(chan struct{}), make(chan struct{}, 1)
@@ -382,15 +374,15 @@ func TestSpanQueueCountsSpans(t *testing.T) {
 	q.add(rec("d"))
 	<-fc.entered // c and d are being sent
 	for _, n := range []string{"e", "f", "g", "h"} {
-		q.add(rec(n)) // e, f and g fit in 6 spans; h does not
+		q.add(rec(n)) // e, f and g fit in 3 spans; h does not
 	}
 	close(fc.gate)
 	if err := q.shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	got := fc.got()
-	if len(got) != 4 || len(got[2]) != 4 || len(got[3]) != 2 || got[3][0] != "tools/call g" {
-		t.Fatalf("uploads %v; want c and d, then e and f (4 spans), then g", got)
+	if len(got) != 4 || len(got[2]) != 2 || len(got[3]) != 1 || got[3][0] != "tools/call g" {
+		t.Fatalf("uploads %v; want c and d, then e and f (a batch), then g", got)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// spanRecord is what the spans of one call are made of, copied from its
+// spanRecord is what the span of one call is made of, copied from its
 // Call as it ends: a value in the queue, no allocation.
 type spanRecord struct {
 	trace      callTrace
@@ -32,17 +32,8 @@ type spanRecord struct {
 	forwarded  bool
 	method     string // the socket call's
 	socket     string
-	sockErr    string // its error.type; "" when it succeeded
+	sockErr    string // its error's type; "" when it succeeded
 	sockMsg    string // its error
-}
-
-// spanCount is how many spans the record makes: the call's, and its
-// socket call's if it made one.
-func (r *spanRecord) spanCount() int {
-	if r.forwarded {
-		return 2
-	}
-	return 1
 }
 
 func newSpanRecord(o *Call, end time.Time) spanRecord {
@@ -129,10 +120,6 @@ func (e *batchEncoder) encode(spans []spanRecord) *tracepb.ResourceSpans {
 		r := &spans[i]
 		e.span = r.appendCallSpan(e.span[:0])
 		e.body = appendBytes(e.body, 2, e.span)
-		if r.forwarded {
-			e.span = r.appendSocketSpan(e.span[:0])
-			e.body = appendBytes(e.body, 2, e.span)
-		}
 	}
 	e.out = appendBytes(e.out[:0], 2, e.body)
 	rs := &tracepb.ResourceSpans{Resource: e.resource, SchemaUrl: e.schemaURL}
@@ -143,7 +130,6 @@ func (e *batchEncoder) encode(spans []spanRecord) *tracepb.ResourceSpans {
 // OTLP's span kinds, status codes and span flags.
 const (
 	spanKindServer     = 2
-	spanKindClient     = 3
 	statusCodeError    = 2
 	flagsHasIsRemote   = 0x100
 	flagsParentRemote  = 0x200
@@ -151,7 +137,9 @@ const (
 )
 
 // appendCallSpan appends the Span message of the call, with the
-// attributes the MCP semantic conventions give a server span.
+// attributes the MCP semantic conventions give a server span, and those
+// of its socket call: one span a call, where a client span of its own for
+// the socket call cost a third of the telemetry's CPU (docs/performance.md).
 func (r *spanRecord) appendCallSpan(b []byte) []byte {
 	tr := &r.trace
 	method := "tools/call"
@@ -201,9 +189,19 @@ func (r *spanRecord) appendCallSpan(b []byte) []byte {
 		b = appendAttr(b, "error.type", r.errorType)
 	}
 	b = appendAttr(b, "tairseach.outcome", r.outcome)
-	if r.errorType != "" {
+	if r.forwarded {
+		b = appendAttr(b, "tairseach.socket.method", r.method)
+		b = appendAttr(b, "tairseach.socket", r.socket)
+		if r.sockErr != "" {
+			b = appendAttr(b, "tairseach.socket.error.type", r.sockErr)
+		}
+	}
+	switch {
+	case r.sockErr != "":
+		b = appendStatus(b, statusCodeError, r.sockMsg)
+	case r.errorType != "":
 		b = appendStatus(b, statusCodeError, r.outcome)
-	} else {
+	default:
 		b = appendStatus(b, 0, "")
 	}
 	flags := uint32(tr.flags) | flagsHasIsRemote
@@ -211,31 +209,6 @@ func (r *spanRecord) appendCallSpan(b []byte) []byte {
 		flags |= flagsParentRemote
 	}
 	return appendFixed32(b, 16, flags)
-}
-
-// appendSocketSpan appends the Span message of the call's socket call, a
-// client span under the call's.
-func (r *spanRecord) appendSocketSpan(b []byte) []byte {
-	tr := &r.trace
-	b = appendBytes(b, 1, tr.traceID[:])
-	b = appendBytes(b, 2, tr.socketID[:])
-	b = appendString(b, 3, tr.traceState)
-	b = appendBytes(b, 4, r.id[:])
-	b = appendString(b, 5, r.method)
-	b = appendVarintField(b, 6, spanKindClient)
-	b = appendFixed64(b, 7, uint64(tr.fwdStart.UnixNano()))
-	b = appendFixed64(b, 8, uint64(tr.fwdEnd.UnixNano()))
-	b = appendAttr(b, "rpc.system", "jsonrpc")
-	b = appendAttr(b, "rpc.method", r.method)
-	b = appendAttr(b, "network.transport", "unix")
-	b = appendAttr(b, "server.address", r.socket)
-	if r.sockErr != "" {
-		b = appendAttr(b, "error.type", r.sockErr)
-		b = appendStatus(b, statusCodeError, r.sockMsg)
-	} else {
-		b = appendStatus(b, 0, "")
-	}
-	return appendFixed32(b, 16, uint32(tr.flags)|flagsHasIsRemote)
 }
 
 // Protobuf's wire format, as much of it as a span needs.

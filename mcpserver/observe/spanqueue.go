@@ -17,7 +17,7 @@ import (
 // spanQueue holds the spans of ended calls and exports them, as the SDK's
 // batch span processor would: when a batch is full, or a delay after the
 // first span queued; a full queue drops spans. A call only appends its
-// spans' record under a lock (and, for the first of a batch, arms the
+// span's record under a lock (and, for the first of a batch, arms the
 // timer); one goroutine, started by newSpanQueue and stopped by shutdown,
 // encodes and sends them. Handing each span to the SDK's processor woke
 // its goroutine through a channel every time.
@@ -27,10 +27,9 @@ type spanQueue struct {
 	cfg    bspConfig
 
 	mu      sync.Mutex
-	held    []spanRecord
-	spans   int          // the spans of held: one or two a call
+	held    []spanRecord // a span each
 	spare   []spanRecord // the exporter goroutine's, between exports
-	dropped int          // calls whose spans did not fit
+	dropped int          // spans that did not fit
 	stopped bool
 
 	timer   *time.Timer   // the delay after the first span queued
@@ -76,23 +75,21 @@ func newSpanQueue(client otlptrace.Client, enc *batchEncoder, cfg bspConfig) *sp
 	return q
 }
 
-// add queues the spans of one call.
+// add queues the span of one call.
 func (q *spanQueue) add(r spanRecord) {
-	n := r.spanCount()
 	q.mu.Lock()
-	if q.stopped || q.spans+n > q.cfg.maxQueue {
+	if q.stopped || len(q.held) >= q.cfg.maxQueue {
 		q.dropped++
 		q.mu.Unlock()
 		return
 	}
 	q.held = append(q.held, r)
-	before, after := q.spans, q.spans+n
-	q.spans = after
+	n := len(q.held)
 	q.mu.Unlock()
-	if before == 0 {
+	if n == 1 {
 		q.timer.Reset(q.cfg.delay)
 	}
-	if before < q.cfg.maxBatch && after >= q.cfg.maxBatch {
+	if n == q.cfg.maxBatch {
 		q.signal()
 	}
 }
@@ -126,17 +123,13 @@ func (q *spanQueue) run() {
 func (q *spanQueue) export() {
 	q.mu.Lock()
 	spans, dropped := q.held, q.dropped
-	q.held, q.spare, q.spans, q.dropped = q.spare, nil, 0, 0
+	q.held, q.spare, q.dropped = q.spare, nil, 0
 	q.mu.Unlock()
 	if dropped > 0 {
-		handle(fmt.Errorf("OpenTelemetry: the spans of %d calls dropped: the export queue (OTEL_BSP_MAX_QUEUE_SIZE, %d spans) was full", dropped, q.cfg.maxQueue))
+		handle(fmt.Errorf("OpenTelemetry: %d spans dropped: the export queue (OTEL_BSP_MAX_QUEUE_SIZE, %d spans) was full", dropped, q.cfg.maxQueue))
 	}
 	for rest := spans; len(rest) > 0; {
-		n, size := 0, 0 // calls, and their spans: at most maxBatch, at least one call
-		for n < len(rest) && (n == 0 || size+rest[n].spanCount() <= q.cfg.maxBatch) {
-			size += rest[n].spanCount()
-			n++
-		}
+		n := min(len(rest), q.cfg.maxBatch)
 		ctx, cancel := context.WithTimeout(context.Background(), q.cfg.timeout)
 		if err := q.client.UploadTraces(ctx, []*tracepb.ResourceSpans{q.enc.encode(rest[:n])}); err != nil {
 			handle(err)

@@ -10,8 +10,8 @@ import (
 )
 
 // spansPerCall is what bridge+otel exports of one tools/call: the server
-// span of the call and the client span of its socket call.
-const spansPerCall = 2
+// span of the call, which carries its socket call's attributes.
+const spansPerCall = 1
 
 // variantTally adds up what the variants' checks found over the run.
 type variantTally struct {
