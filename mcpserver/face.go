@@ -180,6 +180,12 @@ func (f *face) sync() {
 	}
 }
 
+// sdk is the face's go-sdk server, with every tool registered (sync).
+func (f *face) sdk() *mcp.Server {
+	f.sync()
+	return f.mcp
+}
+
 // addTool registers def with the SDK, which panics on schemas it dislikes.
 func (f *face) addTool(def *mcp.Tool) error {
 	return sdkadd.Add(func() { f.mcp.AddTool(def, f.handle) })

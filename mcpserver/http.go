@@ -5,17 +5,20 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
 // httpView is the Server as the HTTP transport (mcpserver/streamable)
-// serves it: the header selections choose each request's go-sdk server.
+// serves it: the header selections choose each request's go-sdk server,
+// in one step (selections.choose).
 type httpView struct{ *Server }
 
-// Select gives each request to /mcp the face of its header selection.
-func (h httpView) Select(next http.Handler) http.Handler { return h.sel.handler(next) }
-
-// ServerFor is the go-sdk server of a request's face.
-func (h httpView) ServerFor(r *http.Request) *mcp.Server { return h.sel.serverFor(r) }
+// Choose gives a request to /mcp the go-sdk server of its face: its
+// header selection's, or the server's own.
+func (h httpView) Choose(r *http.Request) (streamable.Choice, *streamable.Refusal) {
+	return h.sel.choose(r)
+}
 
 // Sessions are the sessions of every face's go-sdk server.
 func (h httpView) Sessions() iter.Seq[*mcp.ServerSession] { return h.allSessions() }

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -24,8 +23,6 @@ import (
 // selection of its initialize. See docs/http.md.
 const MaxSelections = 32
 
-type selectionCtxKey struct{}
-
 // selections are the faces of HTTP header selections (X-MCP-* headers):
 // a request that narrows the flags' policy is served by the face of its
 // selection, made on first use, shared by every request of the same
@@ -42,72 +39,57 @@ type selections struct {
 	bound     atomic.Int64 // len(bySession), read without s.mu
 }
 
-// handler serves a request that carries X-MCP-* headers with the face of
-// its selection, whose tools are the server's, narrowed by them; a
-// session keeps the face of its initialize request, whatever the headers
-// of its later requests say. Bad headers are a 400 that says why.
-func (sl *selections) handler(next http.Handler) http.Handler {
+// choose is the HTTP transport's one question of a request to /mcp
+// (streamable.Server.Choose): the go-sdk server that serves it, and what
+// to do once it has been served. A request that carries X-MCP-* headers
+// is served by the face of its selection, whose tools are the server's,
+// narrowed by them; a session keeps the face of its initialize request,
+// whatever the headers of its later requests say. Bad headers are a 400
+// that says why; a selection that finds no place, a 503.
+func (sl *selections) choose(r *http.Request) (streamable.Choice, *streamable.Refusal) {
 	s := sl.core
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, err := policy.FromHeaders(r.Header)
-		if err != nil {
-			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		// Counted while served, so that its place is not given away under
-		// it; a stream that lasts as long as its session does not count.
-		counts := r.Method == http.MethodPost && r.Header.Get("Mcp-Method") != "subscriptions/listen"
-		if id := r.Header.Get(streamable.SessionIDHeader); id != "" {
-			// A session's request is served by the server that began it;
-			// it keeps its selection's place by using it.
-			if c := sl.useOf(id, counts); c != nil && counts {
-				defer c.busy.Add(-1)
+	h, err := policy.FromHeaders(r.Header)
+	if err != nil {
+		return streamable.Choice{}, &streamable.Refusal{Status: http.StatusBadRequest, Text: "Bad Request: " + err.Error()}
+	}
+	// Counted while served, so that its place is not given away under
+	// it; a stream that lasts as long as its session does not count.
+	counts := r.Method == http.MethodPost && r.Header.Get("Mcp-Method") != "subscriptions/listen"
+	if id := r.Header.Get(streamable.SessionIDHeader); id != "" {
+		// A session's request is served by the server that began it;
+		// it keeps its selection's place by using it.
+		c := sl.useOf(id, counts)
+		return streamable.Choice{Server: sl.own.sdk(), Done: func(sv streamable.Served) {
+			if c != nil && counts {
+				c.busy.Add(-1)
 			}
-			if r.Method != http.MethodDelete {
-				next.ServeHTTP(w, r)
-			} else if streamable.Deleted(w, r, next) {
+			if sv.Deleted {
 				sl.forget(id) // not a DELETE the go-sdk refused: the session lives on
 			}
-			return
-		}
-		if h.IsAll() {
-			next.ServeHTTP(w, r)
-			return
-		}
-		<-s.ready.Opened()
-		s.mu.Lock()
-		reg := s.reg
-		s.mu.Unlock()
-		if unknown, known := policy.UnknownToolsets(reg, h.Toolsets); len(unknown) > 0 {
-			http.Error(w, fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
-				policy.HeaderToolsets, quote.Escape(strings.Join(unknown, ",")), strings.Join(known, ",")), http.StatusBadRequest)
-			return
-		}
-		sel, err := sl.use(h)
-		if err != nil {
-			s.log.Warn().Err(err).Msg("refused a request")
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "Service Unavailable: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		defer sel.busy.Add(-1)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), selectionCtxKey{}, sel)))
-		// The go-sdk names a session it began in the response.
-		if id := w.Header().Get(streamable.SessionIDHeader); id != "" && r.Method == http.MethodPost {
-			sl.bind(id, sel)
-		}
-	})
-}
-
-// serverFor is the go-sdk server of a request: its header selection's
-// face's, or the server's own.
-func (sl *selections) serverFor(r *http.Request) *mcp.Server {
-	f, ok := r.Context().Value(selectionCtxKey{}).(*face)
-	if !ok {
-		f = sl.own
+		}}, nil
 	}
-	f.sync()
-	return f.mcp
+	if h.IsAll() {
+		return streamable.Choice{Server: sl.own.sdk()}, nil
+	}
+	<-s.ready.Opened()
+	s.mu.Lock()
+	reg := s.reg
+	s.mu.Unlock()
+	if unknown, known := policy.UnknownToolsets(reg, h.Toolsets); len(unknown) > 0 {
+		return streamable.Choice{}, &streamable.Refusal{Status: http.StatusBadRequest, Text: fmt.Sprintf("Bad Request: %s: unknown toolset %s; known toolsets: %s",
+			policy.HeaderToolsets, quote.Escape(strings.Join(unknown, ",")), strings.Join(known, ","))}
+	}
+	sel, err := sl.use(h)
+	if err != nil {
+		s.log.Warn().Err(err).Msg("refused a request")
+		return streamable.Choice{}, &streamable.Refusal{Status: http.StatusServiceUnavailable, Text: "Service Unavailable: " + err.Error(), RetryAfter: "1"}
+	}
+	return streamable.Choice{Server: sel.sdk(), Done: func(sv streamable.Served) {
+		if sv.Began != "" {
+			sl.bind(sv.Began, sel)
+		}
+		sel.busy.Add(-1)
+	}}, nil
 }
 
 // use returns the face of the flags' policy narrowed by h, making it on

@@ -101,10 +101,7 @@ func (s *Server) Ready() <-chan struct{} { return s.ready.Opened() }
 
 // MCP returns the underlying go-sdk server, with every tool registered, for
 // transports that serve it.
-func (s *Server) MCP() *mcp.Server {
-	s.own.sync()
-	return s.own.mcp
-}
+func (s *Server) MCP() *mcp.Server { return s.own.sdk() }
 
 // Close closes the backend connections and stops the background checks of
 // results.

@@ -4,7 +4,8 @@
 // the bearer token, the cap and idle timeout of sessions (Sessions), and
 // the exact ids and progress tokens of HTTP clients (ExactIDs). Which
 // go-sdk server serves a request (a header selection's) is the Server's
-// to say: the transport decides nothing about tools.
+// to say, asked once per request (Server.Choose): the transport decides
+// nothing about tools.
 package streamable
 
 import (
@@ -30,16 +31,15 @@ import (
 )
 
 // Server is what the transport serves; mcpserver's Server is one. The
-// transport decides nothing about a request's tools: the server chooses
-// the go-sdk server of each request.
+// transport decides nothing about a request's tools: it asks the server,
+// once per request to /mcp, which go-sdk server serves it (Choose).
 type Server interface {
-	// Select wraps the handler of /mcp: it gives each request its header
-	// selection (X-MCP-*), or answers it (a 400 for bad headers, a 503
-	// when no selection can be served).
-	Select(next http.Handler) http.Handler
-	// ServerFor is the go-sdk server of a request, as Select chose it,
-	// with every tool registered.
-	ServerFor(r *http.Request) *mcp.Server
+	// Choose answers the one question the transport asks of a request to
+	// /mcp: which go-sdk server serves it, with every tool registered, and
+	// what to do once it has been served; or a Refusal, the request's
+	// answer instead (a 400 for bad X-MCP-* headers, a 503 when no header
+	// selection can be served).
+	Choose(r *http.Request) (Choice, *Refusal)
 	// Sessions are the live sessions of every go-sdk server it serves.
 	Sessions() iter.Seq[*mcp.ServerSession]
 	// Health checks the backends, for /healthz.
@@ -47,6 +47,32 @@ type Server interface {
 	// CutOff closes the backend connections at a shutdown's hurry: the
 	// calls still running fail, so their handlers return.
 	CutOff()
+}
+
+// Choice is a Server's answer for one request to /mcp.
+type Choice struct {
+	// Server serves the request: the go-sdk makes a new session on it. A
+	// request of a session is served by the server that began it.
+	Server *mcp.Server
+	// Done, when not nil, is called once the request has been served.
+	Done func(Served)
+}
+
+// Served is what the transport saw of a request once it was served.
+type Served struct {
+	// Began is the session the go-sdk began in answer to a POST that
+	// named none; "" when it began none.
+	Began string
+	// Deleted is a DELETE of the request's session that ended it: the
+	// go-sdk answered it with a 2xx status.
+	Deleted bool
+}
+
+// Refusal is a request to /mcp a Server will not serve, as it is answered.
+type Refusal struct {
+	Status     int    // 400 or 503
+	Text       string // the body, "Bad Request: ..." or "Service Unavailable: ..."
+	RetryAfter string // the Retry-After header; "" for none
 }
 
 // Health is what /healthz reports.
@@ -169,6 +195,51 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.stateful.ServeHTTP(w, r)
+}
+
+// choose asks the Server which go-sdk server serves r (Server.Choose),
+// answers r itself when the Server refuses it, hands the go-sdk the server
+// chosen, and tells the Server what came of r once it has been served.
+func (h *Handler) choose(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, ref := h.s.Choose(r)
+		if ref != nil {
+			if ref.RetryAfter != "" {
+				w.Header().Set("Retry-After", ref.RetryAfter)
+			}
+			http.Error(w, ref.Text, ref.Status)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), chosenKey{}, c.Server))
+		if c.Done == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var served Served
+		defer func() { c.Done(served) }()
+		switch {
+		case r.Header.Get(SessionIDHeader) == "":
+			next.ServeHTTP(w, r)
+			// The go-sdk names a session it began in the response.
+			if r.Method == http.MethodPost {
+				served.Began = w.Header().Get(SessionIDHeader)
+			}
+		case r.Method == http.MethodDelete:
+			served.Deleted = Deleted(w, r, next)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// chosenKey is the context key of the go-sdk server choose chose: the
+// go-sdk's getServer has only the request to go on.
+type chosenKey struct{}
+
+// chosenServer is the go-sdk's getServer: the server choose chose for r.
+func chosenServer(r *http.Request) *mcp.Server {
+	s, _ := r.Context().Value(chosenKey{}).(*mcp.Server)
+	return s
 }
 
 // refuseWithoutSession answers a request other than initialize or ping
@@ -311,9 +382,9 @@ func NewHandler(s Server, cfg Config, log zerolog.Logger) *Handler {
 		cfg.ReadTimeout = DefaultBodyTimeout
 	}
 	h := &Handler{s: s, log: log, cfg: cfg}
-	// A request's server is the shared one, or one narrowed to the tools its
-	// X-MCP-* headers select (Server.Select).
-	getServer := s.ServerFor
+	// The go-sdk asks for the server of each request it serves: the one
+	// Server.Choose chose, in choose.
+	getServer := chosenServer
 	logger := slog.New(sdklog.New(log))
 	// DisableLocalhostProtection stays false in both: the go-sdk refuses a
 	// request that reached a loopback address with a Host that is not
@@ -341,7 +412,7 @@ func NewHandler(s Server, cfg Config, log zerolog.Logger) *Handler {
 		}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, h.counting(SlowBodyGuard(cfg.ReadTimeout, s.Select(ExactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
+	mux.Handle(MCPPath, h.counting(SlowBodyGuard(cfg.ReadTimeout, h.choose(ExactIDs(http.HandlerFunc(h.serveMCP), cfg.MaxRequestBytes)))))
 	mux.Handle(HealthPath, LocalhostOnly(log, http.HandlerFunc(h.serveHealth)))
 
 	var handler http.Handler = mux
