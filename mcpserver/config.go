@@ -152,16 +152,16 @@ func (c *Config) setDefaults() {
 }
 
 // A Feature adds what is not a tool (resources, prompts, completion) to
-// each go-sdk server New makes: the server's own, and one per HTTP header
+// each go-sdk server New makes: the base one, and one per HTTP header
 // selection. The packages mcpserver/resources and mcpserver/prompts
 // provide them. A feature says how to resolve and render its kind; it
-// reaches the backend only through the road it is given, which applies
+// reaches the backend only through the caller it is given, which applies
 // that server's policy and every rule of a tool call.
 type Feature interface {
 	// Attach adjusts the go-sdk options before the server is made
 	// (capabilities, subscribe and completion handlers) and returns the
 	// function that registers onto the server once it exists. v is the
-	// server's road and its sessions' tool policy.
+	// server's pipeline and its sessions' tool policy.
 	Attach(o *mcp.ServerOptions, v backend.View) (register func(*mcp.Server))
 	// Detach forgets a server registered onto, which is no longer served.
 	Detach(*mcp.Server)

@@ -15,28 +15,29 @@ import (
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
-// core is what every face of the server shares (face.go): the flags, the
-// one pipeline, the backend connections, the grants and the registry
-// applied last. The Server is its own face and its header selections'
-// owner; a face reads the core and never the Server.
+// core is what every policy server of the server shares (policyserver.go):
+// the flags, the one pipeline, the backend connections, the grants and the
+// registry applied last. The Server holds the base policy server and owns
+// those of its header selections; a policy server reads the core and
+// never the Server.
 type core struct {
 	cfg  Config
 	log  zerolog.Logger
 	impl *mcp.Implementation
-	// grants owns the macOS permissions as last read; every face reads
+	// grants owns the macOS permissions as last read; every policy server reads
 	// them from it.
 	grants *permissions.Tracker
 	ready  *gate.Gate         // "the manifests are ready": opened by the first Apply
-	pipe   *pipeline.Pipeline // the one road of every request that reaches the backend
+	pipe   *pipeline.Pipeline // the one pipeline of every request that reaches the backend
 
-	mu      sync.Mutex // serialises Apply; guards the fields below, the faces' sdkSynced and the selections
+	mu      sync.Mutex // serialises Apply; guards the fields below, the policy servers' sdkSynced and the selections
 	clients map[string]*socketrpc.Client
 	reg     *manifest.Registry // the registry applied last
 }
 
-// routeOptions are what a face's route table is built under besides the
+// routeOptions are what a policy server's route table is built under besides the
 // registry: its policy p, the grants as last read, the server's sockets'
-// clients and its flags; what the build logs goes to log, the face's.
+// clients and its flags; what the build logs goes to log, the policy server's.
 // s.mu must be held.
 func (s *core) routeOptions(p policy.Policy, log zerolog.Logger) routes.Options {
 	return routes.Options{

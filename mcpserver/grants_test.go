@@ -129,8 +129,8 @@ func TestUngrantedToolsAreNotOffered(t *testing.T) {
 		!strings.Contains(check.ResultText(res), "Screen") {
 		t.Fatalf("a call of a tool left out for a permission: %v %q", err, check.ResultText(res))
 	}
-	if !strings.Contains(unavailable(srv.own.routes.Load()), `"screen_recording" (denied): 1 tool`) {
-		t.Fatalf("instructions: %q", unavailable(srv.own.routes.Load()))
+	if !strings.Contains(unavailable(srv.base.routes.Load()), `"screen_recording" (denied): 1 tool`) {
+		t.Fatalf("instructions: %q", unavailable(srv.base.routes.Load()))
 	}
 
 	// (A list_changed for leaving it out reached this session only if the
@@ -205,7 +205,7 @@ func TestNotDeterminedAsksTheUser(t *testing.T) {
 
 // In discovery mode the model calls tools through call_tool: a tool left
 // out for a permission not determined asks the user there too, by its MCP
-// name or its manifest name, and the user's answer holds on that road.
+// name or its manifest name, and the user's answer holds on that path.
 func TestNotDeterminedAsksThroughCallTool(t *testing.T) {
 	for _, name := range []string{"tairseach_contacts_list", "contacts.list"} {
 		t.Run(name, func(t *testing.T) {
@@ -513,7 +513,7 @@ func (f *hidesFeature) Resync()                   {}
 func (f *hidesFeature) Update(*manifest.Registry) {}
 
 // A header selection's resources and prompts leave out what needs a
-// permission not granted from their first sync: the face of a new
+// permission not granted from their first sync: the policy server of a new
 // selection reads the server's grants as it is attached. (A selection
 // made as a second server had grants of its own, never read, at that
 // moment: its lists showed a denied tool's resources until the next
@@ -537,7 +537,7 @@ func TestSelectionSeesTheGrantsFromTheStart(t *testing.T) {
 	}
 	c.busy.Add(-1)
 	if len(f.hidden) != 2 {
-		t.Fatalf("attached %d times, want the server's own face and the selection's", len(f.hidden))
+		t.Fatalf("attached %d times, want the base policy server and the selection's", len(f.hidden))
 	}
 	if got := f.hidden[1]; !strings.Contains(got, "screen_recording") {
 		t.Errorf("the selection's view serves a tool whose permission is denied: reason %q", got)

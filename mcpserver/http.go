@@ -14,13 +14,13 @@ import (
 // in one step (selections.choose).
 type httpView struct{ *Server }
 
-// Choose gives a request to /mcp the go-sdk server of its face: its
-// header selection's, or the server's own.
+// Choose gives a request to /mcp the go-sdk server of its policy: its
+// header selection's policy server, or the base one.
 func (h httpView) Choose(r *http.Request) (streamable.Choice, *streamable.Refusal) {
 	return h.sel.choose(r)
 }
 
-// Sessions are the sessions of every face's go-sdk server.
+// Sessions are the sessions of every policy server's go-sdk server.
 func (h httpView) Sessions() iter.Seq[*mcp.ServerSession] { return h.allSessions() }
 
 // CutOff closes the backend connections.

@@ -26,7 +26,7 @@ func TestInstructionsWithinTwoKB(t *testing.T) {
 			}
 			s := New(Config{DefaultSocket: "/nonexistent.sock", Prefix: "tairseach_", Logger: zerolog.Nop()}, reg)
 			defer s.Close()
-			got := withKeywords(s.own.routes.Load(), s.cfg.Prefix, instructions)
+			got := withKeywords(s.base.routes.Load(), s.cfg.Prefix, instructions)
 			if len(got) > MaxInstructionsBytes || !strings.HasSuffix(got, instructions) {
 				t.Fatalf("%d bytes, ending with the rules %v:\n%s", len(got), strings.HasSuffix(got, instructions), got)
 			}

@@ -42,20 +42,20 @@ func resultText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-// TestResultInPartsOnEveryRoad: an address book larger than the client
+// TestResultInPartsOnEveryPath: an address book larger than the client
 // takes comes as whole contacts, with a note saying how much is left and
 // the call that returns the next part; following the notes returns every
 // contact once, in order, each part within the budget; another session
 // cannot read the parts.
-func TestResultInPartsOnEveryRoad(t *testing.T) {
+func TestResultInPartsOnEveryPath(t *testing.T) {
 	const book = 2000
 	sock := func() string { _, p := startDemoWith(t, demo.Options{AddressBook: book}); return p }()
-	for _, rd := range roads() {
+	for _, rd := range reqPaths() {
 		t.Run(rd.name, func(t *testing.T) {
 			srv := New(Config{DefaultSocket: sock, Logger: zerolog.Nop(), Prefix: "tairseach_",
 				ToolMode: map[bool]string{true: ToolModeDiscover}[rd.discover != ""]}, loadExample(t))
 			t.Cleanup(func() { srv.Close() })
-			e := &roadEnv{t: t, road: rd, srv: srv}
+			e := &pathEnv{t: t, path: rd, srv: srv}
 			if rd.transport == "http" {
 				e.http = httptest.NewServer(srv.NewHTTPHandler(streamable.Config{Stateless: rd.stateless}))
 				t.Cleanup(func() { e.http.CloseClientConnections(); e.http.Close() })

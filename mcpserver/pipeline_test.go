@@ -24,8 +24,8 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/streamable"
 )
 
-// road is one way a tools/call reaches the server.
-type road struct {
+// path is one way a tools/call reaches the server.
+type reqPath struct {
 	name      string
 	transport string // "stdio" or "http"
 	noDirect  bool   // stdio: through the go-sdk
@@ -34,15 +34,15 @@ type road struct {
 	protocol  string
 }
 
-func roads() []road {
-	var out []road
+func reqPaths() []reqPath {
+	var out []reqPath
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		for _, d := range []string{"", "name", "call_tool"} {
 			out = append(out,
-				road{transport: "stdio", discover: d, protocol: proto},
-				road{transport: "stdio", noDirect: true, discover: d, protocol: proto},
-				road{transport: "http", discover: d, protocol: proto},
-				road{transport: "http", stateless: true, discover: d, protocol: proto},
+				reqPath{transport: "stdio", discover: d, protocol: proto},
+				reqPath{transport: "stdio", noDirect: true, discover: d, protocol: proto},
+				reqPath{transport: "http", discover: d, protocol: proto},
+				reqPath{transport: "http", stateless: true, discover: d, protocol: proto},
 			)
 		}
 	}
@@ -67,21 +67,21 @@ func roads() []road {
 	return out
 }
 
-// roadEnv is a server on one road and a way to open client sessions on it.
-type roadEnv struct {
+// pathEnv is a server on one path and a way to open client sessions on it.
+type pathEnv struct {
 	t     *testing.T
-	road  road
+	path  reqPath
 	srv   *Server
 	audit string
 	http  *httptest.Server
 }
 
-// newRoadEnv starts a server with every rule on: demo.fail hidden,
+// newPathEnv starts a server with every rule on: demo.fail hidden,
 // demo.echo confirmed, progress every 20 ms, a 4 KiB result limit, the
 // audit log.
-func newRoadEnv(t *testing.T, rd road) *roadEnv {
+func newPathEnv(t *testing.T, rd reqPath) *pathEnv {
 	sock := startDemo(t)
-	e := &roadEnv{t: t, road: rd, audit: filepath.Join(t.TempDir(), "audit.jsonl")}
+	e := &pathEnv{t: t, path: rd, audit: filepath.Join(t.TempDir(), "audit.jsonl")}
 	a, err := observe.OpenAudit(e.audit, observe.AuditOptions{Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func newRoadEnv(t *testing.T, rd road) *roadEnv {
 
 // connect opens a client session; elicit answers confirmations (nil: the
 // client cannot ask its user); progress counts notifications/progress.
-func (e *roadEnv) connect(elicit func() *mcp.ElicitResult, progress *atomic.Int32) *mcp.ClientSession {
+func (e *pathEnv) connect(elicit func() *mcp.ElicitResult, progress *atomic.Int32) *mcp.ClientSession {
 	t := e.t
 	opts := &mcp.ClientOptions{}
 	if elicit != nil {
@@ -124,14 +124,14 @@ func (e *roadEnv) connect(elicit func() *mcp.ElicitResult, progress *atomic.Int3
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "road-client", Version: "1"}, opts)
 	var tr mcp.Transport
-	if e.road.transport == "http" {
+	if e.path.transport == "http" {
 		tr = &mcp.StreamableClientTransport{Endpoint: e.http.URL + streamable.MCPPath}
 	} else {
 		c2sR, c2sW := io.Pipe()
 		s2cR, s2cW := io.Pipe()
 		done := make(chan error, 1)
 		go func() {
-			done <- e.srv.ServeStdio(context.Background(), &stdio.Transport{In: c2sR, Out: s2cW, NoDirect: e.road.noDirect, Logger: zerolog.Nop()})
+			done <- e.srv.ServeStdio(context.Background(), &stdio.Transport{In: c2sR, Out: s2cW, NoDirect: e.path.noDirect, Logger: zerolog.Nop()})
 			s2cW.Close()
 		}()
 		t.Cleanup(func() {
@@ -144,7 +144,7 @@ func (e *roadEnv) connect(elicit func() *mcp.ElicitResult, progress *atomic.Int3
 		})
 		tr = &mcp.IOTransport{Reader: s2cR, Writer: c2sW}
 	}
-	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: e.road.protocol})
+	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: e.path.protocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,17 +152,17 @@ func (e *roadEnv) connect(elicit func() *mcp.ElicitResult, progress *atomic.Int3
 	return cs
 }
 
-// call calls a manifest tool the road's way.
-func (e *roadEnv) call(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any, meta mcp.Meta) (*mcp.CallToolResult, error) {
+// call calls a manifest tool the path's way.
+func (e *pathEnv) call(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any, meta mcp.Meta) (*mcp.CallToolResult, error) {
 	name := "tairseach_" + strings.ReplaceAll(tool, ".", "_")
 	p := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
-	if e.road.discover == "call_tool" {
+	if e.path.discover == "call_tool" {
 		p = &mcp.CallToolParams{Name: "tairseach_call_tool", Arguments: map[string]any{"name": tool, "arguments": args}, Meta: meta}
 	}
 	return cs.CallTool(ctx, p)
 }
 
-func (e *roadEnv) lastAudit() map[string]any {
+func (e *pathEnv) lastAudit() map[string]any {
 	e.t.Helper()
 	b, err := os.ReadFile(e.audit)
 	if err != nil {
@@ -176,17 +176,17 @@ func (e *roadEnv) lastAudit() map[string]any {
 	return m
 }
 
-// Every road a tools/call can take meets every rule: a tool the policy
+// Every path a tools/call can take meets every rule: a tool the policy
 // hides is refused; a confirmed tool asks the user (once per call: an
 // answer is never reused) and is refused for a client that cannot ask;
 // progress is sent when asked for; the audit line names the transport,
 // protocol and client; results over the limit become isError; a cancelled
 // call leaves the session serving.
-func TestEveryRoadEveryRule(t *testing.T) {
-	for _, rd := range roads() {
+func TestEveryPathEveryRule(t *testing.T) {
+	for _, rd := range reqPaths() {
 		t.Run(rd.name, func(t *testing.T) {
 			t.Parallel()
-			e := newRoadEnv(t, rd)
+			e := newPathEnv(t, rd)
 			ctx := context.Background()
 			var asked atomic.Int32
 			var progress atomic.Int32
@@ -297,13 +297,13 @@ func TestEveryRoadEveryRule(t *testing.T) {
 // An accepted 2026-07-28 confirmation authorises one call: sent again, it
 // is asked again, and so is an answer given for other arguments.
 func TestConfirmationNotReplayable(t *testing.T) {
-	var firsts []string // the input request on each road, its state masked
-	roads := []struct {
+	var firsts []string // the input request on each path, its state masked
+	paths := []struct {
 		name     string
 		noDirect bool
 		discover bool // through call_tool, answered by the go-sdk's middleware
 	}{{"go-sdk", true, false}, {"direct", false, false}, {"call_tool", false, true}}
-	for _, rd := range roads {
+	for _, rd := range paths {
 		sock := startDemo(t)
 		cfg := Config{DefaultSocket: sock, Logger: zerolog.Nop(), Policy: policy.Policy{Confirm: []string{"demo.echo"}}, Prefix: "tairseach_"}
 		if rd.discover {
@@ -367,7 +367,7 @@ func TestConfirmationNotReplayable(t *testing.T) {
 	}
 	for i := 1; i < len(firsts); i++ {
 		if firsts[i] != firsts[0] {
-			t.Errorf("the input request differs by road:\n%s: %s\n%s: %s", roads[0].name, firsts[0], roads[i].name, firsts[i])
+			t.Errorf("the input request differs by path:\n%s: %s\n%s: %s", paths[0].name, firsts[0], paths[i].name, firsts[i])
 		}
 	}
 }

@@ -95,14 +95,14 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 		t.Fatalf("initialized: %d", code)
 	}
 	srv.mu.Lock()
-	before := len(srv.sel.faces)
+	before := len(srv.sel.servers)
 	srv.mu.Unlock()
 	code, _, body = rpc(t, url, fresh, toolsListBody, map[string]string{policy.HeaderTools: "tairseach_contacts_get"})
 	if code != http.StatusOK || !strings.Contains(body, "tairseach_server_status") || strings.Contains(body, "tairseach_contacts_get") {
 		t.Errorf("a session's request with other headers: %d %s", code, body)
 	}
 	srv.mu.Lock()
-	after := len(srv.sel.faces)
+	after := len(srv.sel.servers)
 	srv.mu.Unlock()
 	if after != before {
 		t.Errorf("a session's own request took a selection's place: %d selections, then %d", before, after)
@@ -113,7 +113,7 @@ func TestSelectionsCannotLockOut(t *testing.T) {
 
 	// Every selection has a request running: a new one is refused.
 	srv.mu.Lock()
-	for _, c := range srv.sel.faces {
+	for _, c := range srv.sel.servers {
 		c.busy.Add(1)
 	}
 	srv.mu.Unlock()
@@ -152,14 +152,14 @@ func TestSelectionsLetGo(t *testing.T) {
 		}
 		c.busy.Add(-1)
 	}
-	if n := len(srv.sel.faces); n > MaxSelections {
+	if n := len(srv.sel.servers); n > MaxSelections {
 		t.Fatalf("%d selections kept, more than %d", n, MaxSelections)
 	}
-	if f.attached-f.detached != len(srv.sel.faces)+1 {
-		t.Fatalf("features attached %d, detached %d, for %d selections and the server", f.attached, f.detached, len(srv.sel.faces))
+	if f.attached-f.detached != len(srv.sel.servers)+1 {
+		t.Fatalf("features attached %d, detached %d, for %d selections and the server", f.attached, f.detached, len(srv.sel.servers))
 	}
 	// Idle past selectionIdle: let go at the next new selection.
-	for _, c := range srv.sel.faces {
+	for _, c := range srv.sel.servers {
 		c.lastUsed.Store(time.Now().Add(-2 * selectionIdle).UnixNano())
 	}
 	if c, err := srv.sel.use(policy.Policy{Tools: []string{"fresh"}}); err != nil {
@@ -167,7 +167,7 @@ func TestSelectionsLetGo(t *testing.T) {
 	} else {
 		c.busy.Add(-1)
 	}
-	if n := len(srv.sel.faces); n != 1 {
+	if n := len(srv.sel.servers); n != 1 {
 		t.Fatalf("%d selections kept after they were idle, want the new one", n)
 	}
 }
@@ -192,7 +192,7 @@ func TestSelectionsLetGoTheUnheldFirst(t *testing.T) {
 	srv := New(Config{DefaultSocket: "/x", Logger: zerolog.Nop()}, registryOf(t, `{"id":"t","tools":[{"name":"q","inputSchema":{"type":"object"}}],
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
-	use := func(name string) *face {
+	use := func(name string) *policyServer {
 		c, err := srv.sel.use(policy.Policy{Tools: []string{name}})
 		if err != nil {
 			t.Fatal(err)
@@ -215,7 +215,7 @@ func TestSelectionsLetGoTheUnheldFirst(t *testing.T) {
 	for i := range MaxSelections + 4 {
 		use(fmt.Sprintf("x%d", i))
 	}
-	if srv.sel.faces[held.key] != held {
+	if srv.sel.servers[held.key] != held {
 		t.Error("the selection a session holds was let go while others no session holds were kept")
 	}
 }

@@ -31,7 +31,7 @@ func TestRefusalsAreTyped(t *testing.T) {
 		{"tairseach_screen_capture", `{}`, backend.RuleHidden},
 		{"tairseach_no_such_tool", `{}`, backend.RuleUnknownTool},
 	} {
-		res, refused := srv.Try(ctx, c.tool, json.RawMessage(c.args))
+		res, refused := srv.CallTool(ctx, c.tool, json.RawMessage(c.args))
 		var got backend.Rule
 		if refused != nil {
 			got = refused.Rule
@@ -53,7 +53,7 @@ func TestRefusalsAreTyped(t *testing.T) {
 		{"a method no tool calls", backend.Request{Kind: backend.Resource, Target: "tairseach://x", Method: "nobody.calls"}, backend.RuleUnknownMethod},
 		{"a server's own request of a method no manifest maps", backend.Request{Kind: backend.Permissions, Target: "permissions", Method: "nobody.maps"}, backend.RuleUnknownMethod},
 	} {
-		_, err := srv.own.Do(ctx, &c.req)
+		_, err := srv.base.Do(ctx, &c.req)
 		r, ok := backend.IsRefused(err)
 		if !ok || r.Rule != c.want {
 			t.Errorf("%s: %v, want a refusal by %q", c.name, err, c.want)

@@ -32,7 +32,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 		t.Calls = s
 	}
 	// The session ends through t.End, never by the go-sdk seeing ctx done.
-	ss, err := s.own.mcp.Connect(context.WithoutCancel(ctx), t, nil)
+	ss, err := s.base.mcp.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}
@@ -74,7 +74,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 // CallDirect implements CallHandler: it fills in the Request from the
 // stdio session and the request, runs the pipeline and encodes the result.
 func (s *Server) CallDirect(ctx context.Context, d stdio.DirectCall) []byte {
-	c := &pipeline.Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, Routes: &s.own.routes}
+	c := &pipeline.Request{Kind: backend.Tool, Name: d.Name, Args: d.Args, Info: observe.CallInfo{Transport: "stdio", Kind: "tool", RequestID: string(d.ID)}, Routes: &s.base.routes}
 	if ss := d.Session; ss != nil {
 		c.Peer = ss
 		if p := ss.InitializeParams(); p != nil {
@@ -136,9 +136,9 @@ func newProtocolResult(info, result []byte, inputRequired bool) []byte {
 
 // NewHTTPHandler returns the handler of the HTTP transport
 // (streamable.NewHandler): MCP streamable HTTP at /mcp and /healthz, every
-// session served by the face its X-MCP-* headers select, the server's own
-// by default, so that every session of a face sees the same tools and is
-// told when they change.
+// session served by the policy server its X-MCP-* headers select, the
+// base one by default, so that every session of a policy server sees the
+// same tools and is told when they change.
 func (s *Server) NewHTTPHandler(cfg streamable.Config) http.Handler {
 	return s.httpHandler(cfg)
 }
@@ -150,7 +150,7 @@ func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener, cfg str
 	return s.httpHandler(cfg).Serve(ctx, ln)
 }
 
-// httpHandler registers every tool with the server's own go-sdk server
+// httpHandler registers every tool with the base policy server's go-sdk server
 // first, so that the go-sdk answers tool requests and tells every session
 // of each reload, and makes the transport's handler.
 func (s *Server) httpHandler(cfg streamable.Config) *streamable.Handler {

@@ -30,17 +30,18 @@ import (
 // Server is the MCP server for one registry at a time. Apply swaps the
 // registry; calls in flight finish against the route they started with.
 // It owns what every session shares: the one pipeline, the backend
-// connections, the grants and the registry. What a session sees is a face
-// (face.go): the server's own, or a header selection's (selection.go).
+// connections, the grants and the registry. A session is served by a
+// policy server (policyserver.go): the base one, of the flags' policy, or
+// a header selection's (selection.go).
 type Server struct {
 	*core
 	info []byte // serverInfo as JSON
 
 	meta metaCache // CallDirect's last _meta decoded
 
-	own      *face                       // the flags' policy: every session but a header selection's
+	base     *policyServer               // the flags' policy: every session but a header selection's
 	attached map[stdio.Notifier]struct{} // stdio sessions served directly; s.mu guards it
-	sel      selections                  // the faces of HTTP header selections (selection.go)
+	sel      selections                  // the policy servers of HTTP header selections (selection.go)
 }
 
 // New builds a server serving reg. With a nil reg the server starts before
@@ -61,8 +62,8 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 	}
 	s.info, _ = json.Marshal(s.impl)
 	s.grants = s.newGrants()
-	s.own = newFace(s.core, cfg.Policy, "", s.log)
-	s.sel = selections{core: s.core, own: s.own}
+	s.base = newPolicyServer(s.core, cfg.Policy, "", s.log)
+	s.sel = selections{core: s.core, base: s.base}
 	s.pipe = pipeline.New(pipeline.Options{
 		MaxResultBytes:   cfg.MaxResultBytes,
 		CallTimeout:      cfg.CallTimeout,
@@ -76,7 +77,7 @@ func New(cfg Config, reg *manifest.Registry) *Server {
 		ResultBudget:     max(cfg.ResultBudget, 0),
 		Logger:           s.log,
 		Observer:         observe.Observer{Audit: cfg.Audit, Telemetry: cfg.Telemetry},
-		Routes:           &s.own.routes,
+		Routes:           &s.base.routes,
 		Ready:            s.ready,
 		Grants:           s.grants,
 		HideUngranted:    cfg.HideUngranted,
@@ -101,7 +102,7 @@ func (s *Server) Ready() <-chan struct{} { return s.ready.Opened() }
 
 // MCP returns the underlying go-sdk server, with every tool registered, for
 // transports that serve it.
-func (s *Server) MCP() *mcp.Server { return s.own.sdk() }
+func (s *Server) MCP() *mcp.Server { return s.base.sdk() }
 
 // Close closes the backend connections and stops the background checks of
 // results.
@@ -136,9 +137,9 @@ func (s *Server) apply(reg *manifest.Registry) routes.Change {
 
 // applyLocked is apply with s.mu held.
 func (s *Server) applyLocked(reg *manifest.Registry) routes.Change {
-	ch := s.own.apply(reg)
+	ch := s.base.apply(reg)
 	s.reg = reg
-	for _, f := range s.sel.faces {
+	for _, f := range s.sel.servers {
 		f.apply(reg)
 	}
 	if s.ready.Open() {
@@ -159,7 +160,7 @@ func (s *Server) applyLocked(reg *manifest.Registry) routes.Change {
 
 // Lookup reports the route of an exposed tool.
 func (s *Server) Lookup(name string) (manifest.Tool, bool) {
-	r, ok := s.own.routes.Load().ByName[name]
+	r, ok := s.base.routes.Load().ByName[name]
 	if !ok {
 		return manifest.Tool{}, false
 	}
@@ -170,21 +171,21 @@ func (s *Server) Lookup(name string) (manifest.Tool, bool) {
 // pipeline as a client's call, with no session to report progress on or to
 // ask the user through. It returns nil when ctx was cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
-	res, _ := s.Try(ctx, name, args)
+	res, _ := s.CallTool(ctx, name, args)
 	return res
 }
 
-// Try is Call, with the rule that refused the call when one did: nil when
+// CallTool is Call, with the rule that refused the call when one did: nil when
 // the call was made (whatever its result). The CLI's exit status tells
 // them apart.
-func (s *Server) Try(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, *backend.Refused) {
-	c := &pipeline.Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, Routes: &s.own.routes}
+func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, *backend.Refused) {
+	c := &pipeline.Request{Kind: backend.Tool, Name: name, Args: args, Info: observe.CallInfo{Transport: "cli"}, Routes: &s.base.routes}
 	return s.pipe.Run(ctx, c), c.Refused()
 }
 
 // HasTool implements CallHandler.
 func (s *Server) HasTool(name string) bool {
-	_, ok := s.own.routes.Load().ByName[name]
+	_, ok := s.base.routes.Load().ByName[name]
 	return ok
 }
 
@@ -204,7 +205,7 @@ func (s *Server) Attach(n stdio.Notifier) (detach func()) {
 // microseconds a tool, so it is done only when a session or transport needs
 // the SDK to answer tool requests itself; from then on Apply keeps the SDK
 // in step. It waits for the first registry.
-func (s *Server) RegisterWithSDK() { s.own.sync() }
+func (s *Server) RegisterWithSDK() { s.base.sync() }
 
 // Grants are the macOS permissions the Tairseach app holds, as last read.
 // With Config.HideUngranted, a tool whose permission is denied, restricted
@@ -269,17 +270,17 @@ func (s *Server) regrant() {
 	}
 }
 
-// readGrants reads permissions.list through the one road, as the server's
+// readGrants reads permissions.list through the one pipeline, as the server's
 // own request: the grants are read whatever the flags serve, but only
 // where a manifest maps the method. It takes no slot of the calls in
 // flight, and its route has a connection of its own (grantsClient): calls
 // busy on every connection cannot make it wait.
 func (s *Server) readGrants(ctx context.Context) (json.RawMessage, error) {
-	// Before the manifests, the road waits for them.
-	if s.ready.IsOpen() && s.own.routes.Load().Internal[permissions.MethodList] == nil {
+	// Before the manifests, the pipeline waits for them.
+	if s.ready.IsOpen() && s.base.routes.Load().Internal[permissions.MethodList] == nil {
 		return nil, errNoGrants
 	}
-	return s.own.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: permissions.MethodList, Params: json.RawMessage("{}")})
+	return s.base.Do(ctx, &backend.Request{Kind: backend.Permissions, Target: "permissions", Method: permissions.MethodList, Params: json.RawMessage("{}")})
 }
 
 // errNoGrants is a registry that maps no permissions.list: the grants

@@ -106,13 +106,13 @@ func TestCorpusRegistersEveryTool(t *testing.T) {
 		t.Fatalf("tools/list has %d tools, want the corpus's 91 and the one that reads a part of a large result", len(list.Tools))
 	}
 	for _, tool := range list.Tools {
-		if tool.Name == srv.own.routes.Load().Parts {
+		if tool.Name == srv.base.routes.Load().Parts {
 			continue
 		}
 		if tool.OutputSchema == nil {
 			t.Errorf("%s lost its outputSchema", tool.Name)
 		}
-		r, ok := srv.own.routes.Load().ByName[tool.Name]
+		r, ok := srv.base.routes.Load().ByName[tool.Name]
 		if !ok {
 			t.Fatalf("%s listed but not routed", tool.Name)
 		}
@@ -131,7 +131,7 @@ func TestCheckArgs(t *testing.T) {
 		"filter":{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}},"additionalProperties":false}}],
 		"implementation":{"methods":{"q":"q"}}}`))
 	defer srv.Close()
-	in := srv.own.routes.Load().ByName["tairseach_q"].Input
+	in := srv.base.routes.Load().ByName["tairseach_q"].Input
 	tests := []struct {
 		args string
 		want []string // substrings of the message; none means valid

@@ -37,7 +37,7 @@ type Budget struct {
 // Budget measures the tools/list result the server sends now.
 func (s *Server) Budget() Budget {
 	<-s.ready.Opened()
-	t := s.own.routes.Load()
+	t := s.base.routes.Load()
 	b := Budget{Tools: t.Listed, Bytes: len(t.List)}
 	b.Tokens = (b.Bytes + 3) / 4
 	for _, c := range KnownClientCaps {
@@ -60,7 +60,7 @@ func (b Budget) String() string {
 
 // Hidden reports why the policy hides tool name, if it does.
 func (s *Server) Hidden(name string) (reason string, hidden bool) {
-	why, hidden := s.own.routes.Load().Hidden[name]
+	why, hidden := s.base.routes.Load().Hidden[name]
 	return why.Text, hidden
 }
 
@@ -75,7 +75,7 @@ type ServedTool struct {
 // tool mode lists.
 func (s *Server) Served() []ServedTool {
 	<-s.ready.Opened()
-	t := s.own.routes.Load()
+	t := s.base.routes.Load()
 	out := make([]ServedTool, 0, len(t.Order))
 	for _, n := range t.Order {
 		if r, ok := t.ByName[n]; ok {
@@ -102,7 +102,7 @@ type OutputSchemaUse struct {
 // OutputSchemaUse reports what the server does with the outputSchema of the
 // exposed tool name.
 func (s *Server) OutputSchemaUse(name string) OutputSchemaUse {
-	r, ok := s.own.routes.Load().ByName[name]
+	r, ok := s.base.routes.Load().ByName[name]
 	if !ok || len(r.Tool.OutputSchema) == 0 {
 		return OutputSchemaUse{}
 	}
@@ -170,7 +170,7 @@ func (s *Server) Health(ctx context.Context) streamable.Health {
 func (s *Server) backends() (int, []*socketrpc.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	table := s.own.routes.Load()
+	table := s.base.routes.Load()
 	seen := map[string]*socketrpc.Client{}
 	def := s.client("")
 	seen[def.Path()] = def
@@ -201,8 +201,8 @@ var knownReplies = map[string]struct{ reply, shape string }{
 // selections'.
 func (s *Server) allSessions() iter.Seq[*mcp.ServerSession] {
 	s.mu.Lock()
-	servers := []*mcp.Server{s.own.mcp}
-	for _, c := range s.sel.faces {
+	servers := []*mcp.Server{s.base.mcp}
+	for _, c := range s.sel.servers {
 		servers = append(servers, c.mcp)
 	}
 	s.mu.Unlock()

@@ -157,14 +157,14 @@ func (tr tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
-// wireEnv is a server of ltManifest on one road, and a client whose
+// wireEnv is a server of ltManifest on one path, and a client whose
 // received messages are measured.
 type wireEnv struct {
 	cs  *mcp.ClientSession
 	tap *wireTap
 }
 
-func newWireEnv(t *testing.T, rd road, header http.Header) *wireEnv {
+func newWireEnv(t *testing.T, rd reqPath, header http.Header) *wireEnv {
 	t.Helper()
 	f, err := manifest.ParseFile("lt.json", []byte(ltManifest), manifest.Options{Prefix: "t_"})
 	if err != nil {
@@ -218,7 +218,7 @@ func newWireEnv(t *testing.T, rd road, header http.Header) *wireEnv {
 // Every kind of request is held to --max-result-bytes by the message as
 // it is written: a backend reply of 5,000 '<' is 5 KB read but 30 KB
 // written, over a limit of 16 KiB. Before, resource reads, template reads,
-// prompts and completions sent it; a tool call refused it. HTTP roads are
+// prompts and completions sent it; a tool call refused it. HTTP paths are
 // also taken with a header selection, whose server is another go-sdk
 // server.
 func TestEveryLimitCountsTheWrittenBytes(t *testing.T) {
@@ -236,26 +236,26 @@ func TestEveryLimitCountsTheWrittenBytes(t *testing.T) {
 			t.Errorf("%s: %v %v; want a refusal naming the limit", what, err, res)
 		}
 	}
-	type wireRoad struct {
-		road
+	type wirePath struct {
+		reqPath
 		header http.Header
 	}
-	var wireRoads []wireRoad
-	for _, rd := range roads() {
+	var wirePaths []wirePath
+	for _, rd := range reqPaths() {
 		if rd.discover != "" {
 			continue
 		}
-		wireRoads = append(wireRoads, wireRoad{road: rd})
+		wirePaths = append(wirePaths, wirePath{reqPath: rd})
 		if rd.transport == "http" {
-			sel := wireRoad{road: rd, header: http.Header{policy.HeaderTools: {"t_lt_text,t_lt_values"}}}
+			sel := wirePath{reqPath: rd, header: http.Header{policy.HeaderTools: {"t_lt_text,t_lt_values"}}}
 			sel.name += "/selection"
-			wireRoads = append(wireRoads, sel)
+			wirePaths = append(wirePaths, sel)
 		}
 	}
-	for _, rd := range wireRoads {
+	for _, rd := range wirePaths {
 		t.Run(rd.name, func(t *testing.T) {
 			t.Parallel()
-			e := newWireEnv(t, rd.road, rd.header)
+			e := newWireEnv(t, rd.reqPath, rd.header)
 			kinds := []struct {
 				name string
 				do   func() (*mcp.CallToolResult, error)

@@ -34,10 +34,10 @@ func TestCacheFields(t *testing.T) {
 	}
 	b := startHTTP(t, fe.env, fe.flags()...)
 	for _, proto := range protocols {
-		for _, road := range []string{"stdio", "http", "http selection"} {
-			t.Run(protoName(proto)+"/"+road, func(t *testing.T) {
+		for _, transport := range []string{"stdio", "http", "http selection"} {
+			t.Run(protoName(proto)+"/"+transport, func(t *testing.T) {
 				var cs *mcp.ClientSession
-				switch road {
+				switch transport {
 				case "stdio":
 					cs = connect(t, fe.env, proto, fe.flags()...)
 				case "http":

@@ -124,9 +124,9 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 		return usageError{err}
 	}
 
-	// The call takes the road of every request: the policy and the
+	// The call takes the pipeline of every request: the policy and the
 	// argument check refuse it there, with the words a client gets.
-	res, refused := srv.Try(cmd.Context(), tool.Name, args)
+	res, refused := srv.CallTool(cmd.Context(), tool.Name, args)
 	if res == nil {
 		return fmt.Errorf("%s: interrupted before the result arrived", tool.Name)
 	}

@@ -146,7 +146,7 @@ func TestE2EHostileReplies(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
 			// Every reply whole, as the backend sent it: what a large one
-			// becomes in parts is TestResultInPartsOnEveryRoad's.
+			// becomes in parts is TestResultInPartsOnEveryPath's.
 			args := e.args("--log-level", "warn", "--result-budget", "off")
 			if strict {
 				args = append(args, "--output-schemas=strict")

@@ -72,7 +72,7 @@ func (o *options) newServer(reg *manifest.Registry, log zerolog.Logger, obs obse
 		log.Warn().Msg("--output-schemas=on is deprecated: it means strict now; the default, warn, does not fail successful calls whose replies do not match their outputSchema")
 	}
 	// The resources' status asks the server, made after them. The
-	// features reach the backend through the road of the server they are
+	// features reach the backend through the pipeline of the server they are
 	// attached to, which gives them each registry (Apply).
 	var srv *mcpserver.Server
 	feats := &featureSets{

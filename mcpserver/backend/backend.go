@@ -1,11 +1,11 @@
 // Package backend is what the features of mcpserver (resources, prompts,
-// completion) know of the one road to the Tairseach socket. A feature says
-// what a client asked for and which socket method answers it; the road
-// (mcpserver's pipeline) applies every rule a tool call meets — the
-// policy of the session that asked, the method's inputSchema,
-// confirmation, a slot, the audit log and traces, the size limit — and
-// makes the call. A feature never reaches a socket itself and decides no
-// policy.
+// completion) know of the one pipeline to the Tairseach socket. A feature
+// says what a client asked for and which socket method answers it; the
+// pipeline (mcpserver/pipeline, reached through a Caller) applies every rule
+// a tool call meets — the policy of the session that asked, the method's
+// inputSchema, confirmation, a slot, the audit log and traces, the size
+// limit — and makes the call. A feature never reaches a socket itself and
+// decides no policy.
 package backend
 
 import (
@@ -21,7 +21,7 @@ import (
 // Kind is the kind of request that reaches the backend.
 type Kind string
 
-// The kinds of request the road carries. Each is named in the audit log
+// The kinds of request the pipeline carries. Each is named in the audit log
 // and the traces.
 const (
 	Tool       Kind = "tool"       // tools/call
@@ -55,20 +55,20 @@ type Request struct {
 	From mcp.Request
 }
 
-// Road takes a Request to the backend. It returns the backend's reply, or
-// why there is none: a *Refused when a rule stopped the request before the
-// socket, else the error of the socket call (a *socketrpc.Error for the
-// backend's own JSON-RPC error).
-type Road interface {
+// Caller takes a Request to the backend, through the pipeline. It returns
+// the backend's reply, or why there is none: a *Refused when a rule
+// stopped the request before the socket, else the error of the socket call
+// (a *socketrpc.Error for the backend's own JSON-RPC error).
+type Caller interface {
 	Do(ctx context.Context, r *Request) (json.RawMessage, error)
 }
 
-// View is what a go-sdk server's features are given: the road, and the
+// View is what a go-sdk server's features are given: its Caller, and the
 // policy of the sessions the server serves, to ask which tools it hides
 // ("" when it serves t; else why not).
 type View struct {
-	Road  Road
-	Hides func(t manifest.Tool) string
+	Caller Caller
+	Hides  func(t manifest.Tool) string
 }
 
 // Refused is a request a rule stopped before the socket, or whose reply

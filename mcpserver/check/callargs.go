@@ -16,7 +16,7 @@ import (
 // model an optional wait_for_previous (run after the calls before it) and
 // passes it on. Such an argument is dropped before the arguments are
 // checked and forwarded, unless the tool's inputSchema declares it, on
-// every road a call takes.
+// every path a call takes.
 var clientAddedArgs = []string{"wait_for_previous"}
 
 // Args returns the arguments of a call as they will be forwarded: {} for

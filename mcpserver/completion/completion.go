@@ -2,7 +2,7 @@
 // prompt argument or a resource template variable: from an enum the
 // declaration lists, or from the reply of a read-only backend method. The
 // prompts and resources packages use it to answer for their own references;
-// a method is asked through the one road (mcpserver/backend), as every
+// a method is asked through the one pipeline (mcpserver/backend), as every
 // request of the backend is.
 package completion
 
@@ -36,22 +36,22 @@ func Enum(enum []string, prefix string) []string {
 	return out
 }
 
-// FromMethod asks the road for r, a completion from a method, with params
+// FromMethod asks the pipeline for r, a completion from a method, with params
 // {"query": prefix}, and returns the values of its reply: the strings of
 // an array (or of the object's first array member), or each element's
 // "id", "name" or "title", each once. A refused, failing or slow request
 // gives none, and so does a reply whose values take the rest of the
 // budget to go through: the work is linear in the reply, which the size
 // limit bounds.
-func FromMethod(ctx context.Context, road backend.Road, r backend.Request, prefix string) []string {
-	if road == nil || r.Method == "" {
+func FromMethod(ctx context.Context, caller backend.Caller, r backend.Request, prefix string) []string {
+	if caller == nil || r.Method == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	r.Kind = backend.Completion
 	r.Params, _ = json.Marshal(map[string]string{"query": prefix})
-	out, err := road.Do(ctx, &r)
+	out, err := caller.Do(ctx, &r)
 	if err != nil {
 		return nil
 	}

@@ -20,14 +20,14 @@ func TestEnum(t *testing.T) {
 }
 
 func TestFromMethod(t *testing.T) {
-	reply := func(s string) roadFunc {
+	reply := func(s string) callerFunc {
 		return func(context.Context, *backend.Request) (json.RawMessage, error) {
 			return json.RawMessage(s), nil
 		}
 	}
 	tests := []struct {
 		name string
-		call roadFunc
+		call callerFunc
 		want string
 	}{
 		{"strings", reply(`["a","b","a"]`), "a,b"},
@@ -63,24 +63,24 @@ func TestFromMethod(t *testing.T) {
 	}
 }
 
-// A completion asks the road for a request of its kind, with the text
+// A completion asks the pipeline for a request of its kind, with the text
 // typed so far as the query.
 func TestFromMethodRequest(t *testing.T) {
 	var got *backend.Request
-	road := roadFunc(func(_ context.Context, r *backend.Request) (json.RawMessage, error) {
+	caller := callerFunc(func(_ context.Context, r *backend.Request) (json.RawMessage, error) {
 		got = r
 		return json.RawMessage(`["x"]`), nil
 	})
-	completion.FromMethod(context.Background(), road, backend.Request{Target: "ref/prompt p a", Method: "contacts.search", Manifest: "c.json"}, "ad")
+	completion.FromMethod(context.Background(), caller, backend.Request{Target: "ref/prompt p a", Method: "contacts.search", Manifest: "c.json"}, "ad")
 	if got == nil || got.Kind != backend.Completion || got.Method != "contacts.search" || got.Manifest != "c.json" || string(got.Params) != `{"query":"ad"}` {
 		t.Fatalf("request %+v", got)
 	}
 }
 
-// roadFunc stands in for the server's road.
-type roadFunc func(context.Context, *backend.Request) (json.RawMessage, error)
+// callerFunc stands in for the server's pipeline.
+type callerFunc func(context.Context, *backend.Request) (json.RawMessage, error)
 
-func (f roadFunc) Do(ctx context.Context, r *backend.Request) (json.RawMessage, error) {
+func (f callerFunc) Do(ctx context.Context, r *backend.Request) (json.RawMessage, error) {
 	return f(ctx, r)
 }
 
@@ -107,13 +107,13 @@ func TestFromMethodBudgetCoversTheReply(t *testing.T) {
 		fmt.Fprintf(&b, `"value-%d",`, i)
 	}
 	reply := json.RawMessage(strings.TrimSuffix(b.String(), ",") + "]}")
-	road := roadFunc(func(ctx context.Context, _ *backend.Request) (json.RawMessage, error) {
+	caller := callerFunc(func(ctx context.Context, _ *backend.Request) (json.RawMessage, error) {
 		<-ctx.Done() // the reply comes just as the budget ends
 		return reply, nil
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if got := completion.FromMethod(ctx, road, backend.Request{Method: "m"}, ""); got != nil {
+	if got := completion.FromMethod(ctx, caller, backend.Request{Method: "m"}, ""); got != nil {
 		t.Fatalf("%d values from a reply that came after the budget, want none", len(got))
 	}
 }

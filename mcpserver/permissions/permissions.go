@@ -12,7 +12,7 @@
 // unknown, or not reported, blocks nothing.
 //
 // The package knows nothing of MCP; the bridge decides what a blocked tool
-// becomes, and reads the permissions through its own road to the server.
+// becomes, and reads the permissions through its own path to the server.
 package permissions
 
 import (

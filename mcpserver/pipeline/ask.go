@@ -18,8 +18,8 @@ import (
 
 // asker asks the user, on behalf of a call of a tool left out for a
 // permission not yet determined, whether Tairseach should ask macOS for it.
-// It sends permissions.request on the road it is given (the pipeline's
-// Run), as any request of the backend goes.
+// It sends permissions.request through the function it is given (the
+// pipeline's Run), as any request of the backend goes.
 type asker struct {
 	asks    permissionAsks
 	send    func(context.Context, *Request) *mcp.CallToolResult
@@ -94,7 +94,7 @@ func (a *asker) ask(ctx context.Context, c *Request, table *routes.Table, b rout
 
 // declined refuses a request of permissions.request (the model
 // calling the tool itself) for a permission the user declined to have
-// macOS asked for: the decline holds on every road until the permission
+// macOS asked for: the decline holds on every path until the permission
 // changes. It returns nil for any other.
 func (a *asker) declined(c *Request, args json.RawMessage) *mcp.CallToolResult {
 	var want struct {

@@ -30,7 +30,7 @@ func newConfirmer(rules []string) *confirmer {
 }
 
 // ask asks the user before a call of a tool that needs it, on every
-// road a call takes. It returns nil when the call may go ahead; otherwise
+// path a call takes. It returns nil when the call may go ahead; otherwise
 // the result to send, and for a refusal its outcome for the audit log.
 //
 // A client of a revision before 2026-07-28 is asked here, by elicitation

@@ -44,7 +44,7 @@ func resolveTool(c *Request, table *routes.Table, prefix, name string) (string, 
 		return name, nil
 	}
 	if _, ok := table.Blocked[name]; ok {
-		return name, nil // left out for a permission: the road asks, as for a call by name
+		return name, nil // left out for a permission: the pipeline asks, as for a call by name
 	}
 	if why, ok := table.Hidden[name]; ok {
 		return "", refuseHidden(c, name, why)

@@ -1,4 +1,4 @@
-// Package pipeline is the one road of every request that reaches the
+// Package pipeline is the one path of every request that reaches the
 // backend, whatever its kind and whichever policy it is served under: a
 // tool call (from the go-sdk, the stdio transport's direct path, the CLI),
 // a feature's request (a resource read, a prompt's or a completion's
@@ -65,12 +65,12 @@ type Options struct {
 	HideUngranted bool
 }
 
-// Pipeline is the one road. There is one per process: the servers of HTTP
-// header selections share their parent's, and a request names the route
-// table of its policy (Request.Routes). It owns what only requests use:
-// the slots of requests in flight, the observer, the confirmations asked
-// (one key), what the user answered about asking macOS, the background
-// checks of results.
+// Pipeline is the one path of every request. There is one per process: the
+// servers of HTTP header selections share their parent's, and a request
+// names the route table of its policy (Request.Routes). It owns what only
+// requests use: the slots of requests in flight, the observer, the
+// confirmations asked (one key), what the user answered about asking macOS,
+// the background checks of results.
 type Pipeline struct {
 	cfg     Options
 	log     zerolog.Logger

@@ -20,7 +20,7 @@ import (
 // and whose input requests the client answers by calling again.
 const newProtocol = stdio.NewProtocol
 
-// Request is one request that reaches the backend, whichever road it came
+// Request is one request that reaches the backend, whichever path it came
 // by: a tools/call from the go-sdk's tool handler, its receiving
 // middleware (tools the go-sdk does not list), the stdio transport's
 // direct path or the CLI; or a feature's request (a resource read, a

@@ -25,7 +25,7 @@ import (
 	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
-// Run is the road every request that reaches the backend goes
+// Run is the path every request that reaches the backend goes
 // through, whatever its kind, in this order: resolve (the policy: hidden
 // tools, the discovery tools, call_tool's target; a feature request's
 // method among the tools served) → argument check against the tool's

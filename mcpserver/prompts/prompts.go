@@ -53,7 +53,7 @@ type Set struct {
 
 type attachment struct {
 	m      *mcp.Server
-	road   backend.Road
+	caller backend.Caller
 	hides  func(manifest.Tool) string
 	served map[string]*Prompt // name → what is registered
 	defs   map[string]string  // name → its JSON
@@ -85,7 +85,7 @@ func (s *Set) load() []*Prompt {
 
 // Attach adds the prompts to a go-sdk server being made: o advertises
 // prompts that can change and completes their arguments; the function
-// returned registers them onto the server. v is the server's road and its
+// returned registers them onto the server. v is the server's caller and its
 // sessions' tool policy: a manifest's prompts are left out when the policy
 // hides every tool of that manifest.
 func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
@@ -93,7 +93,7 @@ func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
 	if hides == nil {
 		hides = func(manifest.Tool) string { return "" }
 	}
-	a := &attachment{road: v.Road, hides: hides, served: map[string]*Prompt{}, defs: map[string]string{}}
+	a := &attachment{caller: v.Caller, hides: hides, served: map[string]*Prompt{}, defs: map[string]string{}}
 	if o.Capabilities != nil {
 		o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 	}
@@ -201,7 +201,7 @@ func (s *Set) get(p *Prompt) mcp.PromptHandler {
 
 // complete answers completion/complete for the arguments of the prompts a
 // serves: from their enum, else the method they name, asked through a's
-// road (a manifest's prompt as that manifest's tools call it, a file's as
+// caller (a manifest's prompt as that manifest's tools call it, a file's as
 // any tool served calls it).
 func (s *Set) complete(ctx context.Context, a *attachment, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
 	ref := req.Params.Ref
@@ -226,7 +226,7 @@ func (s *Set) complete(ctx context.Context, a *attachment, req *mcp.CompleteRequ
 	if len(found.Enum) > 0 {
 		return completion.Result(completion.Enum(found.Enum, arg.Value)), true
 	}
-	return completion.Result(completion.FromMethod(ctx, a.road, backend.Request{Target: "ref/prompt " + ref.Name + " " + arg.Name,
+	return completion.Result(completion.FromMethod(ctx, a.caller, backend.Request{Target: "ref/prompt " + ref.Name + " " + arg.Name,
 		Method: found.Complete, Manifest: p.Manifest, From: req}, arg.Value)), true
 }
 

@@ -212,16 +212,16 @@ func TestCompleteFromMethod(t *testing.T) {
 	}
 	var called []string
 	set := prompts.New(prompts.Config{Dir: dir})
-	road := roadFunc(func(_ context.Context, r *backend.Request) (json.RawMessage, error) {
+	caller := callerFunc(func(_ context.Context, r *backend.Request) (json.RawMessage, error) {
 		called = append(called, fmt.Sprintf("%s %s %s manifest=%q", r.Kind, r.Method, r.Params, r.Manifest))
 		if r.Method == "contacts.delete" {
-			// The road takes a completion only as a read-only tool calls it.
+			// The pipeline takes a completion only as a read-only tool calls it.
 			return nil, &backend.Refused{Rule: backend.RuleHidden, Message: "refused"}
 		}
 		return json.RawMessage(`{"contacts":[{"id":"c-001"},{"id":"c-002"}]}`), nil
 	})
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
-	register := set.Attach(opts, backend.View{Road: road})
+	register := set.Attach(opts, backend.View{Caller: caller})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t"}, opts)
 	register(srv)
 	set.Update(manifest.Build([]*manifest.File{f}))
@@ -246,13 +246,13 @@ func TestCompleteFromMethod(t *testing.T) {
 	}
 	// A refused completion offers nothing.
 	if got := complete("other"); len(got) != 0 || len(called) != 2 {
-		t.Fatalf("completion the road refused: %v, calls %v", got, called)
+		t.Fatalf("completion the pipeline refused: %v, calls %v", got, called)
 	}
 }
 
-// roadFunc stands in for the server's road.
-type roadFunc func(context.Context, *backend.Request) (json.RawMessage, error)
+// callerFunc stands in for the server's pipeline.
+type callerFunc func(context.Context, *backend.Request) (json.RawMessage, error)
 
-func (f roadFunc) Do(ctx context.Context, r *backend.Request) (json.RawMessage, error) {
+func (f callerFunc) Do(ctx context.Context, r *backend.Request) (json.RawMessage, error) {
 	return f(ctx, r)
 }

@@ -99,7 +99,7 @@ func (s *Set) readDeclared(a *attachment, d manifest.Resource) mcp.ResourceHandl
 }
 
 // readTemplate reads a resource of a declared template: its variables are
-// the call's params, checked by the road against the method's inputSchema
+// the call's params, checked by the pipeline against the method's inputSchema
 // as a tool call's arguments are.
 func (s *Set) readTemplate(a *attachment, d manifest.Resource) mcp.ResourceHandler {
 	vars, _ := manifest.TemplateVars(d.URITemplate)
@@ -183,7 +183,7 @@ func escapes(v string) string {
 
 // complete answers completion/complete for the variables of the templates
 // a serves: from the declaration's enum, else its complete method, asked
-// through a's road.
+// through a's caller.
 func (s *Set) complete(ctx context.Context, a *attachment, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool) {
 	ref := req.Params.Ref
 	if ref == nil || ref.Type != "ref/resource" {
@@ -199,7 +199,7 @@ func (s *Set) complete(ctx context.Context, a *attachment, req *mcp.CompleteRequ
 	if enum, ok := d.Enum[arg.Name]; ok {
 		return completion.Result(completion.Enum(enum, arg.Value)), true
 	}
-	vals := completion.FromMethod(ctx, a.road, backend.Request{Target: ref.URI + " " + arg.Name, Method: d.Complete[arg.Name],
+	vals := completion.FromMethod(ctx, a.caller, backend.Request{Target: ref.URI + " " + arg.Name, Method: d.Complete[arg.Name],
 		Manifest: d.File, From: req}, arg.Value)
 	vals = slices.DeleteFunc(vals, func(v string) bool { return escapes(v) != "" })
 	return completion.Result(vals), true

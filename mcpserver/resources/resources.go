@@ -4,10 +4,10 @@
 // resources and templates manifests declare, whose content is the reply of
 // a socket method.
 //
-// A Set is made once; Attach adds it to each *mcp.Server (the server's own
-// and one per HTTP header selection, each with its road and tool policy),
+// A Set is made once; Attach adds it to each *mcp.Server (the base one
+// and one per HTTP header selection, each with its caller and tool policy),
 // Update follows manifest reloads, and Run watches the log directory. It
-// reaches the backend only through the road of the server a request came
+// reaches the backend only through the pipeline of the server a request came
 // to, which applies that server's rules; subscriptions belong to the
 // session that made them.
 package resources
@@ -90,9 +90,9 @@ type Set struct {
 
 // attachment is one go-sdk server the Set registered onto.
 type attachment struct {
-	m     *mcp.Server
-	road  backend.Road
-	hides func(manifest.Tool) string
+	m      *mcp.Server
+	caller backend.Caller
+	hides  func(manifest.Tool) string
 	// subs are the sessions subscribed to each URI, so that an append
 	// nobody follows costs no notification work. A session's subscription
 	// is its own: another's unsubscribe does not end it.
@@ -153,19 +153,19 @@ func toolsOf(reg *manifest.Registry, a *attachment) tools {
 // serves reports whether a request of method, of the manifest file ("" for
 // any), has a tool served to answer it. A resource of method is as visible
 // as the tools of its method: it is listed when serves says so, and the
-// road that reads it takes the same tools (served.By).
+// pipeline that reads it takes the same tools (served.By).
 func (ts tools) serves(method, file string) bool {
 	return served.Any(ts.served[method], method, file)
 }
 
-// call asks a's road for r, within timeout.
+// call asks a's caller for r, within timeout.
 func call(ctx context.Context, a *attachment, timeout time.Duration, r *backend.Request) (json.RawMessage, error) {
-	if a.road == nil {
+	if a.caller == nil {
 		return nil, fmt.Errorf("no backend")
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return a.road.Do(ctx, r)
+	return a.caller.Do(ctx, r)
 }
 
 // mimeFor guesses a log file's type from its name, ignoring a rotation

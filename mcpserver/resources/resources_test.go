@@ -55,7 +55,7 @@ type fakeBackend struct {
 	calls []string
 }
 
-// Do stands in for the server's road, which the features' own tests do
+// Do stands in for the server's pipeline, which the features' own tests do
 // not exercise: it applies no rule.
 func (b *fakeBackend) Do(_ context.Context, r *backend.Request) (json.RawMessage, error) {
 	method, params := r.Method, r.Params
@@ -82,7 +82,7 @@ func start(t *testing.T, logs string, hides func(manifest.Tool) string) *harness
 	h := &harness{backend: &fakeBackend{}, updated: make(chan string, 64), changed: make(chan struct{}, 64)}
 	h.set = resources.New(resources.Config{LogsDir: logs, MaxBytes: 1024, Poll: 20 * time.Millisecond, Version: "test"})
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
-	register := h.set.Attach(opts, backend.View{Road: h.backend, Hides: hides})
+	register := h.set.Attach(opts, backend.View{Caller: h.backend, Hides: hides})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t"}, opts)
 	register(srv)
 	h.srv = srv

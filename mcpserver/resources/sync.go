@@ -19,14 +19,14 @@ import (
 // Attach adds the resources to a go-sdk server being made: o advertises
 // them with subscriptions and completes the variables of declared
 // templates; the function returned registers them onto the server. v is
-// the server's road and its sessions' tool policy: a resource that would
+// the server's pipeline and its sessions' tool policy: a resource that would
 // show what the policy hides is left out.
 func (s *Set) Attach(o *mcp.ServerOptions, v backend.View) func(*mcp.Server) {
 	hides := v.Hides
 	if hides == nil {
 		hides = func(manifest.Tool) string { return "" }
 	}
-	a := &attachment{road: v.Road, hides: hides, fixed: map[string]string{}, tmpls: map[string]string{},
+	a := &attachment{caller: v.Caller, hides: hides, fixed: map[string]string{}, tmpls: map[string]string{},
 		subs: map[string]map[*mcp.ServerSession]struct{}{}, pruneAt: minPruneAt}
 	if o.Capabilities != nil {
 		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}

@@ -1,7 +1,7 @@
 // Package served decides which tool a feature's request is served by: a
 // resource or template a manifest declares, the permissions and status
 // resources, a completion. A feature's thing is as visible as the tools
-// that serve it, so the lists (resources/list) and the road that reads
+// that serve it, so the lists (resources/list) and the pipeline that reads
 // (mcpserver/pipeline) must take the same tools: both ask By.
 package served
 

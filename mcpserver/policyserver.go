@@ -23,15 +23,16 @@ import (
 	"github.com/geilt/tairseach-mcp/mcpserver/stdio"
 )
 
-// face is what a session sees of the server: a policy, the route table
-// built under it, and the go-sdk server whose lists show it. The server's
-// own face (the flags' policy) serves every session but those of HTTP
-// header selections, which have a face each (selection.go). A face holds
-// no connection, slot or grant of its own: its requests take the server's
-// one pipeline, naming the face's route table. The go-sdk serves one set
-// of tools, resources and prompts per mcp.Server, which is why a face has
-// its own (docs/architecture.md, "Header selections").
-type face struct {
+// policyServer is one policy served: the policy, the route table built
+// under it, and the go-sdk server whose lists show it. The base policy
+// server (the flags' policy) serves every session but those of HTTP
+// header selections, which have a policy server each (selection.go). A
+// policy server holds no connection, slot or grant of its own: its
+// requests take the server's one pipeline, naming its route table. The
+// go-sdk serves one set of tools, resources and prompts per mcp.Server,
+// which is why a policy server has its own (docs/architecture.md,
+// "Header selections").
+type policyServer struct {
 	core   *core
 	policy policy.Policy
 	log    zerolog.Logger
@@ -47,11 +48,11 @@ type face struct {
 	busy     atomic.Int64
 }
 
-// newFace makes the face of the server of s under p: its go-sdk server, with the
-// features attached and the middlewares every request of it passes. It
-// serves nothing until apply gives it a registry.
-func newFace(s *core, p policy.Policy, key string, log zerolog.Logger) *face {
-	f := &face{core: s, policy: p, key: key, log: log}
+// newPolicyServer makes the policy server of s under p: its go-sdk
+// server, with the features attached and the middlewares every request of
+// it passes. It serves nothing until apply gives it a registry.
+func newPolicyServer(s *core, p policy.Policy, key string, log zerolog.Logger) *policyServer {
+	f := &policyServer{core: s, policy: p, key: key, log: log}
 	f.routes.Store(routes.Empty())
 	opts := &mcp.ServerOptions{
 		Instructions: instructions,
@@ -65,7 +66,7 @@ func newFace(s *core, p policy.Policy, key string, log zerolog.Logger) *face {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	}
-	view := backend.View{Road: f, Hides: func(t manifest.Tool) string { return f.hides(t).Text }}
+	view := backend.View{Caller: f, Hides: func(t manifest.Tool) string { return f.hides(t).Text }}
 	register := make([]func(*mcp.Server), 0, len(s.cfg.Features))
 	for _, feat := range s.cfg.Features {
 		register = append(register, feat.Attach(opts, view))
@@ -85,11 +86,11 @@ func newFace(s *core, p policy.Policy, key string, log zerolog.Logger) *face {
 
 // waits is the go-sdk's receiving middleware of what depends on the
 // registry and the grants: a tools/call of a tool the go-sdk does not
-// list goes the one road here; the lists and the requests of what the
+// list goes the one path here; the lists and the requests of what the
 // manifests declare wait for the first registry and the first read of the
 // grants; initialize and server/discover say what is not offered for want
 // of a permission.
-func (f *face) waits(next mcp.MethodHandler) mcp.MethodHandler {
+func (f *policyServer) waits(next mcp.MethodHandler) mcp.MethodHandler {
 	s := f.core
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// First, as registering with the SDK tells the sessions the
@@ -139,10 +140,10 @@ var waitsForManifests = map[string]bool{
 	"prompts/list": true, "prompts/get": true, "completion/complete": true,
 }
 
-// apply builds the face's route table from reg and keeps the go-sdk's
+// apply builds the policy server's route table from reg and keeps the go-sdk's
 // server in step, once it has the tools: only tools whose visible
 // definition changed are removed and re-added. s.mu must be held.
-func (f *face) apply(reg *manifest.Registry) routes.Change {
+func (f *policyServer) apply(reg *manifest.Registry) routes.Change {
 	table, ch := routes.Build(reg, f.core.routeOptions(f.policy, f.log), f.routes.Load())
 	// Route first, so a tool is callable as soon as a client can see it.
 	f.routes.Store(table)
@@ -164,7 +165,7 @@ func (f *face) apply(reg *manifest.Registry) routes.Change {
 // costs the SDK tens of microseconds a tool, so it is done only when a
 // session or transport needs the SDK to answer tool requests itself; from
 // then on apply keeps the SDK in step. It waits for the first registry.
-func (f *face) sync() {
+func (f *policyServer) sync() {
 	<-f.core.ready.Opened()
 	f.core.mu.Lock()
 	defer f.core.mu.Unlock()
@@ -180,19 +181,19 @@ func (f *face) sync() {
 	}
 }
 
-// sdk is the face's go-sdk server, with every tool registered (sync).
-func (f *face) sdk() *mcp.Server {
+// sdk is the policy server's go-sdk server, with every tool registered (sync).
+func (f *policyServer) sdk() *mcp.Server {
 	f.sync()
 	return f.mcp
 }
 
 // addTool registers def with the SDK, which panics on schemas it dislikes.
-func (f *face) addTool(def *mcp.Tool) error {
+func (f *policyServer) addTool(def *mcp.Tool) error {
 	return sdkadd.Add(func() { f.mcp.AddTool(def, f.handle) })
 }
 
 // handle is the go-sdk handler of every tool it lists.
-func (f *face) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (f *policyServer) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c := pipeline.SDKCall(req)
 	c.Routes = &f.routes
 	if res := f.core.pipe.Run(ctx, c); res != nil {
@@ -207,7 +208,7 @@ func (f *face) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 // discovery tool or a tool served but not listed. They go through the same
 // pipeline as every other call; the go-sdk need not register them, which
 // would tell the session the tools changed.
-func (f *face) notRegistered(ctx context.Context, method string, req mcp.Request) mcp.Result {
+func (f *policyServer) notRegistered(ctx context.Context, method string, req mcp.Request) mcp.Result {
 	if method != "tools/call" {
 		return nil
 	}
@@ -238,9 +239,9 @@ func (f *face) notRegistered(ctx context.Context, method string, req mcp.Request
 	return res
 }
 
-// Do implements backend.Road: a feature's request goes through the
-// pipeline of every tool call, under the face's policy.
-func (f *face) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
+// Do implements backend.Caller: a feature's request goes through the
+// pipeline of every tool call, under its policy.
+func (f *policyServer) Do(ctx context.Context, br *backend.Request) (json.RawMessage, error) {
 	c := &pipeline.Request{Kind: br.Kind, Name: br.Target, Args: br.Params, Method: br.Method, Manifest: br.Manifest, Routes: &f.routes}
 	if br.From != nil {
 		var meta map[string]any
@@ -266,10 +267,10 @@ func (f *face) Do(ctx context.Context, br *backend.Request) (json.RawMessage, er
 	return json.RawMessage(check.ResultText(res)), nil
 }
 
-// hides says why the face leaves t out, by the rule of its route table:
+// hides says why the policy server leaves t out, by the rule of its route table:
 // its policy, else a permission not granted; the zero Reason when t is
 // served.
-func (f *face) hides(t manifest.Tool) policy.Reason {
+func (f *policyServer) hides(t manifest.Tool) policy.Reason {
 	o := routes.Options{Policy: f.policy, HideUngranted: f.core.cfg.HideUngranted, Grants: f.core.grants.Grants()}
 	return o.Hides(t)
 }

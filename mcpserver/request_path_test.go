@@ -84,21 +84,21 @@ func (r *recorder) called() []string {
 	return out
 }
 
-// kindEnv is a server with resources and prompts on one road.
+// kindEnv is a server with resources and prompts on one path.
 type kindEnv struct {
 	t       *testing.T
-	road    road
+	path    reqPath
 	backend *recorder
 	srv     *Server
 	audit   string
 	http    *httptest.Server
-	header  http.Header // a header selection, on HTTP roads
+	header  http.Header // a header selection, on HTTP paths
 }
 
 // newKindEnv starts a server with every rule on: --exclude-tools
 // notes.secret, --confirm destructive, a 16 KiB result limit, the audit log.
-func newKindEnv(t *testing.T, rd road, header http.Header) *kindEnv {
-	e := &kindEnv{t: t, road: rd, backend: startRecorder(t), audit: filepath.Join(t.TempDir(), "audit.jsonl"), header: header}
+func newKindEnv(t *testing.T, rd reqPath, header http.Header) *kindEnv {
+	e := &kindEnv{t: t, path: rd, backend: startRecorder(t), audit: filepath.Join(t.TempDir(), "audit.jsonl"), header: header}
 	a, err := observe.OpenAudit(e.audit, observe.AuditOptions{Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -146,8 +146,8 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func (e *kindEnv) connect(elicit func() *mcp.ElicitResult) *mcp.ClientSession {
-	re := &roadEnv{t: e.t, road: e.road, srv: e.srv, http: e.http}
-	if e.road.transport != "http" || e.header == nil {
+	re := &pathEnv{t: e.t, path: e.path, srv: e.srv, http: e.http}
+	if e.path.transport != "http" || e.header == nil {
 		return re.connect(elicit, nil)
 	}
 	opts := &mcp.ClientOptions{}
@@ -156,7 +156,7 @@ func (e *kindEnv) connect(elicit func() *mcp.ElicitResult) *mcp.ClientSession {
 	}
 	tr := &mcp.StreamableClientTransport{Endpoint: e.http.URL + streamable.MCPPath, HTTPClient: &http.Client{Transport: headerTransport{e.header}}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "road-client", Version: "1"}, opts).Connect(context.Background(), tr,
-		&mcp.ClientSessionOptions{ProtocolVersion: e.road.protocol})
+		&mcp.ClientSessionOptions{ProtocolVersion: e.path.protocol})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -169,12 +169,12 @@ func (e *kindEnv) auditLines() []map[string]any {
 	return auditLines(e.t, e.audit)
 }
 
-// kindRoads are the roads a resource read or a completion takes: the
+// kindPaths are the paths a resource read or a completion takes: the
 // go-sdk serves them on every transport (stdio's direct path serves tool
 // calls only).
-func kindRoads() []road {
-	var out []road
-	for _, r := range roads() {
+func kindPaths() []reqPath {
+	var out []reqPath
+	for _, r := range reqPaths() {
 		if r.discover == "" && !(r.transport == "stdio" && !r.noDirect) {
 			out = append(out, r)
 		}
@@ -183,11 +183,11 @@ func kindRoads() []road {
 }
 
 // Every request that reaches the backend meets the rules of a tool call,
-// on every road: the policy, the inputSchema, confirmation, the size
+// on every path: the policy, the inputSchema, confirmation, the size
 // limit, the audit log with its kind. Each subtest failed before resource
 // reads and completions took the pipeline.
-func TestEveryKindTakesTheRoad(t *testing.T) {
-	for _, rd := range kindRoads() {
+func TestEveryKindTakesThePipeline(t *testing.T) {
+	for _, rd := range kindPaths() {
 		t.Run(rd.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -275,7 +275,7 @@ func TestEveryKindTakesTheRoad(t *testing.T) {
 // A header selection is the policy of its session's resources,
 // subscriptions and completions too.
 func TestSelectionHoldsForEveryKind(t *testing.T) {
-	for _, rd := range kindRoads() {
+	for _, rd := range kindPaths() {
 		if rd.transport != "http" {
 			continue
 		}
