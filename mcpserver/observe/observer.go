@@ -38,12 +38,13 @@ func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args j
 
 // End records how the call ended: res is its result, nil when the caller
 // cancelled it; limit is the size past which a result is not measured.
-// With the audit log, End returns once the call's line is in the file
-// (see Audit).
+// With the audit log, End hands over the call's line, written within the
+// log's Delay; without one, or with Sync, End returns once it is in the
+// file (see Audit).
 func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
 	o.classify(res, limit)
 	if t := ob.Telemetry; t != nil {
-		t.endCall(o) // before the audit line, whose write may wait
+		t.endCall(o) // before the audit line, whose write may wait (Sync)
 	}
 	if ob.Audit != nil {
 		ob.Audit.record(o)
