@@ -9,15 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/geilt/tairseach-mcp/internal/quote"
 	"github.com/geilt/tairseach-mcp/manifest"
 )
 
@@ -93,42 +90,6 @@ func (f finding) String() string {
 		return fmt.Sprintf("%s:%d:%d: %s: %s", printable(f.File), f.Line, f.Column, f.Severity, printable(f.Message))
 	}
 	return fmt.Sprintf("%s: %s: %s", printable(f.File), f.Severity, printable(f.Message))
-}
-
-// printable escapes control characters, invalid UTF-8 and characters
-// that render as nothing or as something else (quote.Hidden), which come
-// from manifests (tool names, file names), backends and the command line,
-// and must not reach a terminal as they are: an escape sequence could
-// rewrite what the user reads, a filler make two words look alike.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError || quote.Hidden(r) }) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsControl(r), quote.Hidden(r):
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// printableLines is printable line by line: a message of several lines
-// keeps them.
-func printableLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = printable(l)
-	}
-	return strings.Join(lines, "\n")
 }
 
 // validation is the outcome of validate, also its --json form.
