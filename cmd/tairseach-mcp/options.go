@@ -310,6 +310,29 @@ func (o *options) newLogger(stderr io.Writer) zerolog.Logger {
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
 }
 
+// cliLogger is the logger of the inspection commands. They report what
+// matters themselves, so the loader's logs are shown only when the log level
+// was asked for by flag or environment.
+func (o *options) cliLogger(cmd *cobra.Command, stderr io.Writer) zerolog.Logger {
+	if cmd.Flags().Changed("log-level") || os.Getenv(envName("log-level")) != "" {
+		return o.newLogger(stderr)
+	}
+	return zerolog.Nop()
+}
+
+// startEnd starts the owner of the process's end from the flags, and makes
+// its context, ended by the first stop signal, the command's. Serving, it
+// tells the transport when to drain, cut off and stop.
+func (o *options) startEnd(cmd *cobra.Command, stderr io.Writer) {
+	o.log = zerolog.Nop()
+	if cmd == cmd.Root() {
+		o.log = o.newLogger(stderr)
+	}
+	o.end = shutdown.New(shutdown.Config{Drain: o.drainTimeout, Grace: o.shutdownGrace, Logger: o.log})
+	o.end.Start(cmd.Context())
+	cmd.SetContext(o.end.Context())
+}
+
 func (o *options) loadOptions(log zerolog.Logger) manifest.Options {
 	return manifest.Options{Prefix: o.prefix, MaxFileSize: o.maxManifestBytes, Logger: log}
 }

@@ -1,9 +1,8 @@
 package main
 
 // Helpers shared by the inspection commands (tools, validate, call, doctor,
-// prompts, resources): their quiet logger, terminal detection and colour,
-// their JSON, and the compact form of a tool's annotations. The server
-// they open is open.go's.
+// prompts, resources): terminal detection and colour, their JSON, and the
+// compact form of a tool's annotations. The server they open is open.go's.
 
 import (
 	"encoding/json"
@@ -13,8 +12,6 @@ import (
 	"strings"
 
 	"github.com/mattn/go-isatty"
-	"github.com/rs/zerolog"
-	"github.com/spf13/cobra"
 
 	"github.com/geilt/tairseach-mcp/manifest"
 )
@@ -29,16 +26,6 @@ func isTerminal(w io.Writer) bool {
 // and NO_COLOR is not set.
 func useColour(w io.Writer) bool {
 	return isTerminal(w) && os.Getenv("NO_COLOR") == ""
-}
-
-// cliLogger is the logger of the inspection commands. They report what
-// matters themselves, so the loader's logs are shown only when the log level
-// was asked for by flag or environment.
-func (o *options) cliLogger(cmd *cobra.Command, stderr io.Writer) zerolog.Logger {
-	if cmd.Flags().Changed("log-level") || os.Getenv(envName("log-level")) != "" {
-		return o.newLogger(stderr)
-	}
-	return zerolog.Nop()
 }
 
 // manifestErrors counts what stops manifests or tools from loading.

@@ -4,10 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
-
-	"github.com/geilt/tairseach-mcp/mcpserver/shutdown"
 )
 
 // run executes the command line and returns the process exit code.
@@ -79,17 +76,4 @@ TAIRSEACH_MCP_<FLAG> for the others (for example TAIRSEACH_MCP_CALL_TIMEOUT=1m).
 	root.AddCommand(newResourcesCmd(o, stdout, stderr))
 	root.AddCommand(newPromptsCmd(o, stdout, stderr))
 	return root
-}
-
-// startEnd starts the owner of the process's end from the flags, and makes
-// its context, ended by the first stop signal, the command's. Serving, it
-// tells the transport when to drain, cut off and stop.
-func (o *options) startEnd(cmd *cobra.Command, stderr io.Writer) {
-	o.log = zerolog.Nop()
-	if cmd == cmd.Root() {
-		o.log = o.newLogger(stderr)
-	}
-	o.end = shutdown.New(shutdown.Config{Drain: o.drainTimeout, Grace: o.shutdownGrace, Logger: o.log})
-	o.end.Start(cmd.Context())
-	cmd.SetContext(o.end.Context())
 }
