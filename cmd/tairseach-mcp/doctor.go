@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geilt/tairseach-mcp/cmd/tairseach-mcp/internal/install"
 	"github.com/geilt/tairseach-mcp/manifest"
 	"github.com/geilt/tairseach-mcp/mcpserver"
 	"github.com/geilt/tairseach-mcp/mcpserver/prompts"
@@ -66,7 +67,7 @@ func (d *doctor) run(ctx context.Context) {
 	}
 	d.checkBackends(ctx, reg)
 	d.checkFeatureDirs()
-	d.checkOpenClaw() // install.go: install.CheckOpenClaw
+	d.checkOpenClaw()
 	if d.o.transport == "http" {
 		d.checkToken()
 	}
@@ -433,4 +434,16 @@ func (d *doctor) checkFeatureDirs() {
 		return
 	}
 	d.report(statusOK, fmt.Sprintf("prompts directory %s: %d prompts", dir, len(ps)), "")
+}
+
+// checkOpenClaw reports the app's misplaced entry in OpenClaw's file
+// (install.CheckOpenClaw).
+func (d *doctor) checkOpenClaw() {
+	if f, ok := install.CheckOpenClaw(); ok {
+		st := statusWarn
+		if f.Fail {
+			st = statusFail
+		}
+		d.report(st, f.Message, f.Hint)
+	}
 }

@@ -1,8 +1,8 @@
 package main
 
 // The doctor and how it reports: one line per check, OK, WARN or FAIL.
-// The checks are doctor.go's, and permissions.go's and
-// install.go's (OpenClaw's file, from internal/install) for what is theirs.
+// The checks are doctor.go's, and permissions.go's for the macOS
+// permissions.
 
 import (
 	"fmt"

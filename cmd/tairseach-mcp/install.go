@@ -190,18 +190,6 @@ func installError(err error) error {
 	return err
 }
 
-// checkOpenClaw reports the app's misplaced entry in OpenClaw's file
-// (install.CheckOpenClaw).
-func (d *doctor) checkOpenClaw() {
-	if f, ok := install.CheckOpenClaw(); ok {
-		st := statusWarn
-		if f.Fail {
-			st = statusFail
-		}
-		d.report(st, f.Message, f.Hint)
-	}
-}
-
 // entryToken is the token an HTTP entry carries and the file it is in (""
 // for TAIRSEACH_MCP_TOKEN; both "" with --no-auth). Without print the
 // default file is made when missing; with print a missing default file
