@@ -416,7 +416,7 @@ func TestOpenClawToolSearch(t *testing.T) {
 // with settings and comments of their own; with the entry the Tairseach
 // app wrote under mcpServers, for which OpenClaw rejects the file; and in
 // JSON5 that install does not edit in place, which goes through openclaw
-// mcp set. Each time OpenClaw accepts the file, and an agent turn
+// config patch --stdin. Each time OpenClaw accepts the file, and an agent turn
 // reaches the backend through the entry.
 func TestOpenClawInstall(t *testing.T) {
 	t.Parallel() // its time is mostly OpenClaw starting up
