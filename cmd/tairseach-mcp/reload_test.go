@@ -56,6 +56,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 func TestE2EHotReload(t *testing.T) {
 	for _, proto := range protocols {
 		t.Run(protoName(proto), func(t *testing.T) {
+			t.Parallel() // each its own backend and manifests; most of its time waits out the windows below
 			e := newEnv(t)
 			e.manifests = copyExamples(t)
 			startBackend(t, e.socket)
