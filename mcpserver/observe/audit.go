@@ -243,14 +243,16 @@ func (a *Audit) queue(line []byte) bool {
 }
 
 // writeDelayed is the timer's: it writes the lines waiting, after any
-// write under way.
+// write under way. The timer stays armed while it waits, so that the calls
+// that end meanwhile leave their lines to it rather than each arm the
+// timer again, and start a goroutine that would wait too.
 func (a *Audit) writeDelayed() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.armed = false
 	for a.writing {
 		a.wrote.Wait()
 	}
+	a.armed = false
 	if len(a.pending) > 0 && !a.closed {
 		a.writeWaiting()
 	}
@@ -374,7 +376,10 @@ func (a *Audit) commit(line []byte) {
 // no write is under way; it is released during the write.
 func (a *Audit) writeWaiting() {
 	lines, last := a.pending, a.queued
-	a.pending, a.writing = a.spare[:0], true
+	// The spare buffer becomes pending, and is no longer the spare: lines
+	// queued during this write go into it, and the next write must not
+	// take it as its spare too.
+	a.pending, a.spare, a.writing = a.spare[:0], nil, true
 	a.mu.Unlock()
 	lost := a.write(lines)
 	a.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -269,20 +270,7 @@ func TestAuditDelayedWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := readLines(t, path)
-	if len(lines) != 1+callers*calls {
-		t.Fatalf("%d lines, want %d", len(lines), 1+callers*calls)
-	}
-	next := make([]int, callers)
-	for _, l := range lines[1:] {
-		var w, i int
-		if _, err := fmt.Sscanf(strings.Trim(string(l.RequestID), `"`), "%d-%d", &w, &i); err != nil {
-			t.Fatalf("request_id %q: %v", l.RequestID, err)
-		}
-		if i != next[w] {
-			t.Fatalf("caller %d: line of call %d, want %d (out of order)", w, i, next[w])
-		}
-		next[w]++
-	}
+	inCallersOrder(t, lines[1:], callers, calls)
 	// 2,400 calls in far less than a second, 20 ms a write at most: a
 	// write per call would be 2,401.
 	if n := writes.Load(); n > callers*calls/10 {
@@ -294,6 +282,78 @@ func TestAuditDelayedWrites(t *testing.T) {
 		t.Error("a call recorded after Close returned before its line was written")
 	}
 	_ = a.Close()
+}
+
+// slowDisk takes delay over each write.
+type slowDisk struct {
+	*os.File
+	delay time.Duration
+}
+
+func (f slowDisk) Write(b []byte) (int, error) {
+	time.Sleep(f.delay)
+	return f.File.Write(b)
+}
+
+// TestAuditSlowDisk: with a disk slower than the calls (30 ms a write),
+// the lines waiting reach their bound and the calls write their own, and
+// wait: every line is whole, once, in each caller's order (the buffer a
+// write takes is not the one the next lines go into), and the calls that
+// end during a write do not each leave a goroutine waiting for it.
+func TestAuditSlowDisk(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenAudit(path, AuditOptions{Delay: time.Millisecond, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.f = slowDisk{a.f.(*os.File), 30 * time.Millisecond}
+	ob := Observer{Audit: a}
+	const callers, calls = 8, 3000
+	before := runtime.NumGoroutine()
+	var most atomic.Int64
+	var wg sync.WaitGroup
+	for w := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: fmt.Sprintf(`"%d-%d"`, w, i)}, "t", json.RawMessage(`{"a":1}`))
+				ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
+				if i%100 == 0 {
+					n := int64(runtime.NumGoroutine())
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	inCallersOrder(t, readLines(t, path), callers, calls)
+	if extra := most.Load() - int64(before); extra > callers+10 {
+		t.Errorf("%d goroutines beside the %d callers during the writes: each call that ended during a write left one waiting for it", extra, callers)
+	}
+}
+
+// inCallersOrder checks that lines are one per call of callers callers
+// of calls calls each, whose request ids are "caller-call", in each
+// caller's order.
+func inCallersOrder(t *testing.T, lines []lineRecord, callers, calls int) {
+	t.Helper()
+	if len(lines) != callers*calls {
+		t.Fatalf("%d lines, want %d", len(lines), callers*calls)
+	}
+	next := make([]int, callers)
+	for _, l := range lines {
+		var w, i int
+		if _, err := fmt.Sscanf(strings.Trim(string(l.RequestID), `"`), "%d-%d", &w, &i); err != nil {
+			t.Fatalf("request_id %q: %v", l.RequestID, err)
+		}
+		if i != next[w] {
+			t.Fatalf("caller %d: line of call %d, want %d (out of order)", w, i, next[w])
+		}
+		next[w]++
+	}
 }
 
 // readLinesOrNone is readLines of a log that may not exist yet.
