@@ -55,13 +55,15 @@ type observers struct {
 }
 
 // start opens the audit log and starts the exporters the environment asks
-// for; stop closes them, flushing what is pending.
+// for; stop closes them, flushing what is pending, in the order they were
+// started: the audit log's last lines are written and synced before the
+// exporters' flush, which may wait up to 5 s on a collector.
 func (ob *observeOptions) start(ctx context.Context, log zerolog.Logger) (obs observers, stop func(), err error) {
 	obs.serve, obs.progressInterval = true, ob.progressInterval
 	var stops []func()
 	stop = func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
+		for _, s := range stops {
+			s()
 		}
 	}
 	if ob.auditLog != "" {

@@ -217,6 +217,8 @@ func socketErrorType(err error) string {
 		return "jsonrpc_error"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
 	}
 	return "transport_error"
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,6 +173,33 @@ func TestSpansAsOTLP(t *testing.T) {
 		if s := got[i]; l.CallID != hex.EncodeToString(s.SpanId) || l.TraceID != hex.EncodeToString(s.TraceId) {
 			t.Errorf("audit line %d: call_id %s trace_id %s; its span: %x in %x", i, l.CallID, l.TraceID, s.SpanId, s.TraceId)
 		}
+	}
+}
+
+// A span's strings are UTF-8 whatever the socket path, the request id or
+// the tool name hold (a protobuf string must be, and a collector refuses
+// the whole batch of one that is not), and a socket call the client
+// cancelled says so.
+func TestSpanStrings(t *testing.T) {
+	o := &Call{start: time.Now(), id: newSpanID(), forwarded: true, outcome: "cancelled", method: "m\xff", socket: "/tmp/\xfe\xfds.sock",
+		info: CallInfo{RequestID: "\"id\xc3\""}, err: &socketrpc.CallError{Path: "/tmp/\xfe.sock", Err: context.Canceled}}
+	o.trace = callTrace{name: "t\xff", sampled: true}
+	rs := newBatchEncoder(emptyResource(t), "v").encode([]spanRecord{newSpanRecord(o, time.Now())})
+	b, err := proto.Marshal(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got tracepb.ResourceSpans
+	if err := proto.Unmarshal(b, &got); err != nil {
+		t.Fatalf("the span does not decode: %v", err)
+	}
+	s := got.ScopeSpans[0].Spans[0]
+	a := attrs(s)
+	if s.Name != "tools/call t\uFFFD" || a["tairseach.socket"] != "/tmp/\uFFFDs.sock" || a["jsonrpc.request.id"] != "id\uFFFD" {
+		t.Errorf("name %q, attributes %q", s.Name, a)
+	}
+	if a["tairseach.socket.error.type"] != "cancelled" || !strings.Contains(s.Status.GetMessage(), "context canceled") {
+		t.Errorf("a cancelled socket call: error type %q, status %v", a["tairseach.socket.error.type"], s.Status)
 	}
 }
 
@@ -429,4 +457,13 @@ func TestDurationMeasured(t *testing.T) {
 			}
 		})
 	}
+}
+
+// attrs are a span's string attributes by key.
+func attrs(s *tracepb.Span) map[string]string {
+	m := map[string]string{}
+	for _, kv := range s.Attributes {
+		m[kv.Key] = kv.Value.GetStringValue()
+	}
+	return m
 }

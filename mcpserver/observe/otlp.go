@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -152,9 +153,10 @@ func (r *spanRecord) appendCallSpan(b []byte) []byte {
 	if tr.parent != ([8]byte{}) {
 		b = appendBytes(b, 4, tr.parent[:])
 	}
+	name := validUTF8(tr.name)
 	b = appendTag(b, 5, wireLen)
-	b = appendVarint(b, uint64(len(method)+1+len(tr.name)))
-	b = append(append(append(b, method...), ' '), tr.name...)
+	b = appendVarint(b, uint64(len(method)+1+len(name)))
+	b = append(append(append(b, method...), ' '), name...)
 	b = appendVarintField(b, 6, spanKindServer)
 	b = appendFixed64(b, 7, uint64(r.start.UnixNano()))
 	b = appendFixed64(b, 8, uint64(r.end.UnixNano()))
@@ -259,12 +261,25 @@ func appendString(b []byte, field int, s string) []byte {
 	if s == "" {
 		return b
 	}
+	s = validUTF8(s)
 	return append(appendVarint(appendTag(b, field, wireLen), uint64(len(s))), s...)
+}
+
+// validUTF8 is s with each run of bytes that is not UTF-8 replaced by
+// U+FFFD: a protobuf string must be UTF-8, and one that is not makes the
+// collector refuse the whole batch. A socket path or a request id may
+// hold any bytes.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // appendAttr appends a span attribute: a KeyValue whose value is an
 // AnyValue string (written even when empty: it is one of a oneof).
 func appendAttr(b []byte, key, value string) []byte {
+	value = validUTF8(value)
 	anyLen := 1 + varintLen(uint64(len(value))) + len(value)
 	kvLen := 1 + varintLen(uint64(len(key))) + len(key) + 1 + varintLen(uint64(anyLen)) + anyLen
 	b = appendVarint(appendTag(b, fieldSpanAttribute, wireLen), uint64(kvLen))
