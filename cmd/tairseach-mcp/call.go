@@ -109,11 +109,11 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	if err != nil {
 		return err
 	}
-	srv, err := o.openServer(cmd.Context(), reg, log)
+	srv, done, err := o.openServer(cmd.Context(), reg, log)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer done()
 
 	tool, ok := findTool(reg, o.prefix, name)
 	if !ok {

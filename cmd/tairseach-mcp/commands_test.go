@@ -514,3 +514,33 @@ func TestDoctorColour(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandsAudit: --audit-log holds for the commands as for serve: a
+// call from `call`, and doctor's round trip, each have their line, with
+// transport "cli", when the command has exited.
+func TestCommandsAudit(t *testing.T) {
+	e := newEnv(t)
+	startBackend(t, e.socket)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	for _, args := range [][]string{
+		{"call", "demo.echo", "text=hi"},
+		{"call", "demo.fail"},
+		{"doctor"},
+	} {
+		cmd := exec.Command(bridgeBin, append([]string{"--manifests", exampleDir, "--socket", e.socket, "--audit-log", audit}, args...)...)
+		cmd.Env = append(os.Environ(), "TAIRSEACH_MANIFESTS=", "TAIRSEACH_SOCKET=", "TAIRSEACH_MCP_LOG_LEVEL=")
+		if out, err := cmd.CombinedOutput(); err != nil && args[1] != "demo.fail" {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	var got []string
+	for _, r := range readAudit(t, audit) {
+		if r.Transport != "cli" {
+			t.Errorf("line of %s says transport %q, want cli", r.Tool, r.Transport)
+		}
+		got = append(got, r.Tool+" "+r.Outcome)
+	}
+	if want := []string{"tairseach_demo_echo ok", "tairseach_demo_fail tool_error", "tairseach_server_status ok"}; !slices.Equal(got, want) {
+		t.Errorf("audit lines %q, want %q", got, want)
+	}
+}

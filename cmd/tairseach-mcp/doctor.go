@@ -50,8 +50,9 @@ socket a manifest names. Exit status 1 when a check fails, else 0.`,
 
 func (d *doctor) run(ctx context.Context) {
 	reg := d.checkManifests()
-	if d.srv = d.openServer(ctx, reg); d.srv != nil {
-		defer d.srv.Close()
+	if srv, done := d.openServer(ctx, reg); srv != nil {
+		d.srv = srv
+		defer done()
 	}
 	d.checkOutputSchemas(reg)
 	d.checkBudget()
@@ -376,16 +377,16 @@ func (d *doctor) checkBackends(ctx context.Context, reg *manifest.Registry) {
 // it (the size of its tools/list leaves out what is not granted); nil
 // without a registry, or when --toolsets names a toolset it lacks, which
 // fails.
-func (d *doctor) openServer(ctx context.Context, reg *manifest.Registry) *mcpserver.Server {
+func (d *doctor) openServer(ctx context.Context, reg *manifest.Registry) (*mcpserver.Server, func()) {
 	if reg == nil {
-		return nil
+		return nil, nil
 	}
-	srv, err := d.o.openServer(ctx, reg, d.log)
+	srv, done, err := d.o.openServer(ctx, reg, d.log)
 	if err != nil {
-		d.report(statusFail, err.Error(), "fix --toolsets (TAIRSEACH_MCP_TOOLSETS)")
-		return nil
+		d.report(statusFail, err.Error(), "fix --toolsets (TAIRSEACH_MCP_TOOLSETS) or --audit-log")
+		return nil, nil
 	}
-	return srv
+	return srv, done
 }
 
 // checkBudget reports the size of tools/list for the flags and the macOS

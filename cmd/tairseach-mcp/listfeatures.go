@@ -112,11 +112,11 @@ func listFeatures(ctx context.Context, o *options, log zerolog.Logger, list func
 	if err != nil {
 		return err
 	}
-	srv, err := o.openServer(ctx, reg, log)
+	srv, done, err := o.openServer(ctx, reg, log)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer done()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.MCP().Connect(ctx, st, nil)
 	if err != nil {

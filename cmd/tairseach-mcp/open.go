@@ -41,14 +41,25 @@ func (o *options) loadManifests(log zerolog.Logger) (*manifest.Registry, error) 
 // transport, as a client finds it: the --toolsets names checked, and the
 // macOS permissions read once where the flags leave out what is not
 // granted. What the commands (call, tools, doctor, prompts, resources)
-// list, call and check through it is what a client would be offered. The
-// caller closes it.
-func (o *options) openServer(ctx context.Context, reg *manifest.Registry, log zerolog.Logger) (*mcpserver.Server, error) {
+// list, call and check through it is what a client would be offered. Its
+// calls are recorded as serve records them (--audit-log, OpenTelemetry),
+// with transport "cli". The caller calls done when it is through: it
+// closes the server, then the audit log and the exporters.
+func (o *options) openServer(ctx context.Context, reg *manifest.Registry, log zerolog.Logger) (srv *mcpserver.Server, done func(), err error) {
 	// An unknown toolset is a mistake in the command line, as serve says.
 	if err := o.checkToolsets(reg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	srv, _ := o.newServer(reg, log, observers{})
+	obs, stopObs, err := o.obs.start(ctx, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	obs.serve = false // no session to confirm a call, or to tell of its progress
+	srv, _ = o.newServer(reg, log, obs)
+	done = func() {
+		_ = srv.Close()
+		stopObs()
+	}
 	if o.hideUngranted {
 		// An app that does not answer leaves them unknown: nothing is left
 		// out, as a client is offered everything until they are read.
@@ -56,7 +67,7 @@ func (o *options) openServer(ctx context.Context, reg *manifest.Registry, log ze
 		defer cancel()
 		_, _ = srv.ReadPermissions(rctx)
 	}
-	return srv, nil
+	return srv, done, nil
 }
 
 // grantsTimeout bounds the commands' read of the macOS permissions: as

@@ -156,11 +156,11 @@ func listTools(ctx context.Context, o *options, f toolsFlags, log zerolog.Logger
 	if err != nil {
 		return err
 	}
-	srv, err := o.openServer(ctx, reg, log)
+	srv, done, err := o.openServer(ctx, reg, log)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer done()
 	switch {
 	case f.budget:
 		return printBudget(o, srv, stdout, stderr)
