@@ -20,7 +20,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata, and the docs made from the code")
 
 // corpusDir holds the real Tairseach manifests, kept as the manifest
 // package's test data.

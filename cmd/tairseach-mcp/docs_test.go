@@ -1,9 +1,8 @@
 package main
 
 // What the README, docs/ and the Makefile say of the binary and its tests
-// is what they do: a failed call's exit status, the clients install
-// knows, the environment the binary reads, the Node MCP Inspector needs,
-// and the make targets.
+// is what they do: a failed call's exit status, the environment the
+// binary reads, the Node MCP Inspector needs, and the make targets.
 
 import (
 	"encoding/json"
@@ -50,27 +49,6 @@ func TestReadmeCallExitStatus(t *testing.T) {
 		if strconv.Itoa(code) != tt.want {
 			t.Errorf("tairseach-mcp %s: exit %d, the README says %s\n%s", strings.Join(tt.args, " "), code, tt.want, stderr)
 		}
-	}
-}
-
-// TestDocsInstallClients: docs/commands.md names every client install
-// knows, in its order.
-func TestDocsInstallClients(t *testing.T) {
-	var want []string
-	for _, c := range mcpClients {
-		want = append(want, c.name)
-	}
-	m := regexp.MustCompile("add the `tairseach` server to an MCP client's configuration, or take it out: ([^(]*) \\(see").
-		FindStringSubmatch(docText(t, "docs/commands.md"))
-	if m == nil {
-		t.Fatal("docs/commands.md does not list install's clients (\"... or take it out: `claude-desktop`, ... (see\")")
-	}
-	var got []string
-	for _, n := range regexp.MustCompile("`([a-z-]+)`").FindAllStringSubmatch(m[1], -1) {
-		got = append(got, n[1])
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("docs/commands.md lists the clients %q; install knows %q", got, want)
 	}
 }
 

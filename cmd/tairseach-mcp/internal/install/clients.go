@@ -15,9 +15,21 @@ import (
 )
 
 // Client is one row of the table of clients: everything install knows of
-// a client, so that another client is another row (and its test data).
-// install's help is made from the table, and cmd's TestClientTables holds
-// the README's and docs/clients.md's tables to it.
+// a client, so that another client is another row. install's help and
+// completion are made from the rows, and so are README.md's and
+// docs/clients.md's tables of clients and docs/commands.md's list. A new
+// row needs, besides itself, in cmd/tairseach-mcp:
+//   - a fixture for its Key, if no row has that Key yet: fixtures in
+//     install_test.go, a file of the client's with another server;
+//   - its entry with settings the user added, as the client documents
+//     them: keeps in install_keep_test.go;
+//   - its file under a temporary HOME: TestDefaultPaths in
+//     internal/install/clients_test.go;
+//   - its golden files, testdata/install/NAME_*.golden and keep_NAME.golden,
+//     which go test -run 'TestInstall' -update ./cmd/tairseach-mcp/ writes,
+//     to read before committing;
+//   - the docs: go test -run TestClientTables -update ./cmd/tairseach-mcp/
+//     rewrites the tables and the list from the rows.
 type Client struct {
 	Name   string // on the command line: claude-desktop
 	Title  string // in messages: Claude Desktop
@@ -31,6 +43,11 @@ type Client struct {
 	// over stdio.
 	HTTP     bool
 	afterAdd string // what to do once the entry is written
+
+	// In the docs made from the rows (also DocFiles, and the entry from
+	// Key and Entry).
+	Check    string // README.md: how to see that the client loaded the entry
+	FileNote string // docs/clients.md: what moves the file elsewhere, if anything
 
 	// OpenClaw's (openclaw.go).
 	TokenRef  string   // what the Authorization header names in place of the token, which the client fills in from tokenFrom
@@ -83,6 +100,7 @@ var Clients = []Client{
 			return []clientconfig.Field{none("type"), command(e), args(e), none("url"), headers("headers", e)}
 		},
 		afterAdd: "quit Claude Desktop and open it again to load it",
+		Check:    "quit it (⌘Q) and open it again: the tools menu lists `tairseach_*`",
 	},
 	{
 		Name: "claude-code", Title: "Claude Code", Format: jsonFile, Key: "mcpServers", HTTP: true,
@@ -97,6 +115,7 @@ var Clients = []Client{
 			return []clientconfig.Field{kind(e), command(e), args(e), address("url", e), headers("headers", e)}
 		},
 		afterAdd: "new Claude Code sessions load it in every project (claude mcp list shows it)",
+		Check:    "`claude mcp list`, in a new session", FileNote: "`$CLAUDE_CONFIG_DIR/.claude.json` when that is set",
 	},
 	{
 		Name: "cursor", Title: "Cursor", Format: jsonFile, Key: "mcpServers", HTTP: true,
@@ -106,6 +125,7 @@ var Clients = []Client{
 			return []clientconfig.Field{none("type"), command(e), args(e), address("url", e), headers("headers", e)}
 		},
 		afterAdd: "Cursor lists it under Settings > MCP; restart Cursor if it does not show",
+		Check:    "Settings › MCP lists it",
 	},
 	{
 		Name: "vscode", Title: "VS Code", Format: jsonFile, Key: "servers", HTTP: true,
@@ -117,6 +137,7 @@ var Clients = []Client{
 			return []clientconfig.Field{kind(e), command(e), args(e), address("url", e), headers("headers", e)}
 		},
 		afterAdd: "in VS Code, run MCP: List Servers and start tairseach (Copilot agent mode uses its tools)",
+		Check:    "*MCP: List Servers*, then start `tairseach`",
 	},
 	{
 		Name: "windsurf", Title: "Windsurf", Format: jsonFile, Key: "mcpServers", HTTP: true,
@@ -126,6 +147,7 @@ var Clients = []Client{
 			return []clientconfig.Field{none("type"), command(e), args(e), address("serverUrl", e), none("url"), headers("headers", e)}
 		},
 		afterAdd: "press refresh in Windsurf's MCP servers panel (Cascade) to load it",
+		Check:    "refresh the MCP servers panel of Cascade",
 	},
 	{
 		Name: "gemini", Title: "Gemini CLI", Format: jsonFile, Key: "mcpServers", HTTP: true,
@@ -136,6 +158,7 @@ var Clients = []Client{
 			return []clientconfig.Field{none("type"), command(e), args(e), address("httpUrl", e), none("url"), headers("headers", e)}
 		},
 		afterAdd: "new Gemini CLI sessions load it in every project (/mcp in a session lists its tools)",
+		Check:    "`/mcp` in a new session",
 	},
 	{
 		Name: "openclaw", Title: "OpenClaw", Format: json5File, Key: "mcp.servers", HTTP: true,
@@ -151,6 +174,7 @@ var Clients = []Client{
 		TokenRef: "${" + streamable.TokenEnv + "}", tokenFrom: "its environment or ~/.openclaw/.env", // its doctor warns of a literal token
 		misplaced: "mcpServers", keeps: openClawKeeps,
 		afterAdd: "new OpenClaw agent turns load it (openclaw mcp probe tairseach checks it; restart a running Gateway)",
+		Check:    "`openclaw mcp probe tairseach`", FileNote: "`$OPENCLAW_CONFIG_PATH`, or `openclaw.json` in `$OPENCLAW_STATE_DIR`, when set; `$OPENCLAW_HOME` in place of `~`",
 	},
 	{
 		Name: "codex", Title: "Codex", Format: tomlFile, Key: "mcp_servers", HTTP: true,
@@ -165,7 +189,15 @@ var Clients = []Client{
 			return []clientconfig.Field{command(e), args(e), address("url", e), headers("http_headers", e)}
 		},
 		afterAdd: "new Codex sessions load it (codex mcp list shows it; /mcp in a session lists its tools)",
+		Check:    "`codex mcp list`", FileNote: "`$CODEX_HOME/config.toml` when that is set",
 	},
+}
+
+// DocFiles are the client's file on macOS and elsewhere, from a home of
+// ~, for the docs. A variable that moves the file (FileNote) must not be
+// set.
+func (c Client) DocFiles() (macOS, other string) {
+	return c.path("~", filepath.Join("~", "Library", "Application Support")), c.path("~", filepath.Join("~", ".config"))
 }
 
 // Names are the clients' names, in the table's order.
