@@ -25,16 +25,18 @@ const testToken = "0123456789abcdef0123456789abcdef"
 
 var httpFlags = []string{"--transport", "http", "--listen", "127.0.0.1:9876", "--auth-token-file", "$HOME/token"}
 
-// keeps are client files whose tairseach entry, written by an earlier
-// install, holds settings the user added, as each client documents them;
-// and the flags of an install run again, which changes the entry's form
-// or its arguments. kept is the user's text that must stay as it was.
-var keeps = []struct {
+type keep struct {
 	client string
 	before string
 	args   []string
 	kept   []string
-}{
+}
+
+// keeps are client files whose tairseach entry, written by an earlier
+// install, holds settings the user added, as each client documents them;
+// and the flags of an install run again, which changes the entry's form
+// or its arguments. kept is the user's text that must stay as it was.
+var keeps = []keep{
 	{
 		client: "claude-desktop", // stdio, other flags
 		args:   append(slices.Clone(fixedFlags), "--prefix", "ts_"),
@@ -207,6 +209,11 @@ model = "o4-mini"
 // entry and of the file is as it was, and the user's text stays byte for
 // byte. Run again, install changes nothing and makes no backup.
 func TestInstallKeepsSettings(t *testing.T) {
+	for _, c := range install.Clients {
+		if !slices.ContainsFunc(keeps, func(k keep) bool { return k.client == c.Name }) {
+			t.Errorf("client %s: no entry with settings the user added; add one to keeps in install_keep_test.go", c.Name)
+		}
+	}
 	for _, k := range keeps {
 		t.Run(k.client, func(t *testing.T) {
 			home := installHome(t)

@@ -42,7 +42,7 @@ func TestInstallKeepsLinks(t *testing.T) {
 						}
 					}
 					if live {
-						writeFixture(t, target, fixtures[c.Key])
+						writeFixture(t, target, fixture(t, c))
 					}
 					if err := os.Symlink(text, path); err != nil {
 						t.Fatal(err)
@@ -66,14 +66,14 @@ func TestInstallKeepsLinks(t *testing.T) {
 							t.Errorf("%v: the link's target has the entry: %v\n%s", args, has, data)
 						}
 					}
-					if data, _ := os.ReadFile(target); live && string(data) != fixtures[c.Key] {
+					if data, _ := os.ReadFile(target); live && string(data) != fixture(t, c) {
 						t.Errorf("after uninstall the dotfile is not as it was:\n%s", data)
 					}
 					entries, _ := os.ReadDir(dotfiles)
 					if len(entries) != 1 {
 						t.Errorf("the dotfiles directory holds %v, want only the file", entries)
 					}
-					if b, err := os.ReadFile(path + clientconfig.BackupSuffix); live && (err != nil || string(b) != fixtures[c.Key]) {
+					if b, err := os.ReadFile(path + clientconfig.BackupSuffix); live && (err != nil || string(b) != fixture(t, c)) {
 						t.Errorf("the backup beside the link: %v\n%s", err, b)
 					}
 				})

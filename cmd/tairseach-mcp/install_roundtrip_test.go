@@ -140,7 +140,7 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 				home := installHome(t)
 				path := configPathOf(t, c.Name)
 				if existing {
-					writeFixture(t, path, fixtures[c.Key])
+					writeFixture(t, path, fixture(t, c))
 					if _, stderr, code := cli("", "install", c.Name); code != 0 { // an entry for uninstall to take out
 						t.Fatalf("exit %d: %s", code, stderr)
 					}

@@ -86,6 +86,17 @@ model = "o4-mini"
 `,
 }
 
+// fixture is fixtures' file for c's Key. A client whose Key has none fails
+// here, not later over an empty file.
+func fixture(t *testing.T, c install.Client) string {
+	t.Helper()
+	f, ok := fixtures[c.Key]
+	if !ok {
+		t.Fatalf("client %s: no fixture for its key %q; add to fixtures in install_test.go a %s file of %s's with another server under %q", c.Name, c.Key, c.Format.Name, c.Title, c.Key)
+	}
+	return f
+}
+
 // exePath is what os.Executable resolves to in this test process.
 func exePath(t *testing.T) string {
 	exe, err := install.Executable()
@@ -202,7 +213,7 @@ func TestInstallClients(t *testing.T) {
 				home := installHome(t)
 				path := configPathOf(t, c.Name)
 				dir := filepath.Dir(path)
-				before := fixtures[c.Key]
+				before := fixture(t, c)
 				writeFixture(t, path, before)
 				args := append(slices.Clone(fixedFlags), "install", c.Name)
 				stdout, stderr, code := cli("", args...)

@@ -18,7 +18,8 @@ import (
 // a client, so that another client is another row. install's help and
 // completion are made from the rows, and so are README.md's and
 // docs/clients.md's tables of clients and docs/commands.md's list. A new
-// row needs, besides itself, in cmd/tairseach-mcp:
+// row needs, besides itself, in cmd/tairseach-mcp (each test fails, naming
+// what is missing and where it goes, until it is there):
 //   - a fixture for its Key, if no row has that Key yet: fixtures in
 //     install_test.go, a file of the client's with another server;
 //   - its entry with settings the user added, as the client documents

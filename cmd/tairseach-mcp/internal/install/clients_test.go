@@ -52,11 +52,17 @@ func TestDefaultPaths(t *testing.T) {
 		"vscode":         ".config/Code/User/mcp.json",
 		"windsurf":       ".codeium/windsurf/mcp_config.json",
 		"gemini":         ".gemini/settings.json",
+		"openclaw":       ".openclaw/openclaw.json",
 		"codex":          ".codex/config.toml",
 	}
 	if isDarwin {
 		want["claude-desktop"] = "Library/Application Support/Claude/claude_desktop_config.json"
 		want["vscode"] = "Library/Application Support/Code/User/mcp.json"
+	}
+	for _, c := range Clients {
+		if _, ok := want[c.Name]; !ok {
+			t.Errorf("client %s: no file to expect; add it to want in TestDefaultPaths", c.Name)
+		}
 	}
 	for name, rel := range want {
 		if got := configPathOf(t, name); got != filepath.Join(home, rel) {
