@@ -130,15 +130,13 @@ func runCall(cmd *cobra.Command, o *options, f callFlags, name string, argv []st
 	if res == nil {
 		return fmt.Errorf("%s: interrupted before the result arrived", tool.Name)
 	}
-	var rule backend.Rule
-	if refused != nil {
-		rule = refused.Rule
-	}
-	switch rule {
-	case backend.RuleHidden:
-		return usageError{errors.New(check.ResultText(res))}
-	case backend.RuleInvalidArguments:
-		return usageError{fmt.Errorf("%s%s", check.ResultText(res), describeParams(tool.InputSchema))}
+	if refused != nil && refused.Rule.Input != backend.NotInput {
+		// The command line's fault, not the tool's: a usage error.
+		why := check.ResultText(res)
+		if refused.Rule.Input == backend.InputSchema {
+			why += describeParams(tool.InputSchema)
+		}
+		return usageError{errors.New(why)}
 	}
 	if res.IsError && !f.raw {
 		// Said once, on stderr; stdout stays empty. --raw prints the whole

@@ -89,9 +89,25 @@ type Rule struct {
 	// Outcome is the audit log's outcome of a request it refused, set
 	// where it refuses; "" leaves it to the log (Logged says what it is).
 	Outcome string
-	Logged  string // what the audit log records, for docs/policy.md
-	Doc     string // what it refuses, for docs/policy.md
+	// Input is what of the caller's request the rule refuses, when the
+	// fault is the caller's: the call command exits 2 for it, a usage
+	// error, and a feature's request gets invalid params. A refusal for
+	// the server's state or the user's choice is a failed call (exit 1).
+	Input  Input
+	Logged string // what the audit log records, for docs/policy.md
+	Doc    string // what it refuses, for docs/policy.md
 }
+
+// Input is what of the caller's request a rule refuses, if anything.
+type Input int
+
+// What a rule can refuse of the caller's request.
+const (
+	NotInput       Input = iota // nothing: the request was the caller's to make
+	InputName                   // the tool or method it names
+	InputArguments              // its arguments
+	InputSchema                 // its arguments, for not matching the tool's inputSchema: call says the tool's parameters too
+)
 
 func (r Rule) String() string { return r.Name }
 
@@ -99,11 +115,11 @@ var rules []Rule
 
 // newRule makes a rule and adds it to Rules. An outcome of "" leaves the
 // audit log's outcome to the log, which records what logged says.
-func newRule(name, outcome, logged, doc string) Rule {
+func newRule(name, outcome string, input Input, logged, doc string) Rule {
 	if outcome != "" {
 		logged = "`" + outcome + "`"
 	}
-	r := Rule{Name: name, Outcome: outcome, Logged: logged, Doc: doc}
+	r := Rule{Name: name, Outcome: outcome, Input: input, Logged: logged, Doc: doc}
 	rules = append(rules, r)
 	return r
 }
@@ -113,16 +129,16 @@ func Rules() []Rule { return rules }
 
 // The rules a request can be refused by.
 var (
-	RuleHidden           = newRule("hidden", "", "`rejected`", "the session's policy (the flags, a header selection) serves no tool of that name or method")
-	RuleUnknownMethod    = newRule("unknown_method", "", "`rejected`", "a feature's request names a method no tool served here calls")
-	RuleInvalidArguments = newRule("invalid_arguments", "invalid_arguments", "", "the arguments (a feature's params) do not match the tool's inputSchema")
-	RuleNotConfirmed     = newRule("not_confirmed", "", "`declined`, `unanswered`, or `refused` when the client cannot ask", "the user did not confirm the call (--confirm), or could not be asked")
-	RuleBusy             = newRule("busy", "busy", "", "no slot of --max-in-flight freed within the call's timeout")
-	RuleTooLarge         = newRule("too_large", "", "`too_large` (a reply refused as it is read), `result_error` (an answer that would be too large)", "the answer makes a message over --max-result-bytes")
-	RuleUnknownTool      = newRule("unknown_tool", "unknown_tool", "", "no tool of that name is served (a reload may have removed it)")
-	RulePermission       = newRule("permission", "", "`rejected`", "the tool needs a macOS permission the app does not hold (--hide-ungranted)")
-	RuleInternal         = newRule("internal_error", "internal_error", "", "serving the request panicked: a bug of tairseach-mcp")
-	RuleOther            = newRule("other", "", "`rejected`", "any other refusal: a discovery tool's or the part tool's own arguments, a held result not found")
+	RuleHidden           = newRule("hidden", "", InputName, "`rejected`", "the session's policy (the flags, a header selection) serves no tool of that name or method")
+	RuleUnknownMethod    = newRule("unknown_method", "", InputName, "`rejected`", "a feature's request names a method no tool served here calls")
+	RuleInvalidArguments = newRule("invalid_arguments", "invalid_arguments", InputSchema, "", "the arguments (a feature's params) do not match the tool's inputSchema")
+	RuleNotConfirmed     = newRule("not_confirmed", "", NotInput, "`declined`, `unanswered`, or `refused` when the client cannot ask", "the user did not confirm the call (--confirm), or could not be asked")
+	RuleBusy             = newRule("busy", "busy", NotInput, "", "no slot of --max-in-flight freed within the call's timeout")
+	RuleTooLarge         = newRule("too_large", "", NotInput, "`too_large` (a reply refused as it is read), `result_error` (an answer that would be too large)", "the answer makes a message over --max-result-bytes")
+	RuleUnknownTool      = newRule("unknown_tool", "unknown_tool", NotInput, "", "no tool of that name is served (a reload may have removed it)")
+	RulePermission       = newRule("permission", "", NotInput, "`rejected`", "the tool needs a macOS permission the app does not hold (--hide-ungranted)")
+	RuleInternal         = newRule("internal_error", "internal_error", NotInput, "", "serving the request panicked: a bug of tairseach-mcp")
+	RuleOther            = newRule("other", "", NotInput, "`rejected`", "any other refusal: a discovery tool's or the part tool's own arguments, a held result not found")
 )
 
 func (e *Refused) Error() string { return e.Message }

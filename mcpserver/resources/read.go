@@ -40,8 +40,7 @@ func jsonContents(uri, mime string, b []byte) *mcp.ReadResourceResult {
 func backendError(uri, method string, err error) error {
 	if r, ok := backend.IsRefused(err); ok {
 		code := int64(jsonrpc.CodeInternalError)
-		switch r.Rule {
-		case backend.RuleInvalidArguments, backend.RuleHidden, backend.RuleUnknownMethod:
+		if r.Rule.Input != backend.NotInput { // the client's fault
 			code = jsonrpc.CodeInvalidParams
 		}
 		return &jsonrpc.Error{Code: code, Message: r.Message}
