@@ -57,6 +57,6 @@ func TestPolicyDocListsEveryRule(t *testing.T) {
 			}
 			return
 		}
-		t.Errorf("%s lists the rules as\n%s\nthe rules say\n%s(go test -run TestPolicyDocListsEveryRule -update ./mcpserver/ rewrites it)", path, got, want)
+		t.Errorf("%s lists the rules as\n%s\nthe rules say\n%s(go test ./mcpserver/ -run TestPolicyDocListsEveryRule -update rewrites it)", path, got, want)
 	}
 }

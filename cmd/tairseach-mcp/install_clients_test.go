@@ -111,5 +111,5 @@ func madeDoc(t *testing.T, page, name, want string) {
 		}
 		return
 	}
-	t.Errorf("%s's %s are\n%s\nmade from the code they are\n%s\n(go test -run %s -update ./cmd/tairseach-mcp/ rewrites them)", page, name, got, want, test)
+	t.Errorf("%s's %s are\n%s\nmade from the code they are\n%s\n(go test ./cmd/tairseach-mcp/ -run %s -update rewrites them)", page, name, got, want, test)
 }

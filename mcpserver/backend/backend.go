@@ -80,10 +80,10 @@ type Refused struct {
 }
 
 // Rule is a rule that refuses a request, with everything said of it
-// elsewhere: what the audit log records, and its line in docs/policy.md
-// (made from Rules by go test -run TestPolicyDocListsEveryRule -update
-// ./mcpserver/). A rule is made by newRule only, so that none is half
-// added.
+// elsewhere: what the audit log records, how the call command exits
+// (Input), and its line in docs/policy.md (made from Rules by go test
+// ./mcpserver/ -run TestPolicyDocListsEveryRule -update). A rule is made
+// by newRule only, so that none is half added.
 type Rule struct {
 	Name string // as tests and logs name it
 	// Outcome is the audit log's outcome of a request it refused, set

@@ -27,9 +27,9 @@ import (
 //   - its file under a temporary HOME: TestDefaultPaths in
 //     internal/install/clients_test.go;
 //   - its golden files, testdata/install/NAME_*.golden and keep_NAME.golden,
-//     which go test -run 'TestInstall' -update ./cmd/tairseach-mcp/ writes,
+//     which go test ./cmd/tairseach-mcp/ -run 'TestInstall' -update writes,
 //     to read before committing;
-//   - the docs: go test -run TestClientTables -update ./cmd/tairseach-mcp/
+//   - the docs: go test ./cmd/tairseach-mcp/ -run TestClientTables -update
 //     rewrites the tables and the list from the rows.
 type Client struct {
 	Name   string // on the command line: claude-desktop
