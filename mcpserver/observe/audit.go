@@ -28,10 +28,11 @@ import (
 // read: who called which tool, with which arguments (a hash of them, or
 // the arguments themselves), and how it ended. Never the result.
 //
-// With a Delay, a call's line waits in memory at most that long and is
-// written with the lines of the calls that ended meanwhile, in one write,
-// by the goroutine of a timer: the call does not wait for it, and a write
-// serves many calls. Close writes what is waiting. Without a Delay, or
+// With a Delay, an ended call waits in memory at most that long and its
+// line is made and written with those of the calls that ended meanwhile,
+// in one write, by the goroutine of a timer: the call neither makes its
+// line nor waits for it, and a write serves many calls. Close writes what
+// is waiting. Without a Delay, or
 // with Sync, a call's line is in the file before the call is answered:
 // record returns once it is written (and with Sync, synced), and the
 // lines of calls that end at the same time are written together by one
@@ -46,17 +47,19 @@ type Audit struct {
 
 	client atomic.Pointer[clientJSON] // the clientInfo last written, and its JSON
 
-	mu      sync.Mutex
-	wrote   sync.Cond   // broadcast when a write ends
-	pending []byte      // lines waiting for the next write, each ending in '\n'
-	spare   []byte      // the buffer of the last write, for the next one
-	queued  uint64      // lines ever queued
-	written uint64      // of them, those written or lost
-	writing bool        // a caller is writing, or Close is closing; the others wait
-	lost    int         // records not written
-	timer   *time.Timer // writes the lines waiting, delay after the first of them
-	armed   bool        // the timer is set, or its write is to come
-	closed  bool        // Close has begun: a record is written before it returns
+	mu         sync.Mutex
+	wrote      sync.Cond // broadcast when a write ends
+	pending    []byte    // lines waiting for the next write, each ending in '\n'
+	spare      []byte    // the buffer of the last write, for the next one
+	ended      []*Call   // with a Delay: calls whose lines the next write makes, before pending
+	spareEnded []*Call
+	queued     uint64      // lines ever queued
+	written    uint64      // of them, those written or lost
+	writing    bool        // a caller is writing, or Close is closing; the others wait
+	lost       int         // records not written
+	timer      *time.Timer // writes the lines waiting, delay after the first of them
+	armed      bool        // the timer is set, or its write is to come
+	closed     bool        // Close has begun: a record is written before it returns
 
 	// Owned by the caller that set writing:
 	f       journal
@@ -64,6 +67,7 @@ type Audit struct {
 	endsNL  bool   // the file ends with a newline (or is empty)
 	longest int    // the longest line written, for layout
 	out     []byte // the bytes of one write
+	made    []byte // the lines of the calls handed over, made for one write
 	failed  bool   // the last write failed (logged once until one succeeds)
 }
 
@@ -84,10 +88,10 @@ type AuditOptions struct {
 // a process killed (not ended) loses the lines of its last millisecond.
 const DefaultAuditDelay = time.Millisecond
 
-// maxWaiting bounds the bytes of lines waiting for the timer: past it a
-// call writes its line itself, and waits, as without a Delay, so that a
-// disk slower than the calls holds them back rather than fill memory.
-const maxWaiting = 1 << 20
+// maxWaiting bounds the calls waiting for the timer's write: past it a
+// call waits for that write, so that a disk slower than the calls holds
+// them back rather than fill memory.
+const maxWaiting = 4096
 
 // clientJSON is a clientInfo as the audit line writes it.
 type clientJSON struct {
@@ -178,7 +182,7 @@ func (a *Audit) Close() error {
 		for a.writing {
 			a.wrote.Wait()
 		}
-		if len(a.pending) == 0 {
+		if len(a.pending) == 0 && len(a.ended) == 0 {
 			break
 		}
 		a.writeWaiting()
@@ -208,32 +212,36 @@ func (a *Audit) Lost() int {
 	return a.lost
 }
 
-// record writes the line of one finished call: with a Delay, it queues
-// it for the timer's write and returns; else it returns once the line is
+// record writes the line of one finished call: with a Delay, it hands the
+// call to the timer's write and returns; else it returns once the line is
 // in the file (and with Sync on the disk). A failure is logged, never
 // returned: the call itself has succeeded or failed already.
 func (a *Audit) record(o *Call) {
+	if a.delay > 0 && a.queue(o) {
+		return
+	}
 	var buf [1024]byte
-	b := a.line(buf[:0], o)
-	if b == nil {
-		return
+	if b := a.line(buf[:0], o); b != nil {
+		a.commit(b)
 	}
-	if a.delay > 0 && a.queue(b) {
-		return
-	}
-	a.commit(b)
 }
 
-// queue adds a line to those the timer writes, arming it for the first;
-// false, having queued nothing, once Close has begun or when too much is
-// waiting, for the caller to write its line itself.
-func (a *Audit) queue(line []byte) bool {
+// queue hands an ended call to the timer's write, arming the timer for the
+// first, and waits while maxWaiting calls are waiting; false, having
+// queued nothing, once Close has begun, for the caller to write its line
+// itself. The call's arguments are copied: they may lie in a buffer its
+// transport reads the next request into.
+func (a *Audit) queue(o *Call) bool {
+	o.args = bytes.Clone(o.args)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed || len(a.pending) >= maxWaiting {
+	for len(a.ended) >= maxWaiting && !a.closed {
+		a.wrote.Wait()
+	}
+	if a.closed {
 		return false
 	}
-	a.pending = append(a.pending, line...)
+	a.ended = append(a.ended, o)
 	a.queued++
 	if !a.armed {
 		a.armed = true
@@ -253,7 +261,7 @@ func (a *Audit) writeDelayed() {
 		a.wrote.Wait()
 	}
 	a.armed = false
-	if len(a.pending) > 0 && !a.closed {
+	if (len(a.pending) > 0 || len(a.ended) > 0) && !a.closed {
 		a.writeWaiting()
 	}
 }
@@ -290,7 +298,7 @@ func (a *Audit) fields(o *Call) auditLine {
 		Socket:      o.socket,
 		Outcome:     o.outcome,
 		Code:        o.code,
-		DurationMs:  float64(time.Since(o.start).Microseconds()) / 1000,
+		DurationMs:  float64(o.end.Sub(o.start).Microseconds()) / 1000,
 		ResultBytes: o.resultBytes,
 	}
 	ci := &o.info
@@ -375,17 +383,31 @@ func (a *Audit) commit(line []byte) {
 // writeWaiting writes the lines waiting, as the writer: a.mu is held, and
 // no write is under way; it is released during the write.
 func (a *Audit) writeWaiting() {
-	lines, last := a.pending, a.queued
-	// The spare buffer becomes pending, and is no longer the spare: lines
-	// queued during this write go into it, and the next write must not
-	// take it as its spare too.
+	pending, ended, last := a.pending, a.ended, a.queued
+	// The spare buffers become pending, and are no longer the spares:
+	// what is queued during this write goes into them, and the next write
+	// must not take them as its spares too.
 	a.pending, a.spare, a.writing = a.spare[:0], nil, true
+	a.ended, a.spareEnded = a.spareEnded[:0], nil
 	a.mu.Unlock()
-	lost := a.write(lines)
-	a.mu.Lock()
-	if cap(lines) <= maxSpare {
-		a.spare = lines[:0]
+	// The calls handed over ended before any line in pending was queued:
+	// lines are queued so only once Close has begun, which stops handing
+	// calls over.
+	lines := a.made[:0]
+	for _, o := range ended {
+		lines = a.line(lines, o)
 	}
+	clear(ended)
+	lines = append(lines, pending...)
+	lost := a.write(lines)
+	if cap(lines) <= maxSpare {
+		a.made = lines[:0]
+	}
+	a.mu.Lock()
+	if cap(pending) <= maxSpare {
+		a.spare = pending[:0]
+	}
+	a.spareEnded = ended[:0]
 	a.written, a.writing = last, false
 	a.lost += lost
 	a.wrote.Broadcast()

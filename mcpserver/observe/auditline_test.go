@@ -101,7 +101,8 @@ func TestCanonicalDeepGoesToEncodingJSON(t *testing.T) {
 func TestAuditLineClientAsRecorded(t *testing.T) {
 	a := &Audit{}
 	impl := &mcp.Implementation{Name: "first", Version: "1"}
-	o := &Call{start: time.Now(), info: CallInfo{Transport: "stdio", Client: impl}, tool: "t", args: json.RawMessage(`{}`), outcome: "ok"}
+	now := time.Now()
+	o := &Call{start: now, end: now.Add(1500 * time.Microsecond), info: CallInfo{Transport: "stdio", Client: impl}, tool: "t", args: json.RawMessage(`{}`), outcome: "ok"}
 	for _, name := range []string{"first", "first", "second", "second"} {
 		impl.Name = name
 		var l struct{ Client mcp.Implementation }

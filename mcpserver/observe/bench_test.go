@@ -123,7 +123,8 @@ func benchAudit(b *testing.B, delay time.Duration) (Observer, func()) {
 // BenchmarkAuditLine encodes one call's audit line.
 func BenchmarkAuditLine(b *testing.B) {
 	a := &Audit{log: zerolog.Nop()}
-	o := &Call{start: time.Now(), info: CallInfo{Transport: "stdio", Kind: "tool", Client: benchClient, Protocol: "2025-11-25", RequestID: "12345"},
+	now := time.Now()
+	o := &Call{start: now, end: now.Add(1500 * time.Microsecond), info: CallInfo{Transport: "stdio", Kind: "tool", Client: benchClient, Protocol: "2025-11-25", RequestID: "12345"},
 		tool: "tairseach_demo_echo", args: benchArgs, method: "demo.echo", socket: "/tmp/d.sock", outcome: "ok", resultBytes: 160, forwarded: true}
 	b.ReportAllocs()
 	var buf [1024]byte

@@ -32,7 +32,7 @@ type CallInfo struct {
 
 // Call follows one call for the audit log and the traces.
 type Call struct {
-	start       time.Time
+	start, end  time.Time
 	info        CallInfo
 	tool        string // the tool whose route the request took
 	target      string // what a request of another kind asked for (a URI)

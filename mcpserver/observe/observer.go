@@ -42,6 +42,7 @@ func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args j
 // log's Delay; without one, or with Sync, End returns once it is in the
 // file (see Audit).
 func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
+	o.end = time.Now()
 	o.classify(res, limit)
 	if t := ob.Telemetry; t != nil {
 		t.endCall(o) // before the audit line, whose write may wait (Sync)

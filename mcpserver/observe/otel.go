@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -182,12 +181,11 @@ func (t *Telemetry) startCall(o *Call) {
 
 // endCall queues the call's span and measures it.
 func (t *Telemetry) endCall(o *Call) {
-	end := time.Now()
 	if o.trace.sampled {
-		t.spans.add(newSpanRecord(o, end))
+		t.spans.add(newSpanRecord(o, o.end))
 	}
 	if t.duration != nil {
-		t.duration.Record(context.Background(), end.Sub(o.start).Seconds(), t.sets.option(o))
+		t.duration.Record(context.Background(), o.end.Sub(o.start).Seconds(), t.sets.option(o))
 	}
 }
 
