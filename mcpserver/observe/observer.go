@@ -33,6 +33,9 @@ func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args j
 	if t := ob.Telemetry; t != nil {
 		t.startCall(o)
 	}
+	if ob.Audit != nil {
+		ob.Audit.inFlight.Add(1)
+	}
 	return ctx, o
 }
 
@@ -48,6 +51,6 @@ func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
 		t.endCall(o) // before the audit line, whose write may wait (Sync)
 	}
 	if ob.Audit != nil {
-		ob.Audit.record(o)
+		ob.Audit.record(o, ob.Audit.inFlight.Add(-1) == 0)
 	}
 }
