@@ -33,9 +33,6 @@ func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args j
 	if t := ob.Telemetry; t != nil {
 		t.startCall(o)
 	}
-	if ob.Audit != nil {
-		ob.Audit.inFlight.Add(1)
-	}
 	return ctx, o
 }
 
@@ -51,6 +48,6 @@ func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
 		t.endCall(o) // before the audit line, whose write may wait (Sync)
 	}
 	if ob.Audit != nil {
-		ob.Audit.record(o, ob.Audit.inFlight.Add(-1) == 0)
+		ob.Audit.record(o)
 	}
 }
