@@ -408,14 +408,14 @@ func (a *Audit) writeWaiting() {
 	// The calls handed over ended before any line in pending was queued:
 	// lines are queued so only once Close has begun, which stops handing
 	// calls over.
-	lines := a.made[:0]
+	lines := slices.Grow(a.made[:0], len(ended)*max(a.longest, 256)+len(pending))
 	for _, o := range ended {
 		lines = a.line(lines, o)
 	}
 	clear(ended)
 	lines = append(lines, pending...)
 	lost := a.write(lines)
-	if cap(lines) <= maxSpare {
+	if cap(lines) <= maxMade {
 		a.made = lines[:0]
 	}
 	a.mu.Lock()
@@ -430,6 +430,10 @@ func (a *Audit) writeWaiting() {
 
 // maxSpare is the largest write buffer kept for the next write.
 const maxSpare = 1 << 20
+
+// maxMade is the largest buffer of lines made kept for the next write:
+// maxWaiting lines of up to 1 KiB.
+const maxMade = maxWaiting << 10
 
 // write appends lines (each ending in '\n') to the file in one write and
 // returns how many of them could not be written. A write that fails part
