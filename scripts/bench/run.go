@@ -40,8 +40,7 @@ type bench struct {
 
 	roundsDone int
 	warmups    map[string]map[string]warmup // protocol label → contender → its warm-up
-	noReload   bool                         // the bridge sent no list_changed once: skip the case
-	revision   int                          // of the reload case's manifest edits
+	reload     reloadCase
 	tally      variantTally
 }
 
@@ -211,11 +210,11 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 			}
 		}
 		for _, ts := range []toolSet{e.corpus, e.gen} {
-			if err := b.serverCases(ctx, round, ts); err != nil {
+			if err := serverCases(ctx, e, b.res, round, ts); err != nil {
 				return err
 			}
 		}
-		if err := b.reloadCase(ctx); err != nil {
+		if err := b.reload.run(ctx, e, b.res); err != nil {
 			return err
 		}
 		slowest = max(slowest, time.Since(t))

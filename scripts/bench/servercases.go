@@ -12,9 +12,9 @@ import (
 
 // serverCases measures, for one tool set: spawn → initialize, spawn → the
 // first tools/list result, idle RSS after initialize and one tools/list,
-// and tools/list latency.
-func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
-	cfg := b.cfg
+// and tools/list latency, into res.
+func serverCases(ctx context.Context, e *env, res *results, round int, ts toolSet) error {
+	cfg := e.cfg
 	t := time.Now()
 	startID, firstID, rssID, anonID, listID := "startup@"+ts.name, "firstlist@"+ts.name, "rss@"+ts.name, "anon@"+ts.name, "list@"+ts.name
 	nList := cfg.listCalls[0]
@@ -35,10 +35,10 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 			if skip[who] {
 				continue
 			}
-			s, err := b.e.spawn(ctx, who, ts, proto2025, nil)
+			s, err := e.spawn(ctx, who, ts, proto2025, nil)
 			var na errNA
 			if errors.As(err, &na) {
-				b.res.setNA(who, string(na), startID, firstID, rssID, anonID, listID)
+				res.setNA(who, string(na), startID, firstID, rssID, anonID, listID)
 				skip[who] = true
 				continue
 			}
@@ -58,13 +58,13 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 			}
 			kept[who] = s
 			if n != ts.tools {
-				b.res.note(fmt.Sprintf("%s lists %d tools of the %s set, the manifest package counts %d", who, n, ts.name, ts.tools))
+				res.note(fmt.Sprintf("%s lists %d tools of the %s set, the manifest package counts %d", who, n, ts.name, ts.tools))
 			}
 		}
 	}
 	for who, d := range starts {
-		b.res.add(startID, who, micros(percentile(d, 0.5)))
-		b.res.add(firstID, who, micros(percentile(firsts[who], 0.5)))
+		res.add(startID, who, micros(percentile(d, 0.5)))
+		res.add(firstID, who, micros(percentile(firsts[who], 0.5)))
 	}
 	select {
 	case <-time.After(idleWait):
@@ -76,8 +76,8 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", who, err)
 		}
-		b.res.add(rssID, who, rss)
-		b.res.add(anonID, who, anon)
+		res.add(rssID, who, rss)
+		res.add(anonID, who, anon)
 	}
 	var up []string
 	for _, who := range []string{floor, bridge, peer} {
@@ -95,28 +95,34 @@ func (b *bench) serverCases(ctx context.Context, round int, ts toolSet) error {
 		return err
 	}
 	for _, who := range up {
-		b.res.add(listID, who, micros(percentile(lat[who], 0.5)))
+		res.add(listID, who, micros(percentile(lat[who], 0.5)))
 	}
 	for _, id := range []string{startID, firstID, rssID, anonID, listID} {
-		b.res.setNA(raw, "", id)
+		res.setNA(raw, "", id)
 	}
 	cfg.logf("round %d: startup, RSS and tools/list with %s in %s", round+1, ts.name, since(t))
 	return nil
 }
 
-// reloadCase measures manifest file write → notifications/tools/list_changed
-// at the client, on the bridge.
-func (b *bench) reloadCase(ctx context.Context) error {
+// reloadCase is the state the reload case keeps across rounds.
+type reloadCase struct {
+	off      bool // the bridge sent no list_changed once: skip the case
+	revision int  // of the manifest edits
+}
+
+// run measures manifest file write → notifications/tools/list_changed at
+// the client, on the bridge, into res.
+func (r *reloadCase) run(ctx context.Context, e *env, res *results) error {
 	const id = "reload"
 	for _, who := range []string{raw, floor, peer} {
-		b.res.setNA(who, "", id)
+		res.setNA(who, "", id)
 	}
-	if b.noReload {
+	if r.off {
 		return nil
 	}
 	t := time.Now()
 	changed := make(chan time.Time, 16)
-	s, err := b.e.spawn(ctx, bridge, toolSet{name: "reload", dir: b.e.reload}, proto2025, func() {
+	s, err := e.spawn(ctx, bridge, toolSet{name: "reload", dir: e.reload}, proto2025, func() {
 		select {
 		case changed <- time.Now():
 		default:
@@ -126,15 +132,15 @@ func (b *bench) reloadCase(ctx context.Context) error {
 		return err
 	}
 	defer s.close()
-	path := filepath.Join(b.e.reload, "demo.json")
+	path := filepath.Join(e.reload, "demo.json")
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	var lat []time.Duration
-	for range b.cfg.reloads {
-		b.revision++
-		data, err := editDescription(orig, b.revision)
+	for range e.cfg.reloads {
+		r.revision++
+		data, err := editDescription(orig, r.revision)
 		if err != nil {
 			return err
 		}
@@ -151,16 +157,16 @@ func (b *bench) reloadCase(ctx context.Context) error {
 		case at := <-changed:
 			lat = append(lat, at.Sub(start))
 		case <-time.After(3 * time.Second):
-			b.noReload = true
-			b.res.setNA(bridge, "n/a (no reload)", id)
-			b.cfg.logf("reload: no notifications/tools/list_changed within 3s of a manifest write: n/a (no reload)")
+			r.off = true
+			res.setNA(bridge, "n/a (no reload)", id)
+			e.cfg.logf("reload: no notifications/tools/list_changed within 3s of a manifest write: n/a (no reload)")
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	b.res.add(id, bridge, micros(percentile(lat, 0.5)))
-	b.cfg.logf("reload case in %s", since(t))
+	res.add(id, bridge, micros(percentile(lat, 0.5)))
+	e.cfg.logf("reload case in %s", since(t))
 	return nil
 }
 
