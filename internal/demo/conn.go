@@ -223,7 +223,7 @@ func (s *Server) dispatch(ctx context.Context, method string, params []byte) (re
 		}
 	}
 	// Like the real server, the permission comes first, then the method.
-	if e := s.checkPermission(method); e != nil {
+	if e := s.grants.checkPermission(method); e != nil {
 		return nil, e
 	}
 	h, ok := s.methods[method]

@@ -1,6 +1,11 @@
 package demo
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+)
 
 // contact is one address-book entry, shaped like the real server's contacts.
 type contact struct {
@@ -73,4 +78,123 @@ func addressBook(n int) []contact {
 		book[i] = c
 	}
 	return book
+}
+
+// contactBook is the address book contacts.list serves: the demo's
+// contacts, or when size is over 0 (Options.AddressBook) that many made up
+// from them, made once.
+type contactBook struct {
+	size int
+	once sync.Once
+	made []contact
+}
+
+// all returns the size contacts, made on first use.
+func (b *contactBook) all() []contact {
+	b.once.Do(func() { b.made = addressBook(b.size) })
+	return b.made
+}
+
+type listParams struct {
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+}
+
+type listResult struct {
+	Contacts []contact `json:"contacts"`
+	Count    int       `json:"count"` // all contacts, not just this page
+	Limit    int       `json:"limit"`
+	Offset   int       `json:"offset"`
+}
+
+func (b *contactBook) contactsList(_ context.Context, params []byte) ([]byte, *rpcError) {
+	p := listParams{Limit: defaultListLimit}
+	contacts := contacts
+	if b.size > 0 {
+		// The real server's list: whole unless a limit is given.
+		contacts, p.Limit = b.all(), b.size
+	}
+	if e := decodeParams(params, &p); e != nil {
+		return nil, e
+	}
+	if p.Limit < 1 {
+		return nil, invalidParams("limit must be at least 1")
+	}
+	if p.Offset < 0 {
+		return nil, invalidParams("offset must not be negative")
+	}
+	lo := min(p.Offset, len(contacts))
+	hi := lo + min(p.Limit, len(contacts)-lo)
+	return marshalResult(listResult{Contacts: contacts[lo:hi], Count: len(contacts), Limit: p.Limit, Offset: p.Offset})
+}
+
+type getParams struct {
+	ID string `json:"id"`
+}
+
+func contactsGet(_ context.Context, params []byte) ([]byte, *rpcError) {
+	var p getParams
+	if e := decodeParams(params, &p); e != nil {
+		return nil, e
+	}
+	if p.ID == "" {
+		return nil, invalidParams("missing required param: id")
+	}
+	for i := range contacts {
+		if contacts[i].ID == p.ID {
+			return marshalResult(&contacts[i])
+		}
+	}
+	return nil, &rpcError{Code: codeNotFound, Message: "contact not found: " + p.ID}
+}
+
+type searchParams struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+}
+
+type searchResult struct {
+	Query    string    `json:"query"`
+	Contacts []contact `json:"contacts"`
+	Count    int       `json:"count"` // contacts returned
+}
+
+func contactsSearch(_ context.Context, params []byte) ([]byte, *rpcError) {
+	p := searchParams{Limit: defaultFindLimit}
+	if e := decodeParams(params, &p); e != nil {
+		return nil, e
+	}
+	if p.Query == "" {
+		return nil, invalidParams("missing required param: query")
+	}
+	if p.Limit < 1 {
+		return nil, invalidParams("limit must be at least 1")
+	}
+	lq := strings.ToLower(p.Query)
+	found := make([]contact, 0, min(p.Limit, len(contacts)))
+	for i := range contacts {
+		if len(found) == p.Limit {
+			break
+		}
+		if contacts[i].matches(lq) {
+			found = append(found, contacts[i])
+		}
+	}
+	return marshalResult(searchResult{Query: p.Query, Contacts: found, Count: len(found)})
+}
+
+// matches reports whether the lower-case query lq occurs, ignoring case, in
+// the contact's name, organization or email addresses.
+func (c *contact) matches(lq string) bool {
+	for _, f := range [...]string{c.FullName, c.Organization} {
+		if strings.Contains(strings.ToLower(f), lq) {
+			return true
+		}
+	}
+	for _, e := range c.Emails {
+		if strings.Contains(strings.ToLower(e), lq) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
 
@@ -64,114 +63,10 @@ func marshalResult(v any) ([]byte, *rpcError) {
 	return b, nil
 }
 
-type statusResult struct {
-	Status        string   `json:"status"`
-	Version       string   `json:"version"`
-	UptimeSeconds int64    `json:"uptimeSeconds"`
-	Methods       []string `json:"methods"`
-}
-
-func (s *Server) serverStatus(context.Context, []byte) ([]byte, *rpcError) {
-	return marshalResult(statusResult{
-		Status:        "ok",
-		Version:       s.opts.Version,
-		UptimeSeconds: int64(time.Since(s.started) / time.Second),
-		Methods:       s.names,
-	})
-}
-
-type listParams struct {
-	Limit  int `json:"limit"`
-	Offset int `json:"offset"`
-}
-
-type listResult struct {
-	Contacts []contact `json:"contacts"`
-	Count    int       `json:"count"` // all contacts, not just this page
-	Limit    int       `json:"limit"`
-	Offset   int       `json:"offset"`
-}
-
-func (s *Server) contactsList(_ context.Context, params []byte) ([]byte, *rpcError) {
-	p := listParams{Limit: defaultListLimit}
-	contacts := contacts
-	if n := s.opts.AddressBook; n > 0 {
-		// The real server's list: whole unless a limit is given.
-		contacts, p.Limit = s.book(n), n
-	}
-	if e := decodeParams(params, &p); e != nil {
-		return nil, e
-	}
-	if p.Limit < 1 {
-		return nil, invalidParams("limit must be at least 1")
-	}
-	if p.Offset < 0 {
-		return nil, invalidParams("offset must not be negative")
-	}
-	lo := min(p.Offset, len(contacts))
-	hi := lo + min(p.Limit, len(contacts)-lo)
-	return marshalResult(listResult{Contacts: contacts[lo:hi], Count: len(contacts), Limit: p.Limit, Offset: p.Offset})
-}
-
-type getParams struct {
-	ID string `json:"id"`
-}
-
-func (s *Server) contactsGet(_ context.Context, params []byte) ([]byte, *rpcError) {
-	var p getParams
-	if e := decodeParams(params, &p); e != nil {
-		return nil, e
-	}
-	if p.ID == "" {
-		return nil, invalidParams("missing required param: id")
-	}
-	for i := range contacts {
-		if contacts[i].ID == p.ID {
-			return marshalResult(&contacts[i])
-		}
-	}
-	return nil, &rpcError{Code: codeNotFound, Message: "contact not found: " + p.ID}
-}
-
-type searchParams struct {
-	Query string `json:"query"`
-	Limit int    `json:"limit"`
-}
-
-type searchResult struct {
-	Query    string    `json:"query"`
-	Contacts []contact `json:"contacts"`
-	Count    int       `json:"count"` // contacts returned
-}
-
-func (s *Server) contactsSearch(_ context.Context, params []byte) ([]byte, *rpcError) {
-	p := searchParams{Limit: defaultFindLimit}
-	if e := decodeParams(params, &p); e != nil {
-		return nil, e
-	}
-	if p.Query == "" {
-		return nil, invalidParams("missing required param: query")
-	}
-	if p.Limit < 1 {
-		return nil, invalidParams("limit must be at least 1")
-	}
-	lq := strings.ToLower(p.Query)
-	found := make([]contact, 0, min(p.Limit, len(contacts)))
-	for i := range contacts {
-		if len(found) == p.Limit {
-			break
-		}
-		if contacts[i].matches(lq) {
-			found = append(found, contacts[i])
-		}
-	}
-	return marshalResult(searchResult{Query: p.Query, Contacts: found, Count: len(found)})
-}
-
 // demoEcho returns its params unchanged, without copying them; absent or
 // null params give {}. Of positional params, [contextToken, args], it returns
 // args, since mcp-host-rpc would take an array result for MCP content.
-func (s *Server) demoEcho(_ context.Context, params []byte) ([]byte, *rpcError) {
+func demoEcho(_ context.Context, params []byte) ([]byte, *rpcError) {
 	if len(params) == 0 || string(params) == "null" {
 		return []byte("{}"), nil
 	}
@@ -191,7 +86,7 @@ type slowResult struct {
 	SleptMs int `json:"sleptMs"`
 }
 
-func (s *Server) demoSlow(ctx context.Context, params []byte) ([]byte, *rpcError) {
+func demoSlow(ctx context.Context, params []byte) ([]byte, *rpcError) {
 	p := slowParams{Ms: defaultSlowMs}
 	if e := decodeParams(params, &p); e != nil {
 		return nil, e
@@ -219,23 +114,8 @@ var errContactsDenied = &rpcError{
 		`"remediation":"Open System Settings → Privacy & Security → Contacts and allow Tairseach"}`),
 }
 
-func (s *Server) demoFail(context.Context, []byte) ([]byte, *rpcError) {
+func demoFail(context.Context, []byte) ([]byte, *rpcError) {
 	return nil, errContactsDenied
-}
-
-type blobParams struct {
-	Bytes int `json:"bytes"`
-}
-
-func (s *Server) demoBlob(_ context.Context, params []byte) ([]byte, *rpcError) {
-	p := blobParams{Bytes: defaultBlobBytes}
-	if e := decodeParams(params, &p); e != nil {
-		return nil, e
-	}
-	if p.Bytes < 0 {
-		return nil, invalidParams("bytes must not be negative")
-	}
-	return s.blob.get(min(p.Bytes, maxBlobBytes)), nil
 }
 
 // blobCache keeps the last demo.blob result, so that repeated calls for one
@@ -265,18 +145,18 @@ func (c *blobCache) get(n int) []byte {
 	return c.result
 }
 
-// matches reports whether the lower-case query lq occurs, ignoring case, in
-// the contact's name, organization or email addresses.
-func (c *contact) matches(lq string) bool {
-	for _, f := range [...]string{c.FullName, c.Organization} {
-		if strings.Contains(strings.ToLower(f), lq) {
-			return true
-		}
+type blobParams struct {
+	Bytes int `json:"bytes"`
+}
+
+// demoBlob answers {"data":"xxx…"} of params.bytes x's from the cache.
+func (c *blobCache) demoBlob(_ context.Context, params []byte) ([]byte, *rpcError) {
+	p := blobParams{Bytes: defaultBlobBytes}
+	if e := decodeParams(params, &p); e != nil {
+		return nil, e
 	}
-	for _, e := range c.Emails {
-		if strings.Contains(strings.ToLower(e), lq) {
-			return true
-		}
+	if p.Bytes < 0 {
+		return nil, invalidParams("bytes must not be negative")
 	}
-	return false
+	return c.get(min(p.Bytes, maxBlobBytes)), nil
 }

@@ -203,11 +203,20 @@ func (g *grantTable) all() map[string]string {
 	return maps.Clone(g.status)
 }
 
-func (g *grantTable) set(p, status string) {
+// set sets the status of permission p, which must be one of the server's,
+// to status, which must be one of statuses.
+func (g *grantTable) set(p, status string) error {
+	if !slices.Contains(permissionNames, p) {
+		return fmt.Errorf("unknown permission %q", p)
+	}
+	if !slices.Contains(statuses, status) {
+		return fmt.Errorf("unknown status %q", status)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.refresh()
 	g.status[p] = status
+	return nil
 }
 
 // request records a permissions.request for p. The demo's user answers
@@ -227,14 +236,7 @@ func (g *grantTable) request(p string) {
 // SetPermission sets the status of a permission until it is set again or the
 // grants file changes.
 func (s *Server) SetPermission(permission, status string) error {
-	if !slices.Contains(permissionNames, permission) {
-		return fmt.Errorf("unknown permission %q", permission)
-	}
-	if !slices.Contains(statuses, status) {
-		return fmt.Errorf("unknown status %q", status)
-	}
-	s.grants.set(permission, status)
-	return nil
+	return s.grants.set(permission, status)
 }
 
 // PermissionRequests returns how many permissions.request calls for
@@ -255,12 +257,12 @@ func (s *Server) PermissionLists() int {
 
 // checkPermission answers the error the real server gives when method needs
 // a permission that is not granted, or nil.
-func (s *Server) checkPermission(method string) *rpcError {
+func (g *grantTable) checkPermission(method string) *rpcError {
 	p, ok := methodPermission[method]
 	if !ok {
 		return nil
 	}
-	if st := s.grants.get(p); st != Granted {
+	if st := g.get(p); st != Granted {
 		return permissionDenied(p, st)
 	}
 	return nil
@@ -332,7 +334,7 @@ func permissionParam(params []byte) (string, *rpcError) {
 // permissions.check error shows it.
 var validPermissions = `["` + strings.Join(permissionNames, `", "`) + `"]`
 
-func (s *Server) permissionsCheck(_ context.Context, params []byte) ([]byte, *rpcError) {
+func (g *grantTable) permissionsCheck(_ context.Context, params []byte) ([]byte, *rpcError) {
 	p, e := permissionParam(params)
 	if e != nil {
 		return nil, e
@@ -340,15 +342,15 @@ func (s *Server) permissionsCheck(_ context.Context, params []byte) ([]byte, *rp
 	if !slices.Contains(permissionNames, p) {
 		return nil, invalidParams(fmt.Sprintf("Unknown permission: %s. Valid: %s", p, validPermissions))
 	}
-	st := s.grants.get(p)
+	st := g.get(p)
 	return marshalResult(permissionStatus{Permission: p, Status: st, Granted: st == Granted})
 }
 
-func (s *Server) permissionsList(context.Context, []byte) ([]byte, *rpcError) {
-	s.grants.mu.Lock()
-	s.grants.lists++
-	s.grants.mu.Unlock()
-	all := s.grants.all()
+func (g *grantTable) permissionsList(context.Context, []byte) ([]byte, *rpcError) {
+	g.mu.Lock()
+	g.lists++
+	g.mu.Unlock()
+	all := g.all()
 	list := make([]permissionStatus, len(permissionNames))
 	for i, p := range permissionNames {
 		list[i] = permissionStatus{Permission: p, Status: all[p], Granted: all[p] == Granted}
@@ -359,7 +361,7 @@ func (s *Server) permissionsList(context.Context, []byte) ([]byte, *rpcError) {
 	}{list, len(list)})
 }
 
-func (s *Server) permissionsRequest(_ context.Context, params []byte) ([]byte, *rpcError) {
+func (g *grantTable) permissionsRequest(_ context.Context, params []byte) ([]byte, *rpcError) {
 	p, e := permissionParam(params)
 	if e != nil {
 		return nil, e
@@ -367,7 +369,7 @@ func (s *Server) permissionsRequest(_ context.Context, params []byte) ([]byte, *
 	if !slices.Contains(permissionNames, p) {
 		return nil, invalidParams("Unknown permission: " + p)
 	}
-	s.grants.request(p)
+	g.request(p)
 	return marshalResult(struct {
 		Permission string `json:"permission"`
 		Action     string `json:"action"`
@@ -377,7 +379,7 @@ func (s *Server) permissionsRequest(_ context.Context, params []byte) ([]byte, *
 
 // demoSetPermission is the demo's own: {"permission": P, "status": S} sets
 // P's status and answers as permissions.check does.
-func (s *Server) demoSetPermission(ctx context.Context, params []byte) ([]byte, *rpcError) {
+func (g *grantTable) demoSetPermission(ctx context.Context, params []byte) ([]byte, *rpcError) {
 	p, e := permissionParam(params)
 	if e != nil {
 		return nil, e
@@ -388,8 +390,8 @@ func (s *Server) demoSetPermission(ctx context.Context, params []byte) ([]byte, 
 	if e := decodeParams(params, &st); e != nil {
 		return nil, e
 	}
-	if err := s.SetPermission(p, st.Status); err != nil {
+	if err := g.set(p, st.Status); err != nil {
 		return nil, invalidParams(err.Error() + " (want a permission of permissions.list and a status: " + strings.Join(statuses, ", ") + ")")
 	}
-	return s.permissionsCheck(ctx, params)
+	return g.permissionsCheck(ctx, params)
 }

@@ -28,7 +28,7 @@ type event struct {
 
 // calendarUpdateEvent answers like the real calendar.updateEvent:
 // {"updated": true, "event": {…}}, with no top-level id or message.
-func (s *Server) calendarUpdateEvent(_ context.Context, params []byte) ([]byte, *rpcError) {
+func calendarUpdateEvent(_ context.Context, params []byte) ([]byte, *rpcError) {
 	var p eventParams
 	if e := decodeParams(params, &p); e != nil {
 		return nil, e
@@ -47,7 +47,7 @@ func (s *Server) calendarUpdateEvent(_ context.Context, params []byte) ([]byte, 
 
 // calendarDeleteEvent answers like the real calendar.deleteEvent:
 // {"deleted": true, "id": "…"}, with no message.
-func (s *Server) calendarDeleteEvent(_ context.Context, params []byte) ([]byte, *rpcError) {
+func calendarDeleteEvent(_ context.Context, params []byte) ([]byte, *rpcError) {
 	var p eventParams
 	if e := decodeParams(params, &p); e != nil {
 		return nil, e
@@ -62,7 +62,7 @@ func (s *Server) calendarDeleteEvent(_ context.Context, params []byte) ([]byte, 
 }
 
 // opVaultsList answers like the real op.vaults.list: a JSON array.
-func (s *Server) opVaultsList(context.Context, []byte) ([]byte, *rpcError) {
+func opVaultsList(context.Context, []byte) ([]byte, *rpcError) {
 	return []byte(`[{"id":"v-private","name":"Private"},{"id":"v-shared","name":"Shared"}]`), nil
 }
 
@@ -75,7 +75,7 @@ type hugeParams struct {
 // demoHuge builds large replies of a given shape: {"data": "ccc…"} (text),
 // an object of many members (object), or an error object whose data is
 // a long string (error).
-func (s *Server) demoHuge(_ context.Context, params []byte) ([]byte, *rpcError) {
+func demoHuge(_ context.Context, params []byte) ([]byte, *rpcError) {
 	p := hugeParams{Kind: "text", Bytes: defaultBlobBytes, Char: "x"}
 	if e := decodeParams(params, &p); e != nil {
 		return nil, e

@@ -13,11 +13,20 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
 // captureSize is the side of the picture screen.capture draws.
 const captureSize = 32
+
+// captures serves screen.capture: it knows where to write the pictures the
+// call names no path for, and remembers those it named so that Serve can
+// remove them as it returns.
+type captures struct {
+	dir  string   // Options.CaptureDir; "" means /tmp
+	made sync.Map // paths named, removed by removeAll
+}
 
 type captureParams struct {
 	Display int `json:"display"`
@@ -38,9 +47,9 @@ type captureResult struct {
 
 // screenCapture writes a small real PNG, as the real server writes a
 // screenshot, and returns its path: to params.path, else to a new file
-// named as the real server names it, in Options.CaptureDir (default /tmp,
-// as the real server); those it named are removed when Serve returns.
-func (s *Server) screenCapture(_ context.Context, params []byte) ([]byte, *rpcError) {
+// named as the real server names it, in c.dir (default /tmp, as the real
+// server); those it named are removed by removeAll.
+func (c *captures) screenCapture(_ context.Context, params []byte) ([]byte, *rpcError) {
 	var p captureParams
 	if e := decodeParams(params, &p); e != nil {
 		return nil, e
@@ -77,7 +86,7 @@ func (s *Server) screenCapture(_ context.Context, params []byte) ([]byte, *rpcEr
 	if path == "" {
 		// Where the real server writes (proxy/handlers/screen.rs):
 		// /tmp/tairseach_screenshot_<unix ms>.png, a new name each time.
-		dir := cmp.Or(s.opts.CaptureDir, "/tmp")
+		dir := cmp.Or(c.dir, "/tmp")
 		for ms := time.Now().UnixMilli(); ; ms++ {
 			path = filepath.Join(dir, fmt.Sprintf("tairseach_screenshot_%d.png", ms))
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -88,7 +97,7 @@ func (s *Server) screenCapture(_ context.Context, params []byte) ([]byte, *rpcEr
 				return nil, &rpcError{Code: codeHandlerError, Message: "writing the capture: " + err.Error()}
 			}
 			f.Close()
-			s.captured.Store(path, struct{}{})
+			c.made.Store(path, struct{}{})
 			break
 		}
 	}
@@ -96,4 +105,13 @@ func (s *Server) screenCapture(_ context.Context, params []byte) ([]byte, *rpcEr
 		return nil, &rpcError{Code: codeHandlerError, Message: "writing the capture: " + err.Error()}
 	}
 	return marshalResult(captureResult{Path: path, Width: side, Height: side, FileSize: buf.Len(), Format: "png"})
+}
+
+// removeAll removes the files screenCapture named.
+func (c *captures) removeAll() {
+	c.made.Range(func(path, _ any) bool {
+		os.Remove(path.(string))
+		c.made.Delete(path)
+		return true
+	})
 }

@@ -22,7 +22,7 @@ type wordCountResult struct {
 
 // wordCount serves the script tool word_count: it counts the words, lines
 // and characters of params.text.
-func (s *Server) wordCount(_ context.Context, params []byte) ([]byte, *rpcError) {
+func wordCount(_ context.Context, params []byte) ([]byte, *rpcError) {
 	var p wordCountParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err

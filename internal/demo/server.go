@@ -63,10 +63,9 @@ type Server struct {
 	names   []string // sorted keys of methods, reported by server.status
 
 	blob     blobCache
-	bookOnce sync.Once
-	bookOf   []contact // Options.AddressBook's contacts, made once (book)
+	book     contactBook
 	grants   *grantTable
-	captured sync.Map // paths screen.capture named, removed when Serve returns
+	captures captures // screen.capture's files, removed when Serve returns
 }
 
 // handler answers one call. params is the raw "params" member (empty when
@@ -80,34 +79,54 @@ func New(logger zerolog.Logger, opts Options) *Server {
 		opts.Version = "dev"
 	}
 	s := &Server{log: logger, opts: opts, started: time.Now()}
+	s.book.size = opts.AddressBook
+	s.captures.dir = opts.CaptureDir
 	s.grants = newGrantTable(logger, opts.Grants, opts.GrantsFile)
 	s.methods = map[string]handler{
 		"server.status":   s.serverStatus,
-		"contacts.list":   s.contactsList,
-		"contacts.get":    s.contactsGet,
-		"contacts.search": s.contactsSearch,
-		"demo.echo":       s.demoEcho,
-		"demo.slow":       s.demoSlow,
-		"demo.fail":       s.demoFail,
-		"demo.blob":       s.demoBlob,
-		"word_count":      s.wordCount, // a script tool, served under its name (script.go)
+		"contacts.list":   s.book.contactsList, // contacts.go
+		"contacts.get":    contactsGet,
+		"contacts.search": contactsSearch,
+		"demo.echo":       demoEcho, // methods.go
+		"demo.slow":       demoSlow,
+		"demo.fail":       demoFail,
+		"demo.blob":       s.blob.demoBlob,
+		"word_count":      wordCount, // a script tool, served under its name (script.go)
 		// Replies shaped like the real server's (realshapes.go).
-		"calendar.updateEvent": s.calendarUpdateEvent,
-		"calendar.deleteEvent": s.calendarDeleteEvent,
-		"op.vaults.list":       s.opVaultsList,
-		"demo.huge":            s.demoHuge,
-		"screen.capture":       s.screenCapture, // a real PNG (screen.go)
+		"calendar.updateEvent": calendarUpdateEvent,
+		"calendar.deleteEvent": calendarDeleteEvent,
+		"op.vaults.list":       opVaultsList,
+		"demo.huge":            demoHuge,
+		"screen.capture":       s.captures.screenCapture, // a real PNG (screen.go)
 		// The macOS permissions (permissions.go).
-		"permissions.list":    s.permissionsList,
-		"permissions.check":   s.permissionsCheck,
-		"permissions.request": s.permissionsRequest,
-		"demo.setPermission":  s.demoSetPermission,
+		"permissions.list":    s.grants.permissionsList,
+		"permissions.check":   s.grants.permissionsCheck,
+		"permissions.request": s.grants.permissionsRequest,
+		"demo.setPermission":  s.grants.demoSetPermission,
 	}
 	for name := range s.methods {
 		s.names = append(s.names, name)
 	}
 	sort.Strings(s.names)
 	return s
+}
+
+type statusResult struct {
+	Status        string   `json:"status"`
+	Version       string   `json:"version"`
+	UptimeSeconds int64    `json:"uptimeSeconds"`
+	Methods       []string `json:"methods"`
+}
+
+// serverStatus answers server.status: the server's version, uptime and
+// methods.
+func (s *Server) serverStatus(context.Context, []byte) ([]byte, *rpcError) {
+	return marshalResult(statusResult{
+		Status:        "ok",
+		Version:       s.opts.Version,
+		UptimeSeconds: int64(time.Since(s.started) / time.Second),
+		Methods:       s.names,
+	})
 }
 
 // Serve accepts connections on ln and serves each in its own goroutine until
@@ -117,11 +136,7 @@ func New(logger zerolog.Logger, opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer s.captured.Range(func(path, _ any) bool {
-		os.Remove(path.(string))
-		s.captured.Delete(path)
-		return true
-	})
+	defer s.captures.removeAll()
 
 	var (
 		wg     sync.WaitGroup
@@ -213,10 +228,4 @@ func Listen(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("setting socket mode: %w", err)
 	}
 	return ln, nil
-}
-
-// book is the address book of Options.AddressBook, n contacts, made once.
-func (s *Server) book(n int) []contact {
-	s.bookOnce.Do(func() { s.bookOf = addressBook(n) })
-	return s.bookOf
 }
