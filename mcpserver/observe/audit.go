@@ -221,7 +221,7 @@ func (a *Audit) record(o *Call) {
 		return
 	}
 	var buf [1024]byte
-	if b := a.line(buf[:0], o); b != nil {
+	if b, ok := a.line(buf[:0], o); ok {
 		a.commit(b)
 	}
 }
@@ -275,10 +275,12 @@ func (a *Audit) writeDelayed() {
 	}
 }
 
-// line appends the line of a call, with its newline, to b; nil if it
-// could not be encoded. The usual line is written without allocating:
-// appendLine writes the time, the ids and the hash from their bytes.
-func (a *Audit) line(b []byte, o *Call) []byte {
+// line appends the line of a call, with its newline, to b, the lines made
+// before it; false, with b as it was, if it could not be encoded. The
+// usual line is written without allocating: appendLine writes the time,
+// the ids and the hash from their bytes.
+func (a *Audit) line(b []byte, o *Call) ([]byte, bool) {
+	start := len(b)
 	var buf [512]byte
 	canon := appendCanonicalJSON(buf[:0], o.args)
 	sum := sha256.Sum256(canon)
@@ -291,9 +293,9 @@ func (a *Audit) line(b []byte, o *Call) []byte {
 		l.Args = canon
 	}
 	if out, ok := appendLine(b, &l, a.clientJSON(o.info.Client)); ok {
-		return append(out, '\n')
+		return append(out, '\n'), true
 	}
-	return a.marshalLine(b[:0], o)
+	return a.marshalLine(b[:start], o) // what appendLine wrote of it cut
 }
 
 // fields is the record of a call but for its time, ids and arguments.
@@ -326,7 +328,7 @@ func (a *Audit) fields(o *Call) auditLine {
 
 // marshalLine is line through json.Marshal, for what appendLine leaves to
 // it (a request id or arguments that are not JSON, an odd duration).
-func (a *Audit) marshalLine(b []byte, o *Call) []byte {
+func (a *Audit) marshalLine(b []byte, o *Call) ([]byte, bool) {
 	canon := canonicalJSON(o.args)
 	sum := sha256.Sum256(canon)
 	l := a.fields(o)
@@ -341,9 +343,9 @@ func (a *Audit) marshalLine(b []byte, o *Call) []byte {
 	j, err := json.Marshal(l)
 	if err != nil {
 		a.log.Warn().Err(err).Str("tool", o.tool).Msg("audit log: encoding the record")
-		return nil
+		return b, false
 	}
-	return append(append(b, j...), '\n')
+	return append(append(b, j...), '\n'), true
 }
 
 // clientJSON returns c as json.Marshal writes it, from the last one
@@ -410,7 +412,7 @@ func (a *Audit) writeWaiting() {
 	// calls over.
 	lines := slices.Grow(a.made[:0], len(ended)*max(a.longest, 256)+len(pending))
 	for _, o := range ended {
-		lines = a.line(lines, o)
+		lines, _ = a.line(lines, o) // one that cannot be made is logged and left out
 	}
 	clear(ended)
 	lines = append(lines, pending...)

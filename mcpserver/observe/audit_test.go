@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -395,6 +396,36 @@ func inCallersOrder(t *testing.T, lines []lineRecord, callers, calls int) {
 			t.Fatalf("caller %d: line of call %d, want %d (out of order)", w, i, next[w])
 		}
 		next[w]++
+	}
+}
+
+// TestAuditBatchKeepsOthersLines: a call whose line cannot be made (a
+// request id that is not JSON) is logged and left out of its write; the
+// lines made before and after it in the same write are kept.
+func TestAuditBatchKeepsOthersLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	var logs strings.Builder
+	a, err := OpenAudit(path, AuditOptions{Delay: time.Hour, Logger: zerolog.New(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := Observer{Audit: a}
+	for _, id := range []string{`"a"`, `"bad`, `{bad`, `"c"`} {
+		_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: id}, "t", json.RawMessage(`{}`))
+		ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
+	}
+	if err := a.Close(); err != nil { // one write, of all four
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range readLines(t, path) {
+		got = append(got, string(l.RequestID))
+	}
+	if want := []string{`"a"`, `"c"`}; !slices.Equal(got, want) {
+		t.Errorf("request ids %q in the log, want %q", got, want)
+	}
+	if n := strings.Count(logs.String(), "audit log: encoding the record"); n != 2 {
+		t.Errorf("%d records logged as not encoded, want 2:\n%s", n, logs.String())
 	}
 }
 

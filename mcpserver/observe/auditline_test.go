@@ -106,7 +106,8 @@ func TestAuditLineClientAsRecorded(t *testing.T) {
 	for _, name := range []string{"first", "first", "second", "second"} {
 		impl.Name = name
 		var l struct{ Client mcp.Implementation }
-		if err := json.Unmarshal(a.line(nil, o), &l); err != nil || !reflect.DeepEqual(l.Client, *impl) {
+		b, _ := a.line(nil, o)
+		if err := json.Unmarshal(b, &l); err != nil || !reflect.DeepEqual(l.Client, *impl) {
 			t.Fatalf("the line's client is %+v (%v), want %+v", l.Client, err, *impl)
 		}
 	}

@@ -129,6 +129,6 @@ func BenchmarkAuditLine(b *testing.B) {
 	b.ReportAllocs()
 	var buf [1024]byte
 	for range b.N {
-		a.line(buf[:0], o)
+		_, _ = a.line(buf[:0], o)
 	}
 }
