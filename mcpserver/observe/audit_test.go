@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,39 +182,18 @@ func TestAuditGroupCommit(t *testing.T) {
 	}
 	ob := Observer{Audit: a}
 	const callers, calls = 16, 150
-	var wg sync.WaitGroup
-	for w := range callers {
-		wg.Go(func() {
-			for i := range calls {
-				_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: fmt.Sprintf(`"%d-%d"`, w, i)}, "t", json.RawMessage(`{"b":1,"a":[2]}`))
-				ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
-				if i%25 == 0 { // the line is there when End returns
-					if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c.ID()+`"`)) {
-						t.Errorf("End of call %d-%d returned before its line was written", w, i)
-					}
-				}
+	fromCallers(callers, calls, func(w, i int) {
+		c := recordCall(ob, fmt.Sprintf("%d-%d", w, i))
+		if i%25 == 0 { // the line is there when End returns
+			if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c.ID()+`"`)) {
+				t.Errorf("End of call %d-%d returned before its line was written", w, i)
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	lines := readLines(t, path)
-	if len(lines) != callers*calls {
-		t.Fatalf("%d lines, want %d", len(lines), callers*calls)
-	}
-	next := make([]int, callers)
-	for _, l := range lines {
-		var w, i int
-		if _, err := fmt.Sscanf(strings.Trim(string(l.RequestID), `"`), "%d-%d", &w, &i); err != nil {
-			t.Fatalf("request_id %q: %v", l.RequestID, err)
-		}
-		if i != next[w] {
-			t.Fatalf("caller %d: line of call %d, want %d (out of order)", w, i, next[w])
-		}
-		next[w]++
-	}
+	inCallersOrder(t, readLines(t, path), callers, calls)
 }
 
 // countingFile counts the writes made to the audit file.
@@ -241,14 +221,9 @@ func TestAuditDelayedWrites(t *testing.T) {
 	var writes atomic.Int64
 	a.f = countingFile{a.f.(*os.File), &writes}
 	ob := Observer{Audit: a}
-	end := func(id string) *Call {
-		_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: `"` + id + `"`}, "t", json.RawMessage(`{"b":1,"a":[2]}`))
-		ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
-		return c
-	}
 
 	// One call: its line is written by the timer, with no Close.
-	end("first")
+	recordCall(ob, "first")
 	deadline := time.Now().Add(10 * time.Second)
 	for len(readLinesOrNone(t, path)) < 1 {
 		if time.Now().After(deadline) {
@@ -258,15 +233,7 @@ func TestAuditDelayedWrites(t *testing.T) {
 	}
 
 	const callers, calls = 16, 150
-	var wg sync.WaitGroup
-	for w := range callers {
-		wg.Go(func() {
-			for i := range calls {
-				end(fmt.Sprintf("%d-%d", w, i))
-			}
-		})
-	}
-	wg.Wait()
+	fromCallers(callers, calls, func(w, i int) { recordCall(ob, fmt.Sprintf("%d-%d", w, i)) })
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +245,7 @@ func TestAuditDelayedWrites(t *testing.T) {
 		t.Errorf("%d writes for %d lines: the lines of calls that end together are not written together", n, len(lines))
 	}
 
-	c := end("after-close")
+	c := recordCall(ob, "after-close")
 	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c.ID()+`"`)) {
 		t.Error("a call recorded after Close returned before its line was written")
 	}
@@ -309,16 +276,7 @@ func TestAuditSlowDisk(t *testing.T) {
 	a.f = slowDisk{a.f.(*os.File), 30 * time.Millisecond}
 	ob := Observer{Audit: a}
 	const callers, calls = 8, 3000
-	var wg sync.WaitGroup
-	for w := range callers {
-		wg.Go(func() {
-			for i := range calls {
-				_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: fmt.Sprintf(`"%d-%d"`, w, i)}, "t", json.RawMessage(`{"a":1}`))
-				ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
-			}
-		})
-	}
-	wg.Wait()
+	fromCallers(callers, calls, func(w, i int) { recordCall(ob, fmt.Sprintf("%d-%d", w, i)) })
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -376,6 +334,28 @@ func TestAuditTimerWaitsOnce(t *testing.T) {
 	if n := len(readLines(t, path)); n != 42 {
 		t.Errorf("%d lines, want 42", n)
 	}
+}
+
+// recordCall makes one call of tool t that ends ok, with request id id
+// (a JSON string), as the call pipeline records it.
+func recordCall(ob Observer, id string) *Call {
+	_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: strconv.Quote(id)}, "t", json.RawMessage(`{"b":1,"a":[2]}`))
+	ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
+	return c
+}
+
+// fromCallers runs call(w, i) for calls calls from each of callers
+// goroutines at once, and returns when all have.
+func fromCallers(callers, calls int, call func(w, i int)) {
+	var wg sync.WaitGroup
+	for w := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				call(w, i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // inCallersOrder checks that lines are one per call of callers callers
