@@ -22,7 +22,7 @@ import (
 // the file itself must hold: every line on disk is whole (it parses as
 // JSON). With --audit-sync every call whose answer the client read has its
 // line, as such a call is answered only once its line is written; without
-// it, a line waits up to a millisecond to be written with others, so the
+// it, a line waits up to 10 ms to be written with others, so the
 // calls answered just before the kill may have none, but no call answered
 // lossWindow or more before it.
 func TestAuditLogKilledMidLoad(t *testing.T) {
@@ -92,7 +92,7 @@ func TestAuditLogKilledMidLoad(t *testing.T) {
 }
 
 // lossWindow bounds how long before a SIGKILL a call answered may have no
-// audit line: its line waits observe.DefaultAuditDelay (1 ms) for the
+// audit line: its line waits observe.DefaultAuditDelay (10 ms) for the
 // timer's write, and a busy machine may run the timer late.
 const lossWindow = 200 * time.Millisecond
 

@@ -28,7 +28,7 @@ func (ob *observeOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&ob.auditLog, "audit-log", "", "append one JSON line per tool call to `FILE` (mode 0600): who, which tool, a SHA-256 of the arguments, the outcome; never the result")
 	f.BoolVar(&ob.auditArgs, "audit-args", false, "with --audit-log: store the arguments themselves, not only their SHA-256")
 	f.Int64Var(&ob.auditMaxBytes, "audit-max-bytes", defaultAuditMaxBytes, "with --audit-log: past this size, rename the log to FILE.1 (replacing the previous one) and start a new one (0: never)")
-	f.BoolVar(&ob.auditSync, "audit-sync", false, "with --audit-log: answer a call only once its line is on the disk (fsync), so that neither a crash nor a power loss loses it; calls that end together share one sync. Without it a line is written within 1 ms of its call's end, with others")
+	f.BoolVar(&ob.auditSync, "audit-sync", false, "with --audit-log: answer a call only once its line is on the disk (fsync), so that neither a crash nor a power loss loses it; calls that end together share one sync. Without it a line is written within 10 ms of its call's end, with others")
 }
 
 func (ob *observeOptions) resolve() error {
