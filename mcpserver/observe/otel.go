@@ -10,15 +10,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -36,13 +35,14 @@ import (
 // (otlp.go) and hands the bytes to the SDK's OTLP/HTTP client, which sends
 // them as configured by the OTEL_* environment. The SDK's tracer and its
 // exporter cost 20–30 µs of CPU a call in allocations, attribute sets and
-// protobuf reflection (docs/performance.md); this costs about 2.
+// protobuf reflection (docs/performance.md); this costs about 2. The
+// duration histogram is kept here too (durations) and exported by the
+// SDK's metric reader.
 type Telemetry struct {
-	spans    *spanQueue
-	sampler  sdktrace.Sampler
-	metrics  *sdkmetric.MeterProvider // nil: metrics not exported
-	duration metric.Float64Histogram
-	sets     attrSets // the duration's attribute sets, made once each
+	spans     *spanQueue
+	sampler   sdktrace.Sampler
+	metrics   *sdkmetric.MeterProvider // nil: metrics not exported
+	durations *durations               // the duration histogram its reader exports
 }
 
 // StartTelemetry starts the OTLP/HTTP exporters configured by the standard
@@ -69,25 +69,15 @@ func StartTelemetry(ctx context.Context, version string) (*Telemetry, error) {
 		return nil, fmt.Errorf("OpenTelemetry trace exporter: %w", err)
 	}
 	t := &Telemetry{sampler: sampler, spans: newSpanQueue(client, newBatchEncoder(res, version), bspFromEnv())}
-	var meter metric.Meter
 	if e := os.Getenv("OTEL_METRICS_EXPORTER"); e == "" || e == "otlp" {
 		mexp, err := otlpmetrichttp.New(ctx)
 		if err != nil {
 			_ = t.spans.shutdown(ctx)
 			return nil, fmt.Errorf("OpenTelemetry metric exporter: %w", err)
 		}
-		t.metrics = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)), sdkmetric.WithResource(res))
-		meter = t.metrics.Meter(scopeName)
-	}
-	if meter != nil {
-		t.duration, err = meter.Float64Histogram("mcp.server.operation.duration",
-			metric.WithUnit("s"),
-			metric.WithDescription("Duration of MCP requests handled by the server"),
-			metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300))
-		if err != nil {
-			_ = t.Shutdown(ctx)
-			return nil, fmt.Errorf("OpenTelemetry histogram: %w", err)
-		}
+		t.durations = newDurations(mexp.Temporality(sdkmetric.InstrumentKindHistogram) == metricdata.DeltaTemporality)
+		reader := sdkmetric.NewPeriodicReader(mexp, sdkmetric.WithProducer(t.durations))
+		t.metrics = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
 	}
 	return t, nil
 }
@@ -184,8 +174,8 @@ func (t *Telemetry) endCall(o *Call) {
 	if o.trace.sampled {
 		t.spans.add(newSpanRecord(o, o.end))
 	}
-	if t.duration != nil {
-		t.duration.Record(context.Background(), o.end.Sub(o.start).Seconds(), t.sets.option(o))
+	if t.durations != nil {
+		t.durations.record(o)
 	}
 }
 
@@ -219,76 +209,6 @@ func socketErrorType(err error) string {
 		return "cancelled"
 	}
 	return "transport_error"
-}
-
-// attrSets keeps the duration metric's attribute set of each distinct
-// combination of a measurement's attributes. A call's are the same as
-// many others' (method, tool, kind, protocol, transport, error type), and
-// making a set sorts and hashes them.
-type attrSets struct {
-	mu sync.RWMutex
-	m  map[attrKey]metric.MeasurementOption
-}
-
-// attrKey is what a call's duration attributes are made of.
-type attrKey struct {
-	method, tool, uri, kind, protocol, transport, errorType string
-}
-
-// maxAttrSets bounds the sets kept: an error type comes from the backend,
-// and a resource's URI from the client, so the combinations are not
-// bounded by the manifests alone.
-const maxAttrSets = 4096
-
-func (a *attrSets) option(o *Call) metric.MeasurementOption {
-	k := attrKey{method: "tools/call", tool: o.trace.name, kind: o.info.Kind, protocol: o.info.Protocol, transport: "pipe", errorType: o.errorType()}
-	if k.kind == "" {
-		k.kind = "tool"
-	}
-	if o.target != "" {
-		k.method, k.tool = resourceMethod(o.info.Kind), ""
-		if k.method == "resources/read" {
-			k.uri = o.target
-		}
-	}
-	if o.info.Transport == "http" {
-		k.transport = "tcp"
-	}
-	a.mu.RLock()
-	opt, ok := a.m[k]
-	a.mu.RUnlock()
-	if ok {
-		return opt
-	}
-	opt = metric.WithAttributeSet(attribute.NewSet(k.attributes()...))
-	a.mu.Lock()
-	if a.m == nil {
-		a.m = map[attrKey]metric.MeasurementOption{}
-	}
-	if len(a.m) < maxAttrSets {
-		a.m[k] = opt
-	}
-	a.mu.Unlock()
-	return opt
-}
-
-func (k attrKey) attributes() []attribute.KeyValue {
-	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", k.method)}
-	if k.method == "tools/call" {
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", k.tool), attribute.String("gen_ai.operation.name", "execute_tool"))
-	}
-	if k.uri != "" {
-		attrs = append(attrs, attribute.String("mcp.resource.uri", k.uri))
-	}
-	attrs = append(attrs, attribute.String("tairseach.kind", k.kind))
-	if k.protocol != "" {
-		attrs = append(attrs, attribute.String("mcp.protocol.version", k.protocol))
-	}
-	attrs = append(attrs, attribute.String("network.transport", k.transport))
-	if k.errorType != "" {
-		attrs = append(attrs, attribute.String("error.type", k.errorType))
-	}
-	return attrs
 }
 
 // resourceMethod is the MCP method of a request of another kind than a

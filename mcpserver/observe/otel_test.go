@@ -19,7 +19,6 @@ import (
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -418,18 +417,12 @@ func TestSpanQueueCountsSpans(t *testing.T) {
 // sampled, or do not fit the queue.
 func TestDurationMeasured(t *testing.T) {
 	otelHandler(t, func(error) {})
-	r := sdkmetric.NewManualReader()
-	h, err := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)).Meter("t").Float64Histogram("d")
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := func() uint64 {
-		var rm metricdata.ResourceMetrics
-		if err := r.Collect(context.Background(), &rm); err != nil || len(rm.ScopeMetrics) == 0 {
-			return 0
-		}
-		var n uint64
-		for _, p := range rm.ScopeMetrics[0].Metrics[0].Data.(metricdata.Histogram[float64]).DataPoints {
+	d := newDurations(false)
+	r := sdkmetric.NewManualReader(sdkmetric.WithProducer(d))
+	sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	count := func() (n uint64) {
+		points, _ := collect(t, r)
+		for _, p := range points {
 			n += p.Count
 		}
 		return n
@@ -441,7 +434,7 @@ func TestDurationMeasured(t *testing.T) {
 	}{{"exported", sdktrace.AlwaysSample(), 100}, {"not sampled", sdktrace.NeverSample(), 100}, {"dropped", sdktrace.AlwaysSample(), 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := count()
-			tel := &Telemetry{sampler: tc.sampler, duration: h,
+			tel := &Telemetry{sampler: tc.sampler, durations: d,
 				spans: newSpanQueue(&fakeClient{}, newBatchEncoder(emptyResource(t), "v"), bspConfig{delay: time.Hour, timeout: time.Second, maxQueue: tc.queue, maxBatch: tc.queue})}
 			ob := Observer{Telemetry: tel}
 			for range 5 {

@@ -1,0 +1,171 @@
+//go:build !notelemetry
+
+package observe
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// durationCalls are calls of two tools, a resource read and a failure, with
+// durations on and between the buckets' boundaries.
+func durationCalls() []*Call {
+	t0 := time.Unix(1_700_000_000, 0)
+	code := int64(-32001)
+	at := func(d time.Duration, o *Call) *Call { o.start, o.end = t0, t0.Add(d); return o }
+	var calls []*Call
+	for i, d := range []time.Duration{3 * time.Millisecond, 10 * time.Millisecond, 15 * time.Millisecond, 400 * time.Millisecond, 7 * time.Second, 20 * time.Minute} {
+		calls = append(calls,
+			at(d, &Call{info: CallInfo{Transport: "stdio", Protocol: "2025-11-25"}, outcome: "ok", trace: callTrace{name: "tairseach_contacts_list"}}),
+			at(d/2, &Call{info: CallInfo{Transport: "http", Kind: "tool"}, outcome: "tool_error", code: &code, trace: callTrace{name: "tairseach_demo_fail"}}))
+		if i%2 == 0 {
+			calls = append(calls, at(d, &Call{info: CallInfo{Transport: "stdio", Kind: "resource", Protocol: "2026-07-28"}, outcome: "ok", target: "tairseach://contacts", trace: callTrace{name: "tairseach://contacts"}}))
+		}
+	}
+	return calls
+}
+
+// collect is what a reader exports of the histogram: its points, sorted by
+// their attributes, without their times, and the temporality.
+func collect(t *testing.T, r sdkmetric.Reader) ([]metricdata.HistogramDataPoint[float64], metricdata.Temporality) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	if len(rm.ScopeMetrics) == 0 {
+		return nil, 0
+	}
+	if len(rm.ScopeMetrics) != 1 || len(rm.ScopeMetrics[0].Metrics) != 1 {
+		t.Fatalf("exported %+v; want one metric", rm.ScopeMetrics)
+	}
+	m := rm.ScopeMetrics[0].Metrics[0]
+	if m.Name != durationName || m.Unit != "s" || m.Description != durationDesc || rm.ScopeMetrics[0].Scope.Name != scopeName {
+		t.Errorf("exported %q (%s, %q) in scope %q", m.Name, m.Unit, m.Description, rm.ScopeMetrics[0].Scope.Name)
+	}
+	h := m.Data.(metricdata.Histogram[float64])
+	points := h.DataPoints
+	for i := range points {
+		points[i].StartTime, points[i].Time = time.Time{}, time.Time{}
+	}
+	slices.SortFunc(points, func(a, b metricdata.HistogramDataPoint[float64]) int {
+		return compareStrings(a.Attributes.Encoded(attribute.DefaultEncoder()), b.Attributes.Encoded(attribute.DefaultEncoder()))
+	})
+	return points, h.Temporality
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// The duration histogram exports what the SDK's Float64Histogram, given
+// the same boundaries and attributes, exported for the same calls: the
+// points, counts, buckets, sums and extremes, cumulative by default.
+func TestDurationsExportAsTheSDKDid(t *testing.T) {
+	sdkReader := sdkmetric.NewManualReader()
+	h, err := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkReader)).Meter(scopeName).Float64Histogram(durationName,
+		metric.WithUnit("s"), metric.WithDescription(durationDesc), metric.WithExplicitBucketBoundaries(durationBounds[:]...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDurations(false)
+	ours := sdkmetric.NewManualReader(sdkmetric.WithProducer(d))
+	sdkmetric.NewMeterProvider(sdkmetric.WithReader(ours))
+	if got, _ := collect(t, ours); got != nil {
+		t.Fatalf("exported %d points before any call", len(got))
+	}
+	for round := range 2 {
+		for _, o := range durationCalls() {
+			d.record(o)
+			h.Record(context.Background(), o.end.Sub(o.start).Seconds(), metric.WithAttributeSet(attribute.NewSet(durationKey(o).attributes()...)))
+		}
+		want, _ := collect(t, sdkReader)
+		got, temporality := collect(t, ours)
+		if temporality != metricdata.CumulativeTemporality {
+			t.Errorf("temporality %v, want cumulative", temporality)
+		}
+		if len(got) != 3 || len(got) != len(want) {
+			t.Fatalf("round %d: %d points, the SDK's %d; want 3, one per tool and the read", round, len(got), len(want))
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if !g.Attributes.Equals(&w.Attributes) || g.Count != w.Count || g.Sum != w.Sum || !slices.Equal(g.Bounds, w.Bounds) || !slices.Equal(g.BucketCounts, w.BucketCounts) || g.Min != w.Min || g.Max != w.Max {
+				t.Errorf("round %d: point\n%+v\nthe SDK's\n%+v", round, g, w)
+			}
+		}
+	}
+}
+
+// With delta temporality each export holds what was measured since the
+// one before.
+func TestDurationsDelta(t *testing.T) {
+	d := newDurations(true)
+	r := sdkmetric.NewManualReader(sdkmetric.WithProducer(d))
+	sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	calls := durationCalls()
+	for _, o := range calls {
+		d.record(o)
+	}
+	count := func() (n uint64) {
+		points, temporality := collect(t, r)
+		if points != nil && temporality != metricdata.DeltaTemporality {
+			t.Errorf("temporality %v, want delta", temporality)
+		}
+		for _, p := range points {
+			n += p.Count
+		}
+		return n
+	}
+	if n := count(); n != uint64(len(calls)) {
+		t.Errorf("first export: %d measurements, want %d", n, len(calls))
+	}
+	if n := count(); n != 0 {
+		t.Errorf("an export with no call between: %d measurements, want 0", n)
+	}
+	d.record(calls[0])
+	if n := count(); n != 1 {
+		t.Errorf("after one call: %d measurements, want 1", n)
+	}
+}
+
+// The points are bounded: past maxAttrSets combinations, measurements go
+// to one point marked otel.metric.overflow, and none is lost.
+func TestDurationsOverflow(t *testing.T) {
+	d := newDurations(false)
+	r := sdkmetric.NewManualReader(sdkmetric.WithProducer(d))
+	sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	now := time.Now()
+	for i := range maxAttrSets + 10 {
+		d.record(&Call{start: now, end: now, outcome: "ok", trace: callTrace{name: string(rune('a' + i))}})
+	}
+	d.record(&Call{start: now, end: now, outcome: "ok", trace: callTrace{name: "a"}})
+	points, _ := collect(t, r)
+	if len(points) != maxAttrSets+1 {
+		t.Fatalf("%d points, want %d and the overflow", len(points), maxAttrSets)
+	}
+	var total uint64
+	for _, p := range points {
+		total += p.Count
+		if v, ok := p.Attributes.Value("otel.metric.overflow"); ok {
+			if !v.AsBool() || p.Count != 10 || p.Attributes.Len() != 1 {
+				t.Errorf("overflow point %v with %d measurements; want only otel.metric.overflow=true, with 10", p.Attributes.ToSlice(), p.Count)
+			}
+		}
+	}
+	if total != maxAttrSets+11 {
+		t.Errorf("%d measurements exported, want %d", total, maxAttrSets+11)
+	}
+}
