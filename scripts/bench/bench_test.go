@@ -336,3 +336,40 @@ func TestTargetVerdictByInterval(t *testing.T) {
 		t.Errorf("≤ sdk-floor + 1.5 raw: %s, want met", got)
 	}
 }
+
+// Every slice runs every contender once; the bridge and its variants run
+// one after another in every slice; over the slices each of them follows
+// the contender before the family (the peer's leftover work) equally
+// often, and each goes first among them equally often.
+func TestOrderKeepsTheBridgeFamilyTogether(t *testing.T) {
+	who := []string{raw, floor, bridge, peer, bridgeAudit, bridgeOTel}
+	firstOfFamily := map[string]int{}
+	for n := range 12 {
+		got := order(n, who...)
+		if len(got) != len(who) {
+			t.Fatalf("slice %d: %q", n, got)
+		}
+		sorted := slices.Sorted(slices.Values(got))
+		if !slices.Equal(sorted, slices.Sorted(slices.Values(who))) {
+			t.Fatalf("slice %d: %q, not each contender once", n, got)
+		}
+		i := slices.IndexFunc(got, func(w string) bool { return w == bridge || isVariant(w) })
+		if i > len(got)-3 {
+			t.Fatalf("slice %d: %q: the family does not fit after %d", n, got, i)
+		}
+		for _, w := range got[i : i+3] {
+			if w != bridge && !isVariant(w) {
+				t.Fatalf("slice %d: %q: %s runs among the bridge's family", n, got, w)
+			}
+		}
+		firstOfFamily[got[i]]++
+	}
+	for _, w := range []string{bridge, bridgeAudit, bridgeOTel} {
+		if firstOfFamily[w] != 4 {
+			t.Errorf("%s went first in its family %d times of 12, want 4: %v", w, firstOfFamily[w], firstOfFamily)
+		}
+	}
+	if got := order(1, floor, bridge, peer); !slices.Equal(got, []string{bridge, peer, floor}) {
+		t.Errorf("without variants order(1) = %q, want a plain rotation", got)
+	}
+}

@@ -246,10 +246,43 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	return nil
 }
 
-// order returns the contenders rotated by round, so that none always goes first.
-func order(round int, who ...string) []string {
-	k := round % len(who)
-	return append(slices.Clone(who[k:]), who[:k]...)
+// order returns the contenders of one round or slice, rotated by n so
+// that none always goes first. The bridge and its variants run one after
+// another, as one place in the rotation, and are rotated among themselves
+// by n as well: each variant's slice is moments from the bridge's it is
+// compared with, and none of them always follows the same contender. A
+// contender leaves work behind it (the peer's Node collects its garbage
+// after its calls), which falls on whoever runs next; with the peer
+// between the bridge and its variants, every slice of bridge+audit
+// followed the peer's.
+func order(n int, who ...string) []string {
+	var family []string
+	units := [][]string{}
+	at := -1 // the family's place among units
+	for _, w := range who {
+		if w == bridge || isVariant(w) {
+			if at < 0 {
+				at = len(units)
+				units = append(units, nil)
+			}
+			family = append(family, w)
+			continue
+		}
+		units = append(units, []string{w})
+	}
+	if at >= 0 {
+		units[at] = rotate(family, n)
+	}
+	return slices.Concat(rotate(units, n)...)
+}
+
+// rotate returns xs rotated left by n.
+func rotate[T any](xs []T, n int) []T {
+	if len(xs) == 0 {
+		return nil
+	}
+	k := n % len(xs)
+	return append(slices.Clone(xs[k:]), xs[:k]...)
 }
 
 func protoLabel(proto string) string {
