@@ -338,35 +338,42 @@ func TestTargetVerdictByInterval(t *testing.T) {
 }
 
 // Every slice runs every contender once; the bridge and its variants run
-// one after another in every slice; over the slices each of them follows
-// the contender before the family (the peer's leftover work) equally
-// often, and each goes first among them equally often.
+// one after another in every slice; over the slices each of them goes
+// first among them, and follows each of the others, equally often.
 func TestOrderKeepsTheBridgeFamilyTogether(t *testing.T) {
 	who := []string{raw, floor, bridge, peer, bridgeAudit, bridgeOTel}
-	firstOfFamily := map[string]int{}
-	for n := range 12 {
+	family := []string{bridge, bridgeAudit, bridgeOTel}
+	first := map[string]int{}
+	follows := map[[2]string]int{}
+	const slices12 = 12
+	for n := range slices12 {
 		got := order(n, who...)
-		if len(got) != len(who) {
-			t.Fatalf("slice %d: %q", n, got)
-		}
-		sorted := slices.Sorted(slices.Values(got))
-		if !slices.Equal(sorted, slices.Sorted(slices.Values(who))) {
+		if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(who))) {
 			t.Fatalf("slice %d: %q, not each contender once", n, got)
 		}
-		i := slices.IndexFunc(got, func(w string) bool { return w == bridge || isVariant(w) })
-		if i > len(got)-3 {
+		i := slices.IndexFunc(got, func(w string) bool { return slices.Contains(family, w) })
+		if i > len(got)-len(family) {
 			t.Fatalf("slice %d: %q: the family does not fit after %d", n, got, i)
 		}
-		for _, w := range got[i : i+3] {
-			if w != bridge && !isVariant(w) {
+		run := got[i : i+len(family)]
+		for _, w := range run {
+			if !slices.Contains(family, w) {
 				t.Fatalf("slice %d: %q: %s runs among the bridge's family", n, got, w)
 			}
 		}
-		firstOfFamily[got[i]]++
+		first[run[0]]++
+		for j := 1; j < len(run); j++ {
+			follows[[2]string{run[j-1], run[j]}]++
+		}
 	}
-	for _, w := range []string{bridge, bridgeAudit, bridgeOTel} {
-		if firstOfFamily[w] != 4 {
-			t.Errorf("%s went first in its family %d times of 12, want 4: %v", w, firstOfFamily[w], firstOfFamily)
+	for _, w := range family {
+		if first[w] != slices12/len(family) {
+			t.Errorf("%s went first in its family %d times of %d, want %d: %v", w, first[w], slices12, slices12/len(family), first)
+		}
+		for _, v := range family {
+			if v != w && follows[[2]string{v, w}] != 4 {
+				t.Errorf("%s followed %s %d times in %d slices, want 4: %v", w, v, follows[[2]string{v, w}], slices12, follows)
+			}
 		}
 	}
 	if got := order(1, floor, bridge, peer); !slices.Equal(got, []string{bridge, peer, floor}) {

@@ -248,13 +248,15 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 
 // order returns the contenders of one round or slice, rotated by n so
 // that none always goes first. The bridge and its variants run one after
-// another, as one place in the rotation, and are rotated among themselves
-// by n as well: each variant's slice is moments from the bridge's it is
-// compared with, and none of them always follows the same contender. A
-// contender leaves work behind it (the peer's Node collects its garbage
-// after its calls), which falls on whoever runs next; with the peer
-// between the bridge and its variants, every slice of bridge+audit
-// followed the peer's.
+// another, as one place in the rotation, each variant's slice moments from
+// the bridge's it is compared with; among themselves they take each of
+// their orders in turn (the n-th permutation), so that over the slices each
+// goes first, and follows each of the others, equally often. Work a
+// contender leaves behind falls on whoever runs next: the peer's Node
+// collects its garbage after its calls, and this driver decodes
+// bridge+otel's spans after its turn. With the peer between the bridge and
+// its variants, every slice of bridge+audit followed the peer's; with the
+// family only rotated, the bridge followed bridge+otel two times in three.
 func order(n int, who ...string) []string {
 	var family []string
 	units := [][]string{}
@@ -271,9 +273,25 @@ func order(n int, who ...string) []string {
 		units = append(units, []string{w})
 	}
 	if at >= 0 {
-		units[at] = rotate(family, n)
+		perms := permutations(family)
+		units[at] = perms[n%len(perms)]
 	}
 	return slices.Concat(rotate(units, n)...)
+}
+
+// permutations returns every order of xs.
+func permutations(xs []string) [][]string {
+	if len(xs) <= 1 {
+		return [][]string{slices.Clone(xs)}
+	}
+	var out [][]string
+	for i, x := range xs {
+		rest := slices.Concat(xs[:i], xs[i+1:])
+		for _, p := range permutations(rest) {
+			out = append(out, append([]string{x}, p...))
+		}
+	}
+	return out
 }
 
 // rotate returns xs rotated left by n.
