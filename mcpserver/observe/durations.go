@@ -132,16 +132,16 @@ func (d *durations) Produce(context.Context) ([]metricdata.ScopeMetrics, error) 
 			Max:          metricdata.NewExtrema(p.max),
 			Sum:          p.sum,
 		})
-		if d.delta {
-			*p = durationPoint{attrs: p.attrs}
-		}
 	}
 	for _, p := range d.points {
 		emit(p)
 	}
 	emit(d.overflow)
 	if d.delta {
-		d.start = now
+		// The next interval starts with no points, as the SDK's delta
+		// aggregation does: the bound is on the combinations of one
+		// interval, not of the process's life.
+		d.points, d.overflow, d.start = make(map[attrKey]*durationPoint, len(d.points)), nil, now
 	}
 	if len(h.DataPoints) == 0 {
 		return nil, nil

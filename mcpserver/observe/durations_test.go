@@ -168,4 +168,21 @@ func TestDurationsOverflow(t *testing.T) {
 	if total != maxAttrSets+11 {
 		t.Errorf("%d measurements exported, want %d", total, maxAttrSets+11)
 	}
+
+	// With delta temporality the bound is on one interval's combinations:
+	// after an export, a combination not seen before has its own point.
+	d = newDurations(true)
+	r = sdkmetric.NewManualReader(sdkmetric.WithProducer(d))
+	sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	for i := range maxAttrSets + 1 {
+		d.record(&Call{start: now, end: now, outcome: "ok", trace: callTrace{name: string(rune('a' + i))}})
+	}
+	if points, _ := collect(t, r); len(points) != maxAttrSets+1 {
+		t.Fatalf("delta: %d points, want %d and the overflow", len(points), maxAttrSets)
+	}
+	d.record(&Call{start: now, end: now, outcome: "ok", trace: callTrace{name: "new"}})
+	points, _ = collect(t, r)
+	if len(points) != 1 || points[0].Attributes.HasValue("otel.metric.overflow") {
+		t.Errorf("delta, the next interval: %d points (the last %v); want one, of the new tool", len(points), points[len(points)-1].Attributes.ToSlice())
+	}
 }
