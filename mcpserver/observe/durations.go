@@ -20,17 +20,20 @@ import (
 // SDK's Float64Histogram did the same work through its record options,
 // attribute filter, exemplar reservoir and aggregation pipeline: about
 // 1.7 µs of the server's CPU a call, the largest part of a traced call's
-// cost (docs/performance.md). What is exported is what it exported: the
-// same name, unit, description, bucket boundaries and attributes, one
-// point per combination of attributes, cumulative unless the exporter
-// asks for delta temporality (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE).
+// cost (docs/performance.md). What is exported is what it exported with
+// explicit buckets: the same name, unit, description, bucket boundaries
+// and attributes, one point per combination of attributes, cumulative
+// unless the exporter asks for delta temporality
+// (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE). An exporter that
+// asks for another aggregation (exponential buckets) gets the SDK's
+// histogram instead (StartTelemetry).
 type durations struct {
 	delta bool // delta temporality: each export holds what was measured since the last
 
 	mu       sync.Mutex
 	points   map[attrKey]*durationPoint
-	overflow *durationPoint // measurements past maxAttrSets combinations
-	start    time.Time      // of every point: the first measurement, or with delta the last export
+	overflow *durationPoint // measurements past maxAttrSets-1 combinations
+	start    time.Time      // of every point: when the histogram began, or with delta the last export
 }
 
 // durationPoint is one combination of attributes' histogram.
@@ -50,15 +53,16 @@ const (
 	durationDesc = "Duration of MCP requests handled by the server"
 )
 
-// maxAttrSets bounds the combinations of attributes kept as points, as the
-// SDK's cardinality limit does: an error type comes from the backend, and a
-// resource's URI from the client, so the combinations are not bounded by
-// the manifests alone. Past it, a measurement goes to one point with the
-// attribute otel.metric.overflow=true, as the specification has it.
+// maxAttrSets bounds the points, as the SDK's default cardinality limit
+// does: an error type comes from the backend, and a resource's URI from
+// the client, so the combinations of attributes are not bounded by the
+// manifests alone. The first maxAttrSets-1 combinations have a point each;
+// the measurements of the others go to one point with the attribute
+// otel.metric.overflow=true, as the specification has it.
 const maxAttrSets = 2000
 
 func newDurations(delta bool) *durations {
-	return &durations{delta: delta, points: map[attrKey]*durationPoint{}}
+	return &durations{delta: delta, points: map[attrKey]*durationPoint{}, start: time.Now()}
 }
 
 // record measures the call's duration.
@@ -69,9 +73,6 @@ func (d *durations) record(o *Call) {
 	p := d.points[k]
 	if p == nil {
 		p = d.add(k)
-	}
-	if d.start.IsZero() {
-		d.start = o.start
 	}
 	i := 0
 	for i < len(durationBounds) && v > durationBounds[i] {
@@ -92,7 +93,7 @@ func (d *durations) record(o *Call) {
 // add makes the point of k, or past maxAttrSets returns the overflow
 // point. d.mu is held.
 func (d *durations) add(k attrKey) *durationPoint {
-	if len(d.points) >= maxAttrSets {
+	if len(d.points) >= maxAttrSets-1 {
 		if d.overflow == nil {
 			d.overflow = &durationPoint{attrs: attribute.NewSet(attribute.Bool("otel.metric.overflow", true))}
 		}
@@ -107,12 +108,10 @@ func (d *durations) add(k attrKey) *durationPoint {
 // point so far (cumulative), or those measured since the last export,
 // which begins the next interval (delta).
 func (d *durations) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
-	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.start.IsZero() {
-		return nil, nil // nothing measured yet
-	}
+	now := time.Now()        // after any measurement recorded before the lock
+	bounds := durationBounds // each export its own copy, as the SDK's
 	h := metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality}
 	if d.delta {
 		h.Temporality = metricdata.DeltaTemporality
@@ -126,7 +125,7 @@ func (d *durations) Produce(context.Context) ([]metricdata.ScopeMetrics, error) 
 			StartTime:    d.start,
 			Time:         now,
 			Count:        p.count,
-			Bounds:       durationBounds[:],
+			Bounds:       bounds[:],
 			BucketCounts: append([]uint64(nil), p.counts[:]...),
 			Min:          metricdata.NewExtrema(p.min),
 			Max:          metricdata.NewExtrema(p.max),

@@ -4,14 +4,23 @@ package observe
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // durationCalls are calls of two tools, a resource read and a failure, with
@@ -141,8 +150,10 @@ func TestDurationsDelta(t *testing.T) {
 	}
 }
 
-// The points are bounded: past maxAttrSets combinations, measurements go
-// to one point marked otel.metric.overflow, and none is lost.
+// The points are bounded, overflow point included, as the SDK's
+// cardinality limit bounds them: past maxAttrSets-1 combinations,
+// measurements go to one point marked otel.metric.overflow, and none is
+// lost.
 func TestDurationsOverflow(t *testing.T) {
 	d := newDurations(false)
 	r := sdkmetric.NewManualReader(sdkmetric.WithProducer(d))
@@ -153,15 +164,15 @@ func TestDurationsOverflow(t *testing.T) {
 	}
 	d.record(&Call{start: now, end: now, outcome: "ok", trace: callTrace{name: "a"}})
 	points, _ := collect(t, r)
-	if len(points) != maxAttrSets+1 {
-		t.Fatalf("%d points, want %d and the overflow", len(points), maxAttrSets)
+	if len(points) != maxAttrSets {
+		t.Fatalf("%d points, want %d, the overflow's included", len(points), maxAttrSets)
 	}
 	var total uint64
 	for _, p := range points {
 		total += p.Count
 		if v, ok := p.Attributes.Value("otel.metric.overflow"); ok {
-			if !v.AsBool() || p.Count != 10 || p.Attributes.Len() != 1 {
-				t.Errorf("overflow point %v with %d measurements; want only otel.metric.overflow=true, with 10", p.Attributes.ToSlice(), p.Count)
+			if !v.AsBool() || p.Count != 11 || p.Attributes.Len() != 1 {
+				t.Errorf("overflow point %v with %d measurements; want only otel.metric.overflow=true, with 11", p.Attributes.ToSlice(), p.Count)
 			}
 		}
 	}
@@ -177,12 +188,118 @@ func TestDurationsOverflow(t *testing.T) {
 	for i := range maxAttrSets + 1 {
 		d.record(&Call{start: now, end: now, outcome: "ok", trace: callTrace{name: string(rune('a' + i))}})
 	}
-	if points, _ := collect(t, r); len(points) != maxAttrSets+1 {
-		t.Fatalf("delta: %d points, want %d and the overflow", len(points), maxAttrSets)
+	if points, _ := collect(t, r); len(points) != maxAttrSets {
+		t.Fatalf("delta: %d points, want %d, the overflow's included", len(points), maxAttrSets)
 	}
 	d.record(&Call{start: now, end: now, outcome: "ok", trace: callTrace{name: "new"}})
 	points, _ = collect(t, r)
 	if len(points) != 1 || points[0].Attributes.HasValue("otel.metric.overflow") {
-		t.Errorf("delta, the next interval: %d points (the last %v); want one, of the new tool", len(points), points[len(points)-1].Attributes.ToSlice())
+		t.Errorf("delta, the next interval: %d points; want one, of the new tool", len(points))
+	}
+}
+
+// metricSink is an OTLP/HTTP endpoint that keeps the duration histogram of
+// the metric exports it receives.
+type metricSink struct {
+	mu     sync.Mutex
+	points []*metricspb.Metric
+}
+
+func (s *metricSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	if r.URL.Path != "/v1/metrics" {
+		return
+	}
+	var req collmetrics.ExportMetricsServiceRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name == durationName {
+					s.points = append(s.points, m)
+				}
+			}
+		}
+	}
+}
+
+// Through StartTelemetry and the OTLP exporter, the duration is exported
+// as the OTEL_* environment asks: explicit buckets, cumulative, by
+// default; delta when the temporality preference says so; and an
+// exponential histogram, made by the SDK, when the default aggregation
+// says so. OTEL_METRICS_EXPORTER is a list; naming otlp anywhere in it
+// exports, none does not.
+func TestDurationExportFollowsTheEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name, exporter, temporality, aggregation string
+		want                                     string // "histogram", "delta", "exponential" or "" (none)
+	}{
+		{"default", "", "", "", "histogram"},
+		{"delta", "", "delta", "", "delta"},
+		{"exponential", "", "", "base2_exponential_bucket_histogram", "exponential"},
+		{"a list naming otlp", " console, OTLP ", "", "", "histogram"},
+		{"none", "none", "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &metricSink{}
+			srv := httptest.NewServer(sink)
+			defer srv.Close()
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+			t.Setenv("OTEL_METRICS_EXPORTER", tc.exporter)
+			t.Setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", tc.temporality)
+			t.Setenv("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION", tc.aggregation)
+			tel, err := StartTelemetry(context.Background(), "v")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ob := Observer{Telemetry: tel}
+			for range 3 {
+				_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "tairseach_demo_echo", nil)
+				ob.End(c, &mcp.CallToolResult{}, 1<<20)
+			}
+			if err := tel.Shutdown(context.Background()); err != nil { // exports what is measured
+				t.Fatal(err)
+			}
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			if tc.want == "" {
+				if len(sink.points) != 0 {
+					t.Fatalf("OTEL_METRICS_EXPORTER=%q exported %d durations", tc.exporter, len(sink.points))
+				}
+				return
+			}
+			if len(sink.points) == 0 {
+				t.Fatal("no duration exported")
+			}
+			m := sink.points[len(sink.points)-1]
+			var got string
+			var count uint64
+			switch d := m.Data.(type) {
+			case *metricspb.Metric_Histogram:
+				got = "histogram"
+				if d.Histogram.AggregationTemporality == metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA {
+					got = "delta"
+				}
+				for _, p := range d.Histogram.DataPoints {
+					count += p.Count
+					if !slices.Equal(p.ExplicitBounds, durationBounds[:]) {
+						t.Errorf("bounds %v, want %v", p.ExplicitBounds, durationBounds)
+					}
+				}
+			case *metricspb.Metric_ExponentialHistogram:
+				got = "exponential"
+				for _, p := range d.ExponentialHistogram.DataPoints {
+					count += p.Count
+				}
+			}
+			if got != tc.want || count != 3 || m.Unit != "s" {
+				t.Errorf("exported a %s of %d calls in %q (%T); want a %s of 3 in s", got, count, m.Unit, m.Data, tc.want)
+			}
+		})
 	}
 }

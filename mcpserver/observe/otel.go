@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -37,12 +38,14 @@ import (
 // exporter cost 20–30 µs of CPU a call in allocations, attribute sets and
 // protobuf reflection (docs/performance.md); this costs about 2. The
 // duration histogram is kept here too (durations) and exported by the
-// SDK's metric reader.
+// SDK's metric reader, unless the exporter asks for an aggregation other
+// than explicit buckets: then the SDK's own histogram measures it.
 type Telemetry struct {
 	spans     *spanQueue
 	sampler   sdktrace.Sampler
 	metrics   *sdkmetric.MeterProvider // nil: metrics not exported
-	durations *durations               // the duration histogram its reader exports
+	durations *durations               // the duration histogram its reader exports; or
+	histogram metric.Float64Histogram  // the SDK's, for an exponential aggregation
 }
 
 // StartTelemetry starts the OTLP/HTTP exporters configured by the standard
@@ -69,17 +72,45 @@ func StartTelemetry(ctx context.Context, version string) (*Telemetry, error) {
 		return nil, fmt.Errorf("OpenTelemetry trace exporter: %w", err)
 	}
 	t := &Telemetry{sampler: sampler, spans: newSpanQueue(client, newBatchEncoder(res, version), bspFromEnv())}
-	if e := os.Getenv("OTEL_METRICS_EXPORTER"); e == "" || e == "otlp" {
+	if metricsWanted() {
 		mexp, err := otlpmetrichttp.New(ctx)
 		if err != nil {
 			_ = t.spans.shutdown(ctx)
 			return nil, fmt.Errorf("OpenTelemetry metric exporter: %w", err)
 		}
-		t.durations = newDurations(mexp.Temporality(sdkmetric.InstrumentKindHistogram) == metricdata.DeltaTemporality)
-		reader := sdkmetric.NewPeriodicReader(mexp, sdkmetric.WithProducer(t.durations))
-		t.metrics = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
+		var opts []sdkmetric.PeriodicReaderOption
+		switch mexp.Aggregation(sdkmetric.InstrumentKindHistogram).(type) {
+		case sdkmetric.AggregationDefault, sdkmetric.AggregationExplicitBucketHistogram:
+			t.durations = newDurations(mexp.Temporality(sdkmetric.InstrumentKindHistogram) == metricdata.DeltaTemporality)
+			opts = append(opts, sdkmetric.WithProducer(t.durations))
+		}
+		t.metrics = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp, opts...)), sdkmetric.WithResource(res))
+		if t.durations == nil {
+			// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=base2_exponential_bucket_histogram
+			t.histogram, err = t.metrics.Meter(scopeName).Float64Histogram(durationName, metric.WithUnit("s"),
+				metric.WithDescription(durationDesc), metric.WithExplicitBucketBoundaries(durationBounds[:]...))
+			if err != nil {
+				_ = t.Shutdown(ctx)
+				return nil, fmt.Errorf("OpenTelemetry histogram: %w", err)
+			}
+		}
 	}
 	return t, nil
+}
+
+// metricsWanted reports whether OTEL_METRICS_EXPORTER, a comma-separated
+// list, leaves the metrics to be exported over OTLP: unset, or naming otlp.
+func metricsWanted() bool {
+	e := strings.ToLower(strings.TrimSpace(os.Getenv("OTEL_METRICS_EXPORTER")))
+	if e == "" {
+		return true
+	}
+	for v := range strings.SplitSeq(e, ",") {
+		if strings.TrimSpace(v) == "otlp" {
+			return true
+		}
+	}
+	return false
 }
 
 // scopeName is the instrumentation scope of the spans and the metric.
@@ -174,8 +205,11 @@ func (t *Telemetry) endCall(o *Call) {
 	if o.trace.sampled {
 		t.spans.add(newSpanRecord(o, o.end))
 	}
-	if t.durations != nil {
+	switch {
+	case t.durations != nil:
 		t.durations.record(o)
+	case t.histogram != nil:
+		t.histogram.Record(context.Background(), o.end.Sub(o.start).Seconds(), metric.WithAttributeSet(attribute.NewSet(durationKey(o).attributes()...)))
 	}
 }
 
