@@ -300,9 +300,9 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 	e, cfg, proto := b.e, b.cfg, cs.proto
 	t := time.Now()
 	backendPID := e.demo.Process.Pid
-	running := func(whos ...string) []string {
+	running := func(whos ...string) []string { // in the order given: interleave orders each slice
 		var out []string
-		for _, who := range order(round, whos...) {
+		for _, who := range whos {
 			if who == raw || cs.sessions[who] != nil {
 				out = append(out, who)
 			}

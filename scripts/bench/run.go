@@ -332,9 +332,12 @@ func jsonEqual(a, b []byte) bool {
 const numSlices = 8
 
 // interleave runs a case for each contender in whos: n calls each, in
-// slices, every slice taking the contenders in turn (in an order rotated by
-// round and slice), so that a burst of load elsewhere on the machine hits
-// them alike. A non-nil settle runs after each slice of a contender,
+// slices, every slice taking the contenders in turn, so that a burst of
+// load elsewhere on the machine hits them alike. A slice's order is
+// order's of its number in the run (round × numSlices + slice), so that
+// the run's slices, one after another, take the orders in turn. whos is
+// taken as given, not already ordered: two orders composed are not
+// balanced. A non-nil settle runs after each slice of a contender,
 // untimed. It returns each contender's latencies and time spent.
 func interleave(ctx context.Context, round int, whos []string, n int,
 	run func(ctx context.Context, who string, n int) ([]time.Duration, error),
@@ -345,7 +348,7 @@ func interleave(ctx context.Context, round int, whos []string, n int,
 	parts := min(numSlices, n)
 	for k := range parts {
 		m := n/parts + btoi(k < n%parts)
-		for _, who := range order(round+k, whos...) {
+		for _, who := range order(round*numSlices+k, whos...) {
 			start := time.Now()
 			l, err := run(ctx, who, m)
 			if err != nil {
