@@ -350,7 +350,10 @@ func TestOrderKeepsTheBridgeFamilyTogether(t *testing.T) {
 	const rounds = 7
 	for round := range rounds {
 		var ran []string
-		run := func(_ context.Context, w string, _ int) ([]time.Duration, error) { ran = append(ran, w); return nil, nil }
+		run := func(_ context.Context, w string, _ int) ([]time.Duration, error) {
+			ran = append(ran, w)
+			return nil, nil
+		}
 		if _, _, err := interleave(context.Background(), round, who, numSlices, run, nil); err != nil {
 			t.Fatal(err)
 		}
