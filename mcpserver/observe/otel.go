@@ -117,21 +117,28 @@ func metricsWanted() bool {
 const scopeName = "github.com/geilt/tairseach-mcp/mcpserver"
 
 // Shutdown exports what is queued and stops the exporters.
+// The spans and the metrics are exported side by side, each with the
+// whole of ctx's time: a trace collector that does not answer must not
+// use up the time the last metrics have to reach theirs.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	err := t.spans.shutdown(ctx)
-	if t.metrics != nil {
-		err = errors.Join(err, t.metrics.Shutdown(ctx))
-	}
-	return err
+	return t.both(ctx, t.spans.shutdown, (*sdkmetric.MeterProvider).Shutdown)
 }
 
-// ForceFlush exports the spans queued and the metrics so far.
+// ForceFlush exports the spans queued and the metrics so far, side by side.
 func (t *Telemetry) ForceFlush(ctx context.Context) error {
-	err := t.spans.flush(ctx)
-	if t.metrics != nil {
-		err = errors.Join(err, t.metrics.ForceFlush(ctx))
+	return t.both(ctx, t.spans.flush, (*sdkmetric.MeterProvider).ForceFlush)
+}
+
+// both runs spans, and metrics on the meter provider if there is one, at
+// the same time, and returns once both have.
+func (t *Telemetry) both(ctx context.Context, spans func(context.Context) error, metrics func(*sdkmetric.MeterProvider, context.Context) error) error {
+	if t.metrics == nil {
+		return spans(ctx)
 	}
-	return err
+	done := make(chan error, 1)
+	go func() { done <- metrics(t.metrics, ctx) }()
+	err := spans(ctx)
+	return errors.Join(err, <-done)
 }
 
 // samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and

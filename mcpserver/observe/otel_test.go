@@ -460,3 +460,46 @@ func attrs(s *tracepb.Span) map[string]string {
 	}
 	return m
 }
+
+// A trace collector that does not answer does not cost the metrics their
+// last export: Shutdown exports the spans and the metrics side by side,
+// each with the whole of its time.
+func TestShutdownExportsMetricsPastAHungTraceCollector(t *testing.T) {
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-release
+	}))
+	t.Cleanup(hung.Close)
+	t.Cleanup(func() { close(release) }) // before hung.Close, which waits for its handlers
+	sink := &metricSink{}
+	srv := httptest.NewServer(sink)
+	t.Cleanup(srv.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", hung.URL+"/v1/traces")
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", srv.URL+"/v1/metrics")
+	t.Setenv("OTEL_METRICS_EXPORTER", "")
+	tel, err := StartTelemetry(context.Background(), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := Observer{Telemetry: tel}
+	for range 3 {
+		_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "tairseach_demo_echo", nil)
+		ob.End(c, &mcp.CallToolResult{}, 1<<20)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := tel.Shutdown(ctx); err == nil {
+		t.Error("Shutdown reported no error with the trace collector hung")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Shutdown took %v with a 1 s deadline", took)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.points) == 0 {
+		t.Fatal("the metrics were not exported: the hung trace export used up their time")
+	}
+}
