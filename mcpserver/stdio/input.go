@@ -361,6 +361,10 @@ func (c *conn) handleNotification(in incoming) {
 			}
 		}
 		c.mu.Unlock()
+		// Which request a cancellation reached, if any, for whoever reads
+		// a session's log: one that arrives after its call has ended
+		// finds none.
+		c.log.Debug().RawJSON("request_id", p["requestId"]).Bool("in_flight", r != nil).Bool("direct", r != nil && r.cancel != nil).Msg("cancellation received")
 		if r == nil || r.cancel != nil {
 			return
 		}
