@@ -253,15 +253,7 @@ func TestDurationExportFollowsTheEnvironment(t *testing.T) {
 			t.Setenv("OTEL_METRICS_EXPORTER", tc.exporter)
 			t.Setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", tc.temporality)
 			t.Setenv("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION", tc.aggregation)
-			tel, err := StartTelemetry(context.Background(), "v")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ob := Observer{Telemetry: tel}
-			for range 3 {
-				_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "tairseach_demo_echo", nil)
-				ob.End(c, &mcp.CallToolResult{}, 1<<20)
-			}
+			tel := startAndCall(t, 3)
 			if err := tel.Shutdown(context.Background()); err != nil { // exports what is measured
 				t.Fatal(err)
 			}
@@ -302,4 +294,20 @@ func TestDurationExportFollowsTheEnvironment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startAndCall starts the telemetry the OTEL_* environment asks for and
+// records n calls of the echo tool, as the call pipeline records them.
+func startAndCall(t *testing.T, n int) *Telemetry {
+	t.Helper()
+	tel, err := StartTelemetry(context.Background(), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := Observer{Telemetry: tel}
+	for range n {
+		_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "tairseach_demo_echo", nil)
+		ob.End(c, &mcp.CallToolResult{}, 1<<20)
+	}
+	return tel
 }

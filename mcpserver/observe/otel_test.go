@@ -479,15 +479,7 @@ func TestShutdownExportsMetricsPastAHungTraceCollector(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", hung.URL+"/v1/traces")
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", srv.URL+"/v1/metrics")
 	t.Setenv("OTEL_METRICS_EXPORTER", "")
-	tel, err := StartTelemetry(context.Background(), "v")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ob := Observer{Telemetry: tel}
-	for range 3 {
-		_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio"}, "tairseach_demo_echo", nil)
-		ob.End(c, &mcp.CallToolResult{}, 1<<20)
-	}
+	tel := startAndCall(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
