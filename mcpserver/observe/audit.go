@@ -223,7 +223,9 @@ func (a *Audit) record(o *Call) {
 		return
 	}
 	var buf [1024]byte
-	if b, ok := a.line(buf[:0], o); ok {
+	b, ok := a.line(buf[:0], o)
+	o.free()
+	if ok {
 		a.commit(b)
 	}
 }
@@ -242,7 +244,7 @@ func (a *Audit) record(o *Call) {
 // against 1.04–1.07× with the timer, in interleaved runs of make bench),
 // as the write and the line then lie on the call's own path.
 func (a *Audit) queue(o *Call) bool {
-	o.args = bytes.Clone(o.args)
+	o.keep()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -415,6 +417,7 @@ func (a *Audit) writeWaiting() {
 	lines := slices.Grow(a.made[:0], len(ended)*max(a.longest, 256)+len(pending))
 	for _, o := range ended {
 		lines, _ = a.line(lines, o) // one that cannot be made is logged and left out
+		o.free()
 	}
 	clear(ended)
 	lines = append(lines, pending...)

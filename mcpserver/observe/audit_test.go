@@ -21,6 +21,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/geilt/tairseach-mcp/socketrpc"
 )
 
 func TestOpenAuditRefuses(t *testing.T) {
@@ -185,7 +187,7 @@ func TestAuditGroupCommit(t *testing.T) {
 	fromCallers(callers, calls, func(w, i int) {
 		c := recordCall(ob, fmt.Sprintf("%d-%d", w, i))
 		if i%25 == 0 { // the line is there when End returns
-			if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c.ID()+`"`)) {
+			if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c+`"`)) {
 				t.Errorf("End of call %d-%d returned before its line was written", w, i)
 			}
 		}
@@ -246,7 +248,7 @@ func TestAuditDelayedWrites(t *testing.T) {
 	}
 
 	c := recordCall(ob, "after-close")
-	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c.ID()+`"`)) {
+	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"call_id":"`+c+`"`)) {
 		t.Error("a call recorded after Close returned before its line was written")
 	}
 	_ = a.Close()
@@ -337,11 +339,13 @@ func TestAuditTimerWaitsOnce(t *testing.T) {
 }
 
 // recordCall makes one call of tool t that ends ok, with request id id
-// (a JSON string), as the call pipeline records it.
-func recordCall(ob Observer, id string) *Call {
+// (a JSON string), as the call pipeline records it, and returns its
+// call_id (the Call is observe's once ended).
+func recordCall(ob Observer, id string) string {
 	_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: strconv.Quote(id)}, "t", json.RawMessage(`{"b":1,"a":[2]}`))
+	callID := c.ID()
 	ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
-	return c
+	return callID
 }
 
 // fromCallers runs call(w, i) for calls calls from each of callers
@@ -556,5 +560,72 @@ func TestAuditSync(t *testing.T) {
 	}
 	if n := len(readLines(t, path)); n != 33 {
 		t.Fatalf("%d lines, want 33", n)
+	}
+}
+
+// TestAuditCallsDoNotCarryOver checks that a Call made again from one
+// ended before it (calls, the pool) says nothing of that call: after a
+// call with every field set, plain calls' lines have their own arguments
+// and none of its session, client, code, target or arguments. It is
+// made with the log's Delay (the lines made by the timer's write, from
+// calls freed as it makes them) and without (each made by its caller).
+func TestAuditCallsDoNotCarryOver(t *testing.T) {
+	for _, delay := range []time.Duration{0, time.Millisecond} {
+		t.Run(fmt.Sprint(delay), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			a, err := OpenAudit(path, AuditOptions{Args: true, Delay: delay, Logger: zerolog.Nop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ob := Observer{Audit: a}
+			for i := range 50 {
+				if i%10 == 0 {
+					args := []byte(`{"secret":"first"}`)
+					full := CallInfo{Transport: "http", Kind: "resource", Session: "S-first", Client: &mcp.Implementation{Name: "first-client", Version: "1"},
+						Protocol: "2025-11-25", RequestID: `"first"`, Meta: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
+					_, c := ob.Start(context.Background(), full, "tairseach://first/1", args)
+					_, _ = c.Forward(context.Background(), "first.method", "/first.sock", func(context.Context) (json.RawMessage, error) {
+						return nil, &socketrpc.Error{Code: -32001, Message: "no", Raw: json.RawMessage(`{"code":-32001,"message":"no"}`)}
+					})
+					ob.End(c, &mcp.CallToolResult{IsError: true}, 1<<20)
+					copy(args, `{"secret":"reuse"}`) // the transport's buffer, read into again
+					continue
+				}
+				_, c := ob.Start(context.Background(), CallInfo{Transport: "stdio", RequestID: strconv.Itoa(i)}, "t", json.RawMessage(`{"n":`+strconv.Itoa(i)+`}`))
+				ob.End(c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, 1<<20)
+				if i%10 == 5 {
+					time.Sleep(3 * delay) // let the timer's write free what it holds
+				}
+			}
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(path)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if len(lines) != 50 {
+				t.Fatalf("%d lines, want 50:\n%s", len(lines), b)
+			}
+			for i, l := range lines {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(l), &rec); err != nil {
+					t.Fatalf("line %d: %v", i+1, err)
+				}
+				if i%10 == 0 {
+					if rec["session"] != "S-first" || rec["code"] != -32001.0 || rec["args"] == nil || rec["args"].(map[string]any)["secret"] != "first" {
+						t.Errorf("line %d, of the full call, is %s", i+1, l)
+					}
+					continue
+				}
+				want := map[string]any{"n": float64(i)}
+				for _, k := range []string{"session", "client", "code", "target", "method", "socket", "trace_id"} {
+					if _, ok := rec[k]; ok {
+						t.Errorf("line %d, of a plain call, has %q: %s", i+1, k, l)
+					}
+				}
+				if fmt.Sprint(rec["args"]) != fmt.Sprint(want) || rec["transport"] != "stdio" || rec["kind"] != "tool" || rec["outcome"] != "ok" {
+					t.Errorf("line %d, of a plain call, is %s", i+1, l)
+				}
+			}
+		})
 	}
 }

@@ -23,7 +23,8 @@ func (ob Observer) On() bool { return ob.Audit != nil || ob.Telemetry != nil }
 // completion of the target name, whose tool Resolved names. The context
 // is ctx: nothing below the call reads its span from it.
 func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args json.RawMessage) (context.Context, *Call) {
-	o := &Call{start: time.Now(), info: info, tool: name, args: args, id: newSpanID()}
+	o := newCall()
+	o.start, o.info, o.tool, o.args, o.id = time.Now(), info, name, args, newSpanID()
 	if info.Kind != "" && info.Kind != "tool" {
 		o.tool, o.target = "", name
 	}
@@ -40,7 +41,8 @@ func (ob Observer) Start(ctx context.Context, info CallInfo, name string, args j
 // cancelled it; limit is the size past which a result is not measured.
 // With the audit log, End hands over the call's line, written within the
 // log's Delay; without one, or with Sync, End returns once it is in the
-// file (see Audit).
+// file (see Audit). o is observe's again once End is called: its caller
+// must not use it after.
 func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
 	o.end = time.Now()
 	o.classify(res, limit)
@@ -48,6 +50,8 @@ func (ob Observer) End(o *Call, res *mcp.CallToolResult, limit int) {
 		t.endCall(o) // before the audit line, whose write may wait (Sync)
 	}
 	if ob.Audit != nil {
-		ob.Audit.record(o)
+		ob.Audit.record(o) // frees o once its line is made
+		return
 	}
+	o.free()
 }

@@ -101,16 +101,19 @@ func TestSpansAsOTLP(t *testing.T) {
 	meta := map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "vendor=x"}
 	_, c1 := ob.Start(context.Background(), CallInfo{Transport: "stdio", Protocol: "2025-11-25", RequestID: "7", Meta: meta}, "t_echo", json.RawMessage(`{}`))
 	_, _ = c1.Forward(context.Background(), "demo.echo", "/s.sock", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+	k1 := *c1 // its ids, for the spans: the Call is observe's once ended
 	ob.End(c1, ok, 1<<20)
 	// A call over HTTP the backend answers with an error.
 	_, c2 := ob.Start(context.Background(), CallInfo{Transport: "http", Session: "S1", RequestID: `"r-2"`}, "t_fail", nil)
 	_, _ = c2.Forward(context.Background(), "demo.fail", "/s.sock", func(context.Context) (json.RawMessage, error) {
 		return nil, &socketrpc.Error{Code: -32001, Message: "no", Raw: json.RawMessage(`{"code":-32001,"message":"no"}`)}
 	})
+	k2 := *c2 // its ids, for the spans: the Call is observe's once ended
 	ob.End(c2, &mcp.CallToolResult{IsError: true}, 1<<20)
 	// A resource read refused before the socket.
 	_, c3 := ob.Start(context.Background(), CallInfo{Transport: "stdio", Kind: "resource"}, "tairseach://x/1", nil)
 	c3.Refused("invalid_arguments")
+	k3 := *c3 // its ids, for the spans: the Call is observe's once ended
 	ob.End(c3, &mcp.CallToolResult{IsError: true}, 1<<20)
 
 	if err := tel.ForceFlush(context.Background()); err != nil {
@@ -123,17 +126,17 @@ func TestSpansAsOTLP(t *testing.T) {
 	}
 	parent, _ := hex.DecodeString("00f067aa0ba902b7")
 	want := []*tracepb.Span{
-		span(c1, parent, "tools/call t_echo", tracepb.Span_SPAN_KIND_SERVER, 0x301, "vendor=x", &tracepb.Status{},
+		span(&k1, parent, "tools/call t_echo", tracepb.Span_SPAN_KIND_SERVER, 0x301, "vendor=x", &tracepb.Status{},
 			str("mcp.method.name", "tools/call"), str("gen_ai.tool.name", "t_echo"), str("gen_ai.operation.name", "execute_tool"),
 			str("tairseach.kind", "tool"), str("mcp.protocol.version", "2025-11-25"), str("network.transport", "pipe"),
 			str("jsonrpc.request.id", "7"), str("tairseach.outcome", "ok"),
 			str("tairseach.socket.method", "demo.echo"), str("tairseach.socket", "/s.sock")),
-		span(c2, nil, "tools/call t_fail", tracepb.Span_SPAN_KIND_SERVER, 0x101, "", &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "server error -32001: no"},
+		span(&k2, nil, "tools/call t_fail", tracepb.Span_SPAN_KIND_SERVER, 0x101, "", &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "server error -32001: no"},
 			str("mcp.method.name", "tools/call"), str("gen_ai.tool.name", "t_fail"), str("gen_ai.operation.name", "execute_tool"),
 			str("tairseach.kind", "tool"), str("network.transport", "tcp"), str("network.protocol.name", "http"),
 			str("mcp.session.id", "S1"), str("jsonrpc.request.id", "r-2"), str("error.type", "-32001"), str("tairseach.outcome", "tool_error"),
 			str("tairseach.socket.method", "demo.fail"), str("tairseach.socket", "/s.sock"), str("tairseach.socket.error.type", "jsonrpc_error")),
-		span(c3, nil, "resources/read tairseach://x/1", tracepb.Span_SPAN_KIND_SERVER, 0x101, "", &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "invalid_arguments"},
+		span(&k3, nil, "resources/read tairseach://x/1", tracepb.Span_SPAN_KIND_SERVER, 0x101, "", &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "invalid_arguments"},
 			str("mcp.method.name", "resources/read"), str("mcp.resource.uri", "tairseach://x/1"), str("tairseach.kind", "resource"),
 			str("network.transport", "pipe"), str("error.type", "tool_error"), str("tairseach.outcome", "invalid_arguments")),
 	}
@@ -149,8 +152,8 @@ func TestSpansAsOTLP(t *testing.T) {
 			t.Errorf("span %d:\n%s\nwant\n%s", i, prototext.Format(g), prototext.Format(want[i]))
 		}
 	}
-	if hex.EncodeToString(c1.trace.traceID[:]) != "4bf92f3577b34da6a3ce929d0e0e4736" {
-		t.Errorf("the call is not in the client's trace: %x", c1.trace.traceID)
+	if hex.EncodeToString(k1.trace.traceID[:]) != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("the call is not in the client's trace: %x", k1.trace.traceID)
 	}
 	rs := sink.reqs[0].ResourceSpans[0]
 	res := map[string]string{}
