@@ -391,15 +391,19 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 			}
 			return nil, concurrent(ctx, n, workers, cs.caller(who, -1))
 		})
-		_, elapsed, err := interleave(ctx, round, whos, cfg.tpCalls, turn, settle)
+		n := cfg.rate64Calls
+		if callers == 8 {
+			n = cfg.rate8Calls
+		}
+		_, elapsed, err := interleave(ctx, round, whos, n, turn, settle)
 		if err != nil {
 			return err
 		}
 		for _, who := range whos {
-			b.res.add(caseID("rate"+strconv.Itoa(callers), proto), who, float64(cfg.tpCalls)/elapsed[who].Seconds())
+			b.res.add(caseID("rate"+strconv.Itoa(callers), proto), who, float64(n)/elapsed[who].Seconds())
 			if callers == 8 {
-				b.res.add(caseID("cpu8", proto), who, micros(m.server[who])/float64(cfg.tpCalls))
-				b.res.add(caseID("client-cpu8", proto), who, micros(m.client[who])/float64(cfg.tpCalls))
+				b.res.add(caseID("cpu8", proto), who, micros(m.server[who])/float64(n))
+				b.res.add(caseID("client-cpu8", proto), who, micros(m.client[who])/float64(n))
 			}
 		}
 	}
