@@ -17,11 +17,15 @@ const hexDigits = "0123456789abcdef"
 // an Encoder with SetEscapeHTML(false) leaves them).
 func AppendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
+	set := &safe
+	if html {
+		set = &htmlSafe
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
+			if set[c] {
 				i++
 				continue
 			}
@@ -65,6 +69,17 @@ func AppendString(b []byte, s string, html bool) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// safe and htmlSafe mark the ASCII bytes a JSON string holds as they are:
+// all but control characters, '"' and '\\', and for htmlSafe '<', '>' and
+// '&' (encoding/json's safeSet and htmlSafeSet).
+var safe, htmlSafe = func() (s, h [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		s[c] = c != '"' && c != '\\'
+		h[c] = s[c] && c != '<' && c != '>' && c != '&'
+	}
+	return s, h
+}()
 
 // Marshal is json.Marshal without escaping HTML, as the go-sdk writes a
 // message: '<', '>' and '&' stay as they are (a type's own MarshalJSON may

@@ -65,6 +65,9 @@ func appendLine(b []byte, l *auditLine, client []byte) ([]byte, bool) {
 		if len(v) == 0 {
 			return b, true
 		}
+		if plainNumber(v) { // the usual request id: as it is
+			return append(append(append(append(b, `,"`...), name...), `":`...), v...), true
+		}
 		if !jsonscan.Valid(v) {
 			return b, false
 		}
@@ -133,6 +136,23 @@ func appendLine(b []byte, l *auditLine, client []byte) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
+// plainNumber reports whether v is a JSON integer as compact JSON writes
+// it: an optional minus, then digits without a leading zero.
+func plainNumber(v []byte) bool {
+	if len(v) > 0 && v[0] == '-' {
+		v = v[1:]
+	}
+	if len(v) == 0 || len(v) > 1 && v[0] == '0' {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // appendCompactHTML appends the valid JSON v without white space and with
 // '<', '>', '&', U+2028 and U+2029 escaped, as json.Marshal writes a
 // json.RawMessage.
@@ -153,12 +173,23 @@ func canonicalJSON(b json.RawMessage) []byte {
 
 // appendCanonicalJSON appends canonicalJSON(b) to dst.
 func appendCanonicalJSON(dst []byte, b json.RawMessage) []byte {
-	if jsonscan.Valid(b) {
-		if out, ok := appendCanonical(dst, b, 0); ok {
+	// An object's Members checks it whole, white space around it allowed;
+	// other values are checked first.
+	v := b[jsonscan.SkipSpace(b, 0):]
+	if len(v) > 0 && v[0] == '{' || jsonscan.Valid(v) {
+		if out, ok := appendCanonical(dst, trimSpace(v), 0); ok {
 			return out
 		}
 	}
 	return append(dst, canonicalSlow(b)...)
+}
+
+// trimSpace is v without the JSON white space at its end.
+func trimSpace(v []byte) []byte {
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t' || v[len(v)-1] == '\n' || v[len(v)-1] == '\r') {
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // canonicalSlow is canonicalJSON through encoding/json: for what
@@ -188,10 +219,11 @@ type member struct{ key, value []byte }
 // depth; deeper arguments go to encoding/json, which reads them once.
 const canonicalDepth = 16
 
-// appendCanonical appends the canonical form of the valid JSON value v
-// (white space around it allowed), at nesting depth, or reports false.
+// appendCanonical appends the canonical form of v, at nesting depth, or
+// reports false. v is one JSON value and nothing else; it has been checked
+// (by Members or Skip, as the object or array it is in was walked, or by
+// Valid) but for an object, which Members checks as it walks it.
 func appendCanonical(b, v []byte, depth int) ([]byte, bool) {
-	v = v[jsonscan.SkipSpace(v, 0):]
 	if depth >= canonicalDepth && (v[0] == '{' || v[0] == '[') {
 		return b, false
 	}
@@ -251,25 +283,17 @@ func appendCanonical(b, v []byte, depth int) ([]byte, bool) {
 		}
 		return append(b, ']'), true
 	case '"':
-		end, err := jsonscan.Skip(v, 0)
-		if err != nil {
-			return b, false
-		}
-		s := v[1 : end-1]
+		s := v[1 : len(v)-1]
 		if !clean(s) {
 			var t string
-			if json.Unmarshal(v[:end], &t) != nil {
+			if json.Unmarshal(v, &t) != nil {
 				return b, false
 			}
 			s = []byte(t)
 		}
 		return jsonenc.AppendString(b, string(s), false), true
 	default: // numbers as written (UseNumber), true, false, null
-		end, err := jsonscan.Skip(v, 0)
-		if err != nil {
-			return b, false
-		}
-		return append(b, v[:end]...), true
+		return append(b, v...), true
 	}
 }
 
