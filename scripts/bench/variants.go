@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -81,35 +84,52 @@ func (b *bench) finishVariants(sessions map[string]*session) error {
 	return nil
 }
 
-// finishAudit stops bridge+audit and counts the lines of its audit log.
+// finishAudit stops bridge+audit and counts the lines of its audit log:
+// of the file and, once it has passed the default 64 MiB (a run of more
+// than 5 rounds), of the one it was rotated to (FILE.1). A second rotation
+// would have dropped lines, and fails the count.
 func (b *bench) finishAudit(s *session) error {
 	s.close() // the bridge closes its audit log as it exits
 	calls := int(s.calls.Load())
-	f, err := os.Open(s.audit)
-	if err != nil {
-		return fmt.Errorf("%s: the audit log: %w\n%s", s.who, err, b.e.logTail(s.who))
-	}
-	defer f.Close()
 	lines, ok := 0, 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		lines++
-		var l struct{ Tool, Outcome string }
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Tool == echoTool && l.Outcome == "ok" {
-			ok++
+	for _, path := range []string{s.audit + ".1", s.audit} {
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) && path != s.audit {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: the audit log: %w\n%s", s.who, err, b.e.logTail(s.who))
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			lines++
+			var l struct{ Tool, Outcome string }
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Tool == echoTool && l.Outcome == "ok" {
+				ok++
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: reading %s: %w", s.who, path, err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: reading %s: %w", s.who, s.audit, err)
-	}
 	if lines != calls || ok != calls {
-		return fmt.Errorf("%s: %s has %d lines, %d of them an ok call of %s, for the %d calls made; want one line per call\n%s",
-			s.who, s.audit, lines, ok, echoTool, calls, b.e.logTail(s.who))
+		return fmt.Errorf("%s: %s (and %s.1, rotated to) has %d lines, %d of them an ok call of %s, for the %d calls made; want one line per call\n%s",
+			s.who, s.audit, filepath.Base(s.audit), lines, ok, echoTool, calls, b.e.logTail(s.who))
 	}
 	b.tally.auditFiles++
 	b.tally.auditLines += lines
-	return os.Remove(s.audit)
+	return errors.Join(os.Remove(s.audit), ignoreNotExist(os.Remove(s.audit+".1")))
+}
+
+// ignoreNotExist is err, but nil for a file that does not exist.
+func ignoreNotExist(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // finishOTel stops bridge+otel and checks what the collector received.
