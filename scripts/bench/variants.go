@@ -175,9 +175,9 @@ func (b *bench) variantNotes() []string {
 	}
 	t := b.tally
 	audit := "bridge+audit: `--audit-log FILE`, a new file in the run's temp dir for each server (arguments recorded as their SHA-256, the default). " +
-		"When the server has exited its file must hold one line per call made, each an ok call of " + echoTool + ", or the run fails"
+		"When the server has exited its file, with the one it was rotated to past the default 64 MiB (FILE.1), must hold one line per call made, each an ok call of " + echoTool + ", or the run fails"
 	if t.auditFiles > 0 {
-		audit += fmt.Sprintf(". This run: %s lines in %s, one per call", thousands(int64(t.auditLines)), plural(t.auditFiles, "file"))
+		audit += fmt.Sprintf(". This run: %s lines in the logs of %s, one per call", thousands(int64(t.auditLines)), plural(t.auditFiles, "server"))
 	}
 	notes = append(notes, audit+".")
 	otel := fmt.Sprintf("bridge+otel: OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:PORT, OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf, "+
