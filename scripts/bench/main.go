@@ -67,16 +67,17 @@ type config struct {
 	warmMin   int // blocks at least (6 at least: the steadiness rule compares two groups of 3)
 	warmMax   int // blocks at most
 	seqCalls  int // sequential calls per round
+	sizeCalls [3]int
+	listCalls [2]int // corpus, 1,000 tools
+	spawns    int    // spawns per contender and tool set per round
+	reloads   int    // reloads per round
+
 	// Calls per throughput case per round: at 8 callers, the variants'
 	// case, each slice long enough to hold several of a variant's
 	// periodic writes and exports and of the garbage collector's cycles
 	// (a slice of 1,000 calls lasted 55 ms, and its ratios spread ±8 %);
 	// at 64.
 	rate8Calls, rate64Calls int
-	sizeCalls [3]int
-	listCalls [2]int // corpus, 1,000 tools
-	spawns    int    // spawns per contender and tool set per round
-	reloads   int    // reloads per round
 
 	progress io.Writer
 }
