@@ -67,8 +67,10 @@ func newCall() *Call { return calls.Get().(*Call) }
 const maxOwn = 4 << 10
 
 // free empties o and gives it back to calls, with the buffer of its copy
-// of arguments; nothing may hold o after.
+// of arguments, cleared: arguments may hold secrets, which a Call waiting
+// in the pool must not keep; nothing may hold o after.
 func (o *Call) free() {
+	clear(o.own)
 	own := o.own[:0]
 	if cap(own) > maxOwn {
 		own = nil
