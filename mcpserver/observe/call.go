@@ -146,31 +146,11 @@ func (o *Call) classify(res *mcp.CallToolResult, limit int) {
 	if o.outcome != "" { // set by whoever refused the call
 		return
 	}
-	var (
-		rpcErr  *socketrpc.Error
-		unavail *socketrpc.UnavailableError
-	)
 	switch {
 	case res == nil:
 		o.outcome = "cancelled"
-	case o.err != nil && errors.As(o.err, &rpcErr):
-		o.outcome = "tool_error"
-		var e struct {
-			Code int64 `json:"code"`
-		}
-		if json.Unmarshal(rpcErr.Raw, &e) == nil {
-			o.code = &e.Code
-		}
-	case o.err != nil && errors.Is(o.err, context.DeadlineExceeded):
-		o.outcome = "timeout"
-	case o.err != nil && errors.Is(o.err, socketrpc.ErrUntrusted):
-		o.outcome = "refused"
-	case o.err != nil && errors.As(o.err, &unavail):
-		o.outcome = "unavailable"
-	case o.err != nil && errors.Is(o.err, socketrpc.ErrTooLarge):
-		o.outcome = "too_large"
 	case o.err != nil:
-		o.outcome = "failed"
+		o.outcome = o.failed()
 	case !res.IsError:
 		o.outcome = "ok"
 	default:
@@ -182,4 +162,33 @@ func (o *Call) classify(res *mcp.CallToolResult, limit int) {
 			o.outcome = "rejected"
 		}
 	}
+}
+
+// failed names the outcome of a call its socket client failed, and keeps
+// the backend's JSON-RPC error code. A function of its own: the errors
+// errors.As fills escape to the heap, which the usual call should not pay.
+func (o *Call) failed() string {
+	var (
+		rpcErr  *socketrpc.Error
+		unavail *socketrpc.UnavailableError
+	)
+	switch {
+	case errors.As(o.err, &rpcErr):
+		var e struct {
+			Code int64 `json:"code"`
+		}
+		if json.Unmarshal(rpcErr.Raw, &e) == nil {
+			o.code = &e.Code
+		}
+		return "tool_error"
+	case errors.Is(o.err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(o.err, socketrpc.ErrUntrusted):
+		return "refused"
+	case errors.As(o.err, &unavail):
+		return "unavailable"
+	case errors.Is(o.err, socketrpc.ErrTooLarge):
+		return "too_large"
+	}
+	return "failed"
 }
