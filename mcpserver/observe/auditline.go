@@ -177,19 +177,11 @@ func appendCanonicalJSON(dst []byte, b json.RawMessage) []byte {
 	// other values are checked first.
 	v := b[jsonscan.SkipSpace(b, 0):]
 	if len(v) > 0 && v[0] == '{' || jsonscan.Valid(v) {
-		if out, ok := appendCanonical(dst, trimSpace(v), 0); ok {
+		if out, ok := appendCanonical(dst, bytes.TrimRight(v, " \t\n\r"), 0); ok {
 			return out
 		}
 	}
 	return append(dst, canonicalSlow(b)...)
-}
-
-// trimSpace is v without the JSON white space at its end.
-func trimSpace(v []byte) []byte {
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t' || v[len(v)-1] == '\n' || v[len(v)-1] == '\r') {
-		v = v[:len(v)-1]
-	}
-	return v
 }
 
 // canonicalSlow is canonicalJSON through encoding/json: for what
