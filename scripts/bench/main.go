@@ -59,6 +59,7 @@ type config struct {
 	peer   string // mcp-host-rpc; the peer column is n/a when missing
 	corpus string // the real manifests
 	out    string // results file; "" writes none
+	slices string // the variants' cases' per-slice values as JSON; "" writes none
 	rounds int
 	budget time.Duration // start no round that would likely end past it; 0: no limit
 	quick  bool
@@ -90,6 +91,7 @@ func main() {
 	flag.StringVar(&c.peer, "peer", "scripts/bench/peer/node_modules/.bin/mcp-host-rpc", "mcp-host-rpc binary; n/a when missing (make bench installs it first)")
 	flag.StringVar(&c.corpus, "corpus", "manifest/testdata/tairseach-manifests", "directory of the real manifests")
 	flag.StringVar(&c.out, "o", "", "write the results here (default scripts/bench/results.md; none with -quick)")
+	flag.StringVar(&c.slices, "slices", "", "also write the variants' cases' per-slice values, in run order, as JSON to `FILE` (case → contender → values)")
 	flag.IntVar(&c.rounds, "rounds", 5, "rounds; each case's value is the median of its rounds")
 	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "start no further round that would likely end past this time since the start; 0 means no limit")
 	flag.BoolVar(&c.quick, "quick", false, "smoke test: 1 round, few calls, no results file unless -o is given")
@@ -137,7 +139,7 @@ func setup(c *config) error {
 		}
 		return filepath.Join(root, p)
 	}
-	c.bridge, c.demo, c.floor, c.peer, c.corpus = abs(c.bridge), abs(c.demo), abs(c.floor), abs(c.peer), abs(c.corpus)
+	c.bridge, c.demo, c.floor, c.peer, c.corpus, c.slices = abs(c.bridge), abs(c.demo), abs(c.floor), abs(c.peer), abs(c.corpus), abs(c.slices)
 	if c.out == "" && !c.quick {
 		c.out = "scripts/bench/results.md"
 	}

@@ -243,6 +243,16 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		}
 		c.logf("wrote %s", c.out)
 	}
+	if c.slices != "" {
+		js, err := json.MarshalIndent(b.res.slices, "", "\t")
+		if err == nil {
+			err = os.WriteFile(c.slices, append(js, '\n'), 0o644)
+		}
+		if err != nil {
+			return err
+		}
+		c.logf("wrote %s", c.slices)
+	}
 	return nil
 }
 
