@@ -69,32 +69,53 @@ func (r *results) addSlice(id, who string, v float64) {
 	r.slices[id][who] = append(r.slices[id][who], v)
 }
 
-// sliceRatio returns the median of who ÷ base over the slices both ran,
-// with its interval (see interval).
-func (r *results) sliceRatio(id, who, base string) (median, lo, hi float64, ok bool) {
+// sliceRatio returns the ratio of who ÷ base over the slices both ran,
+// with its interval (see shift).
+func (r *results) sliceRatio(id, who, base string) (ratio, lo, hi float64, ok bool) {
 	qs, ok := ratios(r.slices[id][who], r.slices[id][base])
 	if !ok {
 		return 0, 0, 0, false
 	}
-	median, lo, hi = interval(qs)
-	return median, lo, hi, true
+	ratio, lo, hi = shift(qs)
+	return ratio, lo, hi, true
 }
 
-// interval returns the median of xs and the bounds of a confidence
-// interval of at least 95 % for it: the values of ranks ⌊n/2 − 0.98√n⌋
-// and ⌈1 + n/2 + 0.98√n⌉ (5 and 16 of 20), a distribution-free interval
-// for a median. xs is sorted in place.
-func interval(xs []float64) (median, lo, hi float64) {
-	sort.Float64s(xs)
-	n := len(xs)
-	median = xs[n/2]
-	if n%2 == 0 {
-		median = (xs[n/2-1] + xs[n/2]) / 2
+// shift returns the Hodges–Lehmann estimate of the ratio the per-slice
+// ratios qs scatter around, with a confidence interval of at least 95 %:
+// over the logarithms of qs, the median of the n(n+1)/2 pairwise means
+// (i ≤ j), and the means of ranks C and N − C + 1 of them, C the
+// Wilcoxon signed-rank test's two-sided 5 % point, ⌊N/2 − 1.96σ⌋ with
+// σ² = n(n+1)(2n+1)/24 (rank 1 and N below n = 6).
+//
+// Its one assumption is that the logarithms scatter symmetrically, which
+// they do here: in a slice two contenders run alike under the same
+// machine, so log(x ÷ y) is a difference of two alike noises. For that
+// scatter it is about as efficient as a mean and as robust as a median;
+// the interval of the median of the ratios that it replaced (ranks
+// ⌊n/2 − 0.98√n⌋ and ⌈1 + n/2 + 0.98√n⌉, the sign test's) was about 1.4
+// times as wide on the same slices, as the sign test wastes the sizes of
+// the ratios it counts.
+func shift(qs []float64) (est, lo, hi float64) {
+	n := len(qs)
+	logs := make([]float64, n)
+	for i, q := range qs {
+		logs[i] = math.Log(q)
 	}
-	half := 0.98 * math.Sqrt(float64(n))
-	j := max(1, int(math.Floor(float64(n)/2-half)))
-	k := min(n, int(math.Ceil(1+float64(n)/2+half)))
-	return median, xs[j-1], xs[k-1]
+	walsh := make([]float64, 0, n*(n+1)/2)
+	for i, x := range logs {
+		for _, y := range logs[i:] {
+			walsh = append(walsh, (x+y)/2)
+		}
+	}
+	sort.Float64s(walsh)
+	m := len(walsh)
+	mid := walsh[m/2]
+	if m%2 == 0 {
+		mid = (walsh[m/2-1] + walsh[m/2]) / 2
+	}
+	sigma := math.Sqrt(float64(n*(n+1)*(2*n+1)) / 24)
+	c := max(1, int(math.Floor(float64(m)/2-1.96*sigma)))
+	return math.Exp(mid), math.Exp(walsh[c-1]), math.Exp(walsh[m-c])
 }
 
 func (r *results) add(id, who string, v float64) {
@@ -145,8 +166,11 @@ func (r *results) ratioMedian(id, who, base string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	median, _, _ := interval(qs)
-	return median, true
+	slices.Sort(qs)
+	if n := len(qs); n%2 == 0 {
+		return (qs[n/2-1] + qs[n/2]) / 2, true
+	}
+	return qs[len(qs)/2], true
 }
 
 // ratios returns xs[i] ÷ bs[i], or false unless both have the same number
