@@ -411,7 +411,7 @@ func TestOrderKeepsTheBridgeFamilyTogether(t *testing.T) {
 			ran = append(ran, w)
 			return nil, nil
 		}
-		if _, _, err := interleave(context.Background(), round, who, numSlices, run, nil); err != nil {
+		if _, _, err := interleave(context.Background(), round, who, numSlices, numSlices, run, nil); err != nil {
 			t.Fatal(err)
 		}
 		for k := range numSlices {

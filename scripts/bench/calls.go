@@ -358,7 +358,7 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 	turn, settle := measured(seq, caseID("seq-p50", proto), caseID("cpu", proto), func(who string, n int) ([]time.Duration, error) {
 		return sequential(ctx, n, cs.caller(who, -1))
 	})
-	lat, elapsed, err := interleave(ctx, round, all, cfg.seqCalls, turn, settle)
+	lat, elapsed, err := interleave(ctx, round, all, cfg.seqCalls, numSlices, turn, settle)
 	if err != nil {
 		return err
 	}
@@ -391,11 +391,11 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 			}
 			return nil, concurrent(ctx, n, workers, cs.caller(who, -1))
 		})
-		n := cfg.rate64Calls
+		n, parts := cfg.rate64Calls, numSlices
 		if callers == 8 {
-			n = cfg.rate8Calls
+			n, parts = cfg.rate8Calls, cfg.rate8Slices
 		}
-		_, elapsed, err := interleave(ctx, round, whos, n, turn, settle)
+		_, elapsed, err := interleave(ctx, round, whos, n, parts, turn, settle)
 		if err != nil {
 			return err
 		}
@@ -416,7 +416,7 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 				}
 			}
 			id := caseID("size"+strconv.Itoa(size), proto)
-			lat, _, err := interleave(ctx, round, whos, cfg.sizeCalls[i], func(ctx context.Context, who string, n int) ([]time.Duration, error) {
+			lat, _, err := interleave(ctx, round, whos, cfg.sizeCalls[i], numSlices, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
 				lat, err := sequential(ctx, n, cs.caller(who, i))
 				if err == nil {
 					b.res.addSlice(id, who, micros(percentile(lat, 0.5)))

@@ -73,12 +73,16 @@ type config struct {
 	spawns    int    // spawns per contender and tool set per round
 	reloads   int    // reloads per round
 
-	// Calls per throughput case per round: at 8 callers, the variants'
-	// case, each slice long enough to hold several of a variant's
-	// periodic writes and exports and of the garbage collector's cycles
-	// (a slice of 1,000 calls lasted 55 ms, and its ratios spread ±8 %);
-	// at 64.
+	// Calls per throughput case per round, at 8 callers and at 64; and the
+	// slices of the 8-caller case, the variants': more than another
+	// case's, as how fast a turn runs on this machine varies about as
+	// much from turn to turn whether it lasts 75 ms or 150 (±8 % and ±7 %,
+	// docs/performance.md), so more turns narrow a ratio's interval more
+	// than longer ones. A slice of 1,500 calls still holds several of a
+	// variant's periodic writes and exports and of the garbage
+	// collector's cycles.
 	rate8Calls, rate64Calls int
+	rate8Slices             int
 
 	progress io.Writer
 }
@@ -150,6 +154,7 @@ func setup(c *config) error {
 	c.progress = os.Stderr
 	c.warmBlock, c.warmMin, c.warmMax = 250, 8, 60
 	c.seqCalls, c.rate8Calls, c.rate64Calls = 4000, 24000, 8000
+	c.rate8Slices = 16
 	c.sizeCalls = [3]int{400, 200, 24}
 	c.listCalls = [2]int{30, 8}
 	c.spawns, c.reloads = 3, 5

@@ -85,7 +85,7 @@ func serverCases(ctx context.Context, e *env, res *results, round int, ts toolSe
 			up = append(up, who)
 		}
 	}
-	lat, _, err := interleave(ctx, round, up, nList, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
+	lat, _, err := interleave(ctx, round, up, nList, numSlices, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
 		return sequential(ctx, n, func(ctx context.Context, _ int) error {
 			_, err := kept[who].listAll(ctx)
 			return err
