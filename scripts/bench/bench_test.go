@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,11 +262,17 @@ func TestVariantTable(t *testing.T) {
 // slices scatter as two alike noises do, an outlier barely moves it, and
 // it is narrower than the interval of the median of the ratios.
 func TestShift(t *testing.T) {
-	// logs 0, 1, 2: pairwise means 0, .5, 1, 1, 1.5, 2; n = 3 < 6: the
-	// interval is their whole range.
-	est, lo, hi := shift([]float64{1, math.E, math.E * math.E})
-	if math.Abs(est-math.E) > 1e-12 || lo != 1 || math.Abs(hi-math.E*math.E) > 1e-12 {
-		t.Errorf("shift(1, e, e²) = %v (%v–%v), want e (1–e²)", est, lo, hi)
+	// logs 0, 1, 2, 3, 4, 10: of the 21 pairwise means the median (the
+	// 11th) is 2.5; C = 1, so the interval is from the least, 0, to the
+	// greatest, 10.
+	qs := []float64{1, math.E, math.Exp(2), math.Exp(3), math.Exp(4), math.Exp(10)}
+	est, lo, hi := shift(qs)
+	if math.Abs(est-math.Exp(2.5)) > 1e-9 || lo != 1 || math.Abs(hi-math.Exp(10)) > 1e-6 {
+		t.Errorf("shift(1, e, e², e³, e⁴, e¹⁰) = %v (%v–%v), want e^2.5 (1–e¹⁰)", est, lo, hi)
+	}
+	// Below minSlices no interval holds the ratio 95 % of the time: none.
+	if _, _, _, ok := paired(qs[:minSlices-1], []float64{1, 1, 1, 1, 1}, false); ok {
+		t.Errorf("paired made an interval of %d slices", minSlices-1)
 	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -298,7 +305,7 @@ func TestShift(t *testing.T) {
 		t.Errorf("narrower than the median's interval in %d of %d runs, want most", narrower, trials)
 	}
 
-	qs := make([]float64, 20)
+	qs = make([]float64, 20)
 	for i := range qs {
 		qs[i] = 0.9 + float64(i)/200 // 0.900…0.995
 	}
@@ -307,6 +314,101 @@ func TestShift(t *testing.T) {
 	after, _, _ := shift(qs)
 	if math.Abs(after-before) > 0.01 {
 		t.Errorf("one outlier moved the estimate from %.3f to %.3f", before, after)
+	}
+}
+
+// signedRankPoint is one more than the signed-rank test's two-sided 5 %
+// critical value: as published for small n, and as counted here from
+// every sign of every rank for the n a quick run has (8 and 16 slices).
+func TestSignedRankPoint(t *testing.T) {
+	// Two-sided α = 0.05 critical values of T (Wilcoxon 1947, as in the
+	// usual tables; none below n = 6).
+	published := map[int]int{6: 0, 7: 2, 8: 3, 9: 5, 10: 8, 11: 10, 12: 13, 13: 17, 14: 21, 15: 25,
+		16: 29, 17: 34, 18: 40, 19: 46, 20: 52, 21: 58, 22: 65, 23: 73, 24: 81, 25: 89, 30: 137}
+	for n, crit := range published {
+		if got := signedRankPoint(n); got != crit+1 {
+			t.Errorf("n = %d: C = %d, want %d", n, got, crit+1)
+		}
+	}
+	for _, n := range []int{1, 5} {
+		if got := signedRankPoint(n); got != 1 {
+			t.Errorf("n = %d: C = %d, want 1 (no critical value)", n, got)
+		}
+	}
+	for _, n := range []int{8, 16} {
+		// T⁺ of every one of the 2ⁿ signs
+		count := map[int]int{}
+		for signs := range 1 << n {
+			sum := 0
+			for r := 1; r <= n; r++ {
+				if signs&(1<<(r-1)) != 0 {
+					sum += r
+				}
+			}
+			count[sum]++
+		}
+		below := func(c int) (k int) {
+			for s := 0; s < c; s++ {
+				k += count[s]
+			}
+			return k
+		}
+		c := signedRankPoint(n)
+		if float64(below(c))/float64(int(1)<<n) > 0.025 || float64(below(c+1))/float64(int(1)<<n) <= 0.025 {
+			t.Errorf("n = %d: C = %d is not the exact point", n, c)
+		}
+	}
+	// Beyond the tables, near the normal approximation, N/2 − 1.96σ.
+	for _, n := range []int{40, 56, 112} {
+		sigma := math.Sqrt(float64(n*(n+1)*(2*n+1)) / 24)
+		approx := float64(n*(n+1)/2)/2 - 1.96*sigma
+		if c := float64(signedRankPoint(n)); c < approx-1 || c > approx+2 {
+			t.Errorf("n = %d: C = %v, far from the normal approximation's %.1f", n, c, approx)
+		}
+	}
+}
+
+// A cost of the variant's that comes in a few slices moves the estimate
+// little and the totals much: the interval is widened to the ratio of the
+// totals, and the verdict is within noise, not met.
+func TestPairedHoldsTheTotals(t *testing.T) {
+	var bs, xs []float64
+	time := 0.0 // the variant's, per call, with the bridge's at 1/1000
+	for i := range 40 {
+		bs = append(bs, 1000) // calls a second
+		x := 960 + float64(i%5)
+		if i%13 == 6 {
+			x = 400 // 3 slices with a lump
+		}
+		xs = append(xs, x)
+		time += 1 / x
+	}
+	total := 40.0 / 1000 / time
+	ratio, lo, hi, ok := paired(xs, bs, true)
+	if !ok || ratio < 0.95 || math.Abs(lo-total) > 1e-9 || hi < ratio {
+		t.Fatalf("paired = %.3f (%.3f–%.3f), %v; want the estimate above 0.95 and the interval down to the totals' %.3f", ratio, lo, hi, ok, total)
+	}
+	if got := judge(lo, hi, func(q float64) bool { return q >= 1/1.1 }).String(); !strings.HasPrefix(got, "within noise") {
+		t.Errorf("≥ bridge ÷ 1.1: %s, want within noise", got)
+	}
+	// Times: the totals are sums, 49 ÷ 20 here; the ratios' interval
+	// alone would end at 1, as only 20 of the 210 pairwise means hold the
+	// 30.
+	xs = append(slices.Repeat([]float64{1}, 19), 30)
+	if _, _, hi, _ := paired(xs, slices.Repeat([]float64{1}, 20), false); math.Abs(hi-2.45) > 1e-9 {
+		t.Errorf("times 1 ×19, 30 ÷ 1 ×20: interval to %v, want to the totals' 2.45", hi)
+	}
+}
+
+// A value that is not positive and finite makes no ratio.
+func TestRatiosRefuse(t *testing.T) {
+	for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		if _, ok := ratios([]float64{1, bad}, []float64{1, 1}); ok {
+			t.Errorf("ratios took %v", bad)
+		}
+		if _, ok := ratios([]float64{1, 1}, []float64{bad, 1}); ok {
+			t.Errorf("ratios took %v as a base", bad)
+		}
 	}
 }
 
@@ -398,8 +500,20 @@ func TestTargetVerdictByInterval(t *testing.T) {
 // callCases gives it, every slice runs every contender once; the bridge
 // and its variants run one after another in every slice; and each of them
 // goes first among them, and follows each of the others, about equally
-// often (within 2 of 56 slices: 56 is not a multiple of their 6 orders).
+// often (within 2 in a run of 7 rounds of 8 slices, or of 16: 56 and 112
+// are not multiples of their 6 orders).
 func TestOrderKeepsTheBridgeFamilyTogether(t *testing.T) {
+	for _, parts := range []int{numSlices, defaultRate8Slices} {
+		t.Run(strconv.Itoa(parts), func(t *testing.T) { familyTogether(t, parts) })
+	}
+	if got := order(1, floor, bridge, peer); !slices.Equal(got, []string{bridge, peer, floor}) {
+		t.Errorf("without variants order(1) = %q, want a plain rotation", got)
+	}
+}
+
+// familyTogether runs interleave over a 7-round run of parts slices a
+// round and checks the family's balance.
+func familyTogether(t *testing.T, parts int) {
 	who := []string{raw, floor, bridge, peer, bridgeAudit, bridgeOTel}
 	family := []string{bridge, bridgeAudit, bridgeOTel}
 	first := map[string]int{}
@@ -411,10 +525,10 @@ func TestOrderKeepsTheBridgeFamilyTogether(t *testing.T) {
 			ran = append(ran, w)
 			return nil, nil
 		}
-		if _, _, err := interleave(context.Background(), round, who, numSlices, numSlices, run, nil); err != nil {
+		if _, _, err := interleave(context.Background(), round, who, parts, parts, run, nil); err != nil {
 			t.Fatal(err)
 		}
-		for k := range numSlices {
+		for k := range parts {
 			got := ran[k*len(who) : (k+1)*len(who)]
 			if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(who))) {
 				t.Fatalf("round %d slice %d: %q, not each contender once", round, k, got)
@@ -436,14 +550,14 @@ func TestOrderKeepsTheBridgeFamilyTogether(t *testing.T) {
 		}
 	}
 	spread := func(m map[string]int) int {
-		lo, hi := rounds*numSlices, 0
+		lo, hi := rounds*parts, 0
 		for _, w := range family {
 			lo, hi = min(lo, m[w]), max(hi, m[w])
 		}
 		return hi - lo
 	}
 	if spread(first) > 2 {
-		t.Errorf("went first in the family %v times in %d slices; want about equally often", first, rounds*numSlices)
+		t.Errorf("went first in the family %v times in %d slices; want about equally often", first, rounds*parts)
 	}
 	pairs := map[string]int{}
 	for _, w := range family {
@@ -453,14 +567,11 @@ func TestOrderKeepsTheBridgeFamilyTogether(t *testing.T) {
 			}
 		}
 	}
-	lo, hi := rounds*numSlices, 0
+	lo, hi := rounds*parts, 0
 	for _, n := range pairs {
 		lo, hi = min(lo, n), max(hi, n)
 	}
 	if hi-lo > 2 {
-		t.Errorf("one after the other %v times in %d slices; want about equally often", pairs, rounds*numSlices)
-	}
-	if got := order(1, floor, bridge, peer); !slices.Equal(got, []string{bridge, peer, floor}) {
-		t.Errorf("without variants order(1) = %q, want a plain rotation", got)
+		t.Errorf("one after the other %v times in %d slices; want about equally often", pairs, rounds*parts)
 	}
 }

@@ -59,7 +59,7 @@ type config struct {
 	peer   string // mcp-host-rpc; the peer column is n/a when missing
 	corpus string // the real manifests
 	out    string // results file; "" writes none
-	slices string // the variants' cases' per-slice values as JSON; "" writes none
+	slices string // the call cases' per-slice values as JSON; "" writes none
 	rounds int
 	budget time.Duration // start no round that would likely end past it; 0: no limit
 	quick  bool
@@ -87,6 +87,9 @@ type config struct {
 	progress io.Writer
 }
 
+// defaultRate8Slices is config.rate8Slices.
+const defaultRate8Slices = 16
+
 func main() {
 	var c config
 	flag.StringVar(&c.bridge, "bridge", "", "tairseach-mcp binary (default: go build ./cmd/tairseach-mcp into a temp dir)")
@@ -95,7 +98,7 @@ func main() {
 	flag.StringVar(&c.peer, "peer", "scripts/bench/peer/node_modules/.bin/mcp-host-rpc", "mcp-host-rpc binary; n/a when missing (make bench installs it first)")
 	flag.StringVar(&c.corpus, "corpus", "manifest/testdata/tairseach-manifests", "directory of the real manifests")
 	flag.StringVar(&c.out, "o", "", "write the results here (default scripts/bench/results.md; none with -quick)")
-	flag.StringVar(&c.slices, "slices", "", "also write the variants' cases' per-slice values, in run order, as JSON to `FILE` (case → contender → values)")
+	flag.StringVar(&c.slices, "slices", "", "also write the call cases' per-slice values as JSON to `FILE`: rounds, slicesPerRound (case → slices a round) and values (case → contender → values, in run order)")
 	flag.IntVar(&c.rounds, "rounds", 5, "rounds; each case's value is the median of its rounds")
 	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "start no further round that would likely end past this time since the start; 0 means no limit")
 	flag.BoolVar(&c.quick, "quick", false, "smoke test: 1 round, few calls, no results file unless -o is given")
@@ -154,7 +157,7 @@ func setup(c *config) error {
 	c.progress = os.Stderr
 	c.warmBlock, c.warmMin, c.warmMax = 250, 8, 60
 	c.seqCalls, c.rate8Calls, c.rate64Calls = 4000, 24000, 8000
-	c.rate8Slices = 16
+	c.rate8Slices = defaultRate8Slices
 	c.sizeCalls = [3]int{400, 200, 24}
 	c.listCalls = [2]int{30, 8}
 	c.spawns, c.reloads = 3, 5

@@ -147,12 +147,13 @@ func floorPlusRaw(k float64) check {
 		// Per slice: bridge ÷ (sdk-floor + k raw) of the same slice.
 		bs, fs, rs := v.res.slices[v.id][bridge], v.res.slices[v.id][floor], v.res.slices[v.id][raw]
 		if n := len(bs); n > 0 && len(fs) == n && len(rs) == n {
-			qs := make([]float64, n)
+			line := make([]float64, n)
 			for i := range bs {
-				qs[i] = bs[i] / (fs[i] + k*rs[i])
+				line[i] = fs[i] + k*rs[i]
 			}
-			_, lo, hi := shift(qs)
-			return judge(lo, hi, ok)
+			if _, lo, hi, found := paired(bs, line, false); found {
+				return judge(lo, hi, ok)
+			}
 		}
 		b, ok1 := v.of(bridge)
 		f, ok2 := v.of(floor)
@@ -442,9 +443,9 @@ func (b *bench) report(in info) string {
 
 func (b *bench) staticNotes() []string {
 	notes := []string{
-		"Ratios are bridge ÷ other: in the call cases, the ratio the per-slice ratios scatter around (the two contenders shared each slice's conditions; its Hodges–Lehmann estimate: over their logarithms, the median of the means of every pair), elsewhere the median of the per-round ratios; so a ratio can differ from the ratio of the medians beside it. Below 1× is better for times and memory, above 1× is better for calls/s. \"–\": does not apply.",
-		"A ratio target is judged on the confidence interval of that estimate (the Wilcoxon signed-rank test's, at least 95 %: of the N = n(n+1)/2 pairwise means of n slices, ranks C and N − C + 1, C = ⌊N/2 − 1.96σ⌋, σ² = n(n+1)(2n+1)/24): met, or missed, when the whole interval is; within noise, with the interval, when it holds the target's line, which this machine cannot tell the ratio from. Its one assumption, that the logarithms of the ratios scatter symmetrically, holds for two contenders run alike in the same slice.",
-		"Each contender runs each case in turn, in slices (8 a round, 16 at 8 callers), in an order that rotates every round and slice; every value is the median of the per-round values (a per-round value is itself a p50/p99 over that round's calls).",
+		"Ratios are as their column says, bridge ÷ other here and variant ÷ bridge in the variants' table: in the call cases, the ratio the per-slice ratios scatter around (the two contenders shared each slice's conditions; its Hodges–Lehmann estimate: over their logarithms, the median of the means of every pair); elsewhere, and in the variants' CPU rows, the median of the per-round ratios. So a ratio can differ from the ratio of the medians beside it. Below 1× is better for times and memory, above 1× is better for calls/s. \"–\": does not apply.",
+		fmt.Sprintf("A ratio target is judged on the confidence interval of that estimate: the Wilcoxon signed-rank test's, at least 95 %% (of the N = n(n+1)/2 pairwise means of n slices, ranks C and N − C + 1, C one more than the test's exact two-sided 5 %% critical value; none below %d slices), widened where need be to hold the ratio of the totals, all of one contender's time over the other's, so that a cost that comes in a few slices counts in full. Met, or missed, when the whole interval is; within noise, with the interval, when it holds the target's line, which this machine cannot tell the ratio from. The interval assumes that the logarithms of the ratios scatter symmetrically and independently, as they do for two contenders run alike in the same slice.", minSlices),
+		fmt.Sprintf("Each contender runs each case in turn, in slices (%d a round, %d at 8 callers), in an order that rotates every round and slice; every value is the median of the per-round values (a per-round value is itself a p50/p99 over that round's calls).", numSlices, b.cfg.rate8Slices),
 		fmt.Sprintf("Warm: the call cases' servers (one per contender and protocol) are started once and kept across the rounds. Before the first round each makes sequential echo calls in blocks of %d until its server's CPU per call has stopped falling: the median of its last 3 blocks is at least 0.9× the median of the 3 before (at least %d blocks, at most %d). The warm-up table gives its first and last block.",
 			b.cfg.warmBlock, max(b.cfg.warmMin, 6), b.cfg.warmMax),
 		fmt.Sprintf("Calls: tools/call of tairseach_demo_echo with %s (demo.echo returns it); %d sequential calls per round (calls/s at 1 caller comes from that run), %d calls at 8 callers and %d at 64. Result cases call tairseach_demo_blob (raw: demo.blob) for a result of exactly 100, 10,000 and 1,000,000 bytes of JSON.",

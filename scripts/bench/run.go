@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +53,8 @@ type results struct {
 	na         map[string]map[string]string
 	notes      []string
 	negotiated map[string]map[string]string // requested protocol label → contender → version
-	// slices holds the variants' cases' values per slice, in order: the
-	// k-th value of each contender is from the same round and slice.
+	// slices holds the call cases' values per slice, in order: the k-th
+	// value of each contender is from the same round and slice.
 	slices map[string]map[string][]float64
 }
 
@@ -70,31 +71,64 @@ func (r *results) addSlice(id, who string, v float64) {
 }
 
 // sliceRatio returns the ratio of who ÷ base over the slices both ran,
-// with its interval (see shift).
+// with its interval (see paired).
 func (r *results) sliceRatio(id, who, base string) (ratio, lo, hi float64, ok bool) {
-	qs, ok := ratios(r.slices[id][who], r.slices[id][base])
-	if !ok {
+	return paired(r.slices[id][who], r.slices[id][base], strings.HasPrefix(id, "rate"))
+}
+
+// minSlices is the fewest slices a ratio's interval is made from: with
+// fewer, the widest interval shift can give, from the least to the
+// greatest of the ratios, holds the ratio less than 95 % of the time
+// (1 − 2^(1−n): 94 % at n = 5).
+const minSlices = 6
+
+// paired returns the ratio of xs ÷ bs, slice by slice, with a confidence
+// interval of at least 95 % (see shift); rate says the values are rates
+// (calls a second), else times. It is not ok with fewer than minSlices
+// slices, or a value not positive and finite.
+//
+// The interval is widened, where need be, to hold the ratio of the totals
+// too: of all of xs's time to all of bs's over the same calls (for rates,
+// equal calls a slice, to one: Σ 1/b ÷ Σ 1/x). shift's estimate is robust
+// as a median is: a cost of xs's that comes in lumps, in a few slices (an
+// export once a second, a log's rotation), moves it less than it moves the
+// totals. So a verdict is met or missed only when the totals agree.
+func paired(xs, bs []float64, rate bool) (ratio, lo, hi float64, ok bool) {
+	qs, ok := ratios(xs, bs)
+	if !ok || len(qs) < minSlices {
 		return 0, 0, 0, false
 	}
+	var sx, sb float64
+	for i := range xs {
+		if rate {
+			sx, sb = sx+1/bs[i], sb+1/xs[i] // time per call, bs's over xs's
+		} else {
+			sx, sb = sx+xs[i], sb+bs[i]
+		}
+	}
+	total := sx / sb
 	ratio, lo, hi = shift(qs)
-	return ratio, lo, hi, true
+	return ratio, min(lo, total), max(hi, total), true
 }
 
 // shift returns the Hodges–Lehmann estimate of the ratio the per-slice
 // ratios qs scatter around, with a confidence interval of at least 95 %:
 // over the logarithms of qs, the median of the n(n+1)/2 pairwise means
-// (i ≤ j), and the means of ranks C and N − C + 1 of them, C the
-// Wilcoxon signed-rank test's two-sided 5 % point, ⌊N/2 − 1.96σ⌋ with
-// σ² = n(n+1)(2n+1)/24 (rank 1 and N below n = 6).
+// (i ≤ j), and the means of ranks C and N − C + 1 of them (see
+// signedRankPoint).
 //
-// Its one assumption is that the logarithms scatter symmetrically, which
-// they do here: in a slice two contenders run alike under the same
-// machine, so log(x ÷ y) is a difference of two alike noises. For that
-// scatter it is nearly as efficient as a mean (95 % for normal noise) and
-// as robust as a median. The interval of the median of the ratios that it
-// replaced (ranks ⌊n/2 − 0.98√n⌋ and ⌈1 + n/2 + 0.98√n⌉, the sign test's,
-// 64 % as efficient: it counts the ratios above and below, not their
-// sizes) was 1.2–1.4 times as wide on the same slices of two runs.
+// It assumes that the logarithms scatter symmetrically and independently
+// of one another. They do here, near enough: in a slice two contenders
+// run alike under the same machine, so log(x ÷ y) is a difference of two
+// alike noises; and from one slice to the next the logarithms correlate
+// by −0.15 to 0.20 (lag 1, the variants' cases of two runs at 16 slices a
+// round; −0.30 to 0.25 in two at 8; docs/performance.md). Where a variant's costs come in lumps they are not
+// symmetric, which paired guards against. For that scatter it is nearly as
+// efficient as a mean (95 % for normal noise) and as robust as a median.
+// The interval of the median of the ratios that it replaced (ranks
+// ⌊n/2 − 0.98√n⌋ and ⌈1 + n/2 + 0.98√n⌉, the sign test's, 64 % as
+// efficient: it counts the ratios above and below, not their sizes) was
+// 1.2–1.4 times as wide on the same slices of two runs.
 func shift(qs []float64) (est, lo, hi float64) {
 	n := len(qs)
 	logs := make([]float64, n)
@@ -113,9 +147,34 @@ func shift(qs []float64) (est, lo, hi float64) {
 	if m%2 == 0 {
 		mid = (walsh[m/2-1] + walsh[m/2]) / 2
 	}
-	sigma := math.Sqrt(float64(n*(n+1)*(2*n+1)) / 24)
-	c := max(1, int(math.Floor(float64(m)/2-1.96*sigma)))
+	c := signedRankPoint(n)
 	return math.Exp(mid), math.Exp(walsh[c-1]), math.Exp(walsh[m-c])
+}
+
+// signedRankPoint returns C, the rank of the lower bound among the
+// n(n+1)/2 pairwise means (n ≥ 1): one more than the Wilcoxon
+// signed-rank test's two-sided 5 % critical value, the greatest T with
+// P(T⁺ ≤ T) ≤ 2.5 %, from the exact distribution of T⁺ (the sum of the
+// ranks with a plus sign, each sign a coin's toss); 1 where there is no
+// such T (n < 6).
+func signedRankPoint(n int) int {
+	p := []float64{1} // p[s]: the chance that T⁺ = s, over the ranks so far
+	for r := 1; r <= n; r++ {
+		next := make([]float64, len(p)+r)
+		for s, x := range p {
+			next[s] += x / 2
+			next[s+r] += x / 2
+		}
+		p = next
+	}
+	c, cdf := 1, 0.0
+	for s, x := range p {
+		if cdf += x; cdf > 0.025 {
+			break
+		}
+		c = s + 1
+	}
+	return c
 }
 
 func (r *results) add(id, who string, v float64) {
@@ -174,20 +233,23 @@ func (r *results) ratioMedian(id, who, base string) (float64, bool) {
 }
 
 // ratios returns xs[i] ÷ bs[i], or false unless both have the same number
-// of values, at least one, and no b is zero.
+// of values, at least one, and every value is positive and finite (a CPU
+// time read as 0 makes no ratio).
 func ratios(xs, bs []float64) ([]float64, bool) {
 	if len(xs) == 0 || len(xs) != len(bs) {
 		return nil, false
 	}
 	qs := make([]float64, len(xs))
 	for i, x := range xs {
-		if bs[i] <= 0 {
+		if !positive(x) || !positive(bs[i]) {
 			return nil, false
 		}
 		qs[i] = x / bs[i]
 	}
 	return qs, true
 }
+
+func positive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
 
 // run sets up, runs every round and reports.
 func run(ctx context.Context, c config, stdout io.Writer) error {
@@ -268,7 +330,13 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		c.logf("wrote %s", c.out)
 	}
 	if c.slices != "" {
-		js, err := json.MarshalIndent(b.res.slices, "", "\t")
+		per := map[string]int{} // slices a round, by case
+		for id, byWho := range b.res.slices {
+			for _, vs := range byWho {
+				per[id] = len(vs) / max(1, b.roundsDone)
+			}
+		}
+		js, err := json.MarshalIndent(map[string]any{"rounds": b.roundsDone, "slicesPerRound": per, "values": b.res.slices}, "", "\t")
 		if err == nil {
 			err = os.WriteFile(c.slices, append(js, '\n'), 0o644)
 		}
@@ -380,8 +448,8 @@ func interleave(ctx context.Context, round int, whos []string, n, parts int,
 ) (map[string][]time.Duration, map[string]time.Duration, error) {
 	lat := map[string][]time.Duration{}
 	took := map[string]time.Duration{}
-	seq := round * parts
 	parts = min(parts, n)
+	seq := round * parts
 	for k := range parts {
 		m := n/parts + btoi(k < n%parts)
 		for _, who := range order(seq+k, whos...) {
