@@ -120,9 +120,7 @@ func (b *bench) startCalls(ctx context.Context, proto string) (*callSet, error) 
 				cs.blob[who] = append(cs.blob[who], lc)
 			}
 		}
-		if isVariant(who) {
-			s.pause() // until its own turn
-		}
+		s.pause() // until its own turn
 	}
 	for _, who := range append([]string{raw, floor, bridge, peer}, variants...) {
 		if who != raw && cs.sessions[who] == nil {
@@ -141,9 +139,7 @@ func (b *bench) startCalls(ctx context.Context, proto string) (*callSet, error) 
 			b.warmups[label] = map[string]warmup{}
 		}
 		b.warmups[label][who] = w
-		if isVariant(who) {
-			s.pause()
-		}
+		s.pause()
 	}
 	b.cfg.logf("call servers at %s started, checked and warm in %s", label, since(t))
 	ok = true
@@ -294,8 +290,8 @@ func (b *bench) callIDs(proto string) []string {
 // callCases runs one round of the per-call cases at one protocol version:
 // sequential latency and CPU, throughput and CPU at 8 callers, throughput
 // at 64 and, at 2025-11-25, result sizes. The variants run in the
-// sequential and 8-caller cases, turn by turn with the others, and are
-// paused outside their turns.
+// sequential and 8-caller cases, turn by turn with the others. Every
+// server is paused outside its turns (session.pause).
 func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 	e, cfg, proto := b.e, b.cfg, cs.proto
 	t := time.Now()
@@ -346,9 +342,7 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 			if cpuID != "" {
 				b.res.addSlice(cpuID, who, micros(cpu)/float64(calls[who]))
 			}
-			if isVariant(who) {
-				s.pause()
-			}
+			s.pause()
 			return err
 		}
 		return turn, settle
@@ -417,6 +411,9 @@ func (b *bench) callCases(ctx context.Context, round int, cs *callSet) error {
 			}
 			id := caseID("size"+strconv.Itoa(size), proto)
 			lat, _, err := interleave(ctx, round, whos, cfg.sizeCalls[i], numSlices, func(ctx context.Context, who string, n int) ([]time.Duration, error) {
+				s := cs.sessions[who]
+				s.resume()
+				defer s.pause()
 				lat, err := sequential(ctx, n, cs.caller(who, i))
 				if err == nil {
 					b.res.addSlice(id, who, micros(percentile(lat, 0.5)))

@@ -169,7 +169,7 @@ func (b *bench) variantNotes() []string {
 	notes := []string{
 		fmt.Sprintf("bridge+audit and bridge+otel: the bridge as above with its audit log, or its OpenTelemetry export, on. "+
 			"Each is started, checked and warmed with the others and runs only the sequential and 8-caller cases, with the bridge's calls (%d sequential, %d at 8 callers, per round and revision), "+
-			"in the same slices, turn by turn with the others. Between its own turns its process is stopped (SIGSTOP), so nothing it does in the background, such as a metric export, falls into another contender's turn; its timers that came due while stopped fire as its next turn starts. "+
+			"in the same slices, turn by turn with the others. Between its own turns its process is stopped (SIGSTOP), as every call server's is, so nothing it does in the background, such as a metric export, falls into another contender's turn; its timers that came due while stopped fire as its next turn starts. "+
 			"Their table sets each beside the plain bridge of the same run; the target is at most 10 %% more time per call: p50 ≤ 1.1× bridge, calls/s ≥ bridge ÷ 1.1.",
 			c.seqCalls, c.rate8Calls),
 	}
