@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,9 +121,10 @@ func paired(xs, bs []float64, rate bool) (ratio, lo, hi float64, ok bool) {
 // run alike under the same machine, so log(x ÷ y) is a difference of two
 // alike noises; and from one slice to the next the logarithms correlate
 // by −0.15 to 0.20 (lag 1, the variants' cases of two runs at 16 slices a
-// round; −0.30 to 0.25 in two at 8; docs/performance.md). Where a variant's costs come in lumps they are not
-// symmetric, which paired guards against. For that scatter it is nearly as
-// efficient as a mean (95 % for normal noise) and as robust as a median.
+// round; −0.30 to 0.25 in two at 8; docs/performance.md). Where a
+// variant's costs come in lumps they are not symmetric, which paired
+// guards against. For that scatter it is nearly as efficient as a mean
+// (95 % for normal noise) and as robust as a median.
 // The interval of the median of the ratios that it replaced (ranks
 // ⌊n/2 − 0.98√n⌋ and ⌈1 + n/2 + 0.98√n⌉, the sign test's, 64 % as
 // efficient: it counts the ratios above and below, not their sizes) was
@@ -141,13 +141,8 @@ func shift(qs []float64) (est, lo, hi float64) {
 			walsh = append(walsh, (x+y)/2)
 		}
 	}
-	sort.Float64s(walsh)
-	m := len(walsh)
-	mid := walsh[m/2]
-	if m%2 == 0 {
-		mid = (walsh[m/2-1] + walsh[m/2]) / 2
-	}
-	c := signedRankPoint(n)
+	mid := medianOf(walsh) // sorts walsh
+	m, c := len(walsh), signedRankPoint(n)
 	return math.Exp(mid), math.Exp(walsh[c-1]), math.Exp(walsh[m-c])
 }
 
@@ -207,15 +202,11 @@ func (r *results) note(s string) {
 
 // median returns the median of the per-round values of a case.
 func (r *results) median(id, who string) (float64, bool) {
-	xs := slices.Clone(r.vals[id][who])
+	xs := r.vals[id][who]
 	if len(xs) == 0 {
 		return 0, false
 	}
-	sort.Float64s(xs)
-	if n := len(xs); n%2 == 0 {
-		return (xs[n/2-1] + xs[n/2]) / 2, true
-	}
-	return xs[len(xs)/2], true
+	return medianOf(slices.Clone(xs)), true
 }
 
 // ratioMedian returns the median over the rounds of who's value ÷ base's
@@ -225,11 +216,17 @@ func (r *results) ratioMedian(id, who, base string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	slices.Sort(qs)
-	if n := len(qs); n%2 == 0 {
-		return (qs[n/2-1] + qs[n/2]) / 2, true
+	return medianOf(qs), true
+}
+
+// medianOf returns the median of xs, at least one value, sorting xs.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
 	}
-	return qs[len(qs)/2], true
+	return xs[n/2]
 }
 
 // ratios returns xs[i] ÷ bs[i], or false unless both have the same number
